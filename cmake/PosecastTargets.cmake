@@ -1,0 +1,12 @@
+# Helpers shared by every posecast target.
+
+# posecast_warnings(<target>): the project's warning set, as errors when
+# POSECAST_WARNINGS_AS_ERRORS is on (CI). Third-party headers are included as SYSTEM.
+function(posecast_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+    -Wno-sign-conversion -Wnon-virtual-dtor -Woverloaded-virtual -Wnull-dereference
+    -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough)
+  if(POSECAST_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()

@@ -1,0 +1,47 @@
+#pragma once
+// Clip sampling: key data is shared and immutable (Clip); what an entity owns is a
+// SamplingCursor, one 32-bit key index per track, so playback state stays small.
+//
+// Forward playback is amortised O(1) per track: the cursor's key (or the next one) is checked
+// first; any other time (a seek, a loop wrap, backwards play) falls back to binary search.
+// Both paths find the same key, so the output bits never depend on the cursor's history.
+
+#include <cstdint>
+#include <span>
+
+#include "posecast/clip.h"
+#include "posecast/skeleton.h"
+#include "posecast/transform.h"
+
+namespace posecast {
+
+// Per-entity, per-clip playback cursor. Sized for one clip with reset(); holds no key data.
+struct SamplingCursor {
+  std::vector<uint32_t> keys;  // one per Clip::tracks entry
+  void reset(const Clip& clip) { keys.assign(clip.tracks.size(), 0u); }
+};
+
+// Microseconds to the float seconds the key times use. Exact-rounding conversion (double
+// division then one rounding to float): deterministic everywhere.
+inline float seconds_from_us(int64_t us) { return static_cast<float>(static_cast<double>(us) / 1e6); }
+
+// Samples one clip at one time into local TRS for every skeleton node.
+// Time is clip-local: times before a track's first key give the first key, after the last key
+// the last key (no looping here; the animator wraps time). Nodes without a track get the rest
+// TRS. STEP holds the previous key; LINEAR lerps T/S and slerps R along the shortest path;
+// CUBICSPLINE evaluates the Hermite spline with tangents scaled by the key interval and
+// normalises rotations.
+struct SampleJob {
+  const Skeleton* skeleton = nullptr;
+  const Clip* clip = nullptr;
+  int64_t time_us = 0;
+  std::span<uint32_t> cursor;    // clip->tracks.size() entries, in/out (see SamplingCursor)
+  std::span<Transform> output;   // skeleton->node_count() entries, written
+
+  // True when the pointers are set and every span has the right size. Run() checks it too.
+  bool Validate() const;
+  // Never allocates. Returns false (writing nothing) when Validate() fails.
+  bool Run() const;
+};
+
+}  // namespace posecast
