@@ -1,0 +1,33 @@
+#include "posecast/rig/model_source.h"
+
+#include <charconv>
+
+#include "posecast/rig/rig_generator.h"
+
+namespace posecast::rig {
+
+namespace {
+constexpr const char kPrefix[] = "gen-rig:";
+constexpr std::size_t kPrefixLength = sizeof(kPrefix) - 1;
+}  // namespace
+
+bool is_generated_rig_source(const std::string& source) {
+  return source.compare(0, kPrefixLength, kPrefix) == 0;
+}
+
+Result<Model> load_model_source(const std::string& source, const ImportOptions& options) {
+  if (!is_generated_rig_source(source)) return import_gltf_file(source, options);
+  const std::string count = source.substr(kPrefixLength);
+  uint32_t joints = 0;
+  const auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), joints);
+  if (ec != std::errc() || end != count.data() + count.size() || joints < kMinJoints ||
+      joints > kMaxJoints) {
+    return Error{"'" + source + "': expected gen-rig:N with N an integer in " +
+                 std::to_string(kMinJoints) + ".." + std::to_string(kMaxJoints)};
+  }
+  Result<std::vector<uint8_t>> glb = generate_rig_glb(RigOptions{joints});
+  if (!glb) return glb.error();
+  return import_gltf_memory(glb.value(), source, options);
+}
+
+}  // namespace posecast::rig
