@@ -1,0 +1,151 @@
+// Accuracy of the deterministic math the sampler uses (det_math.h), against double-precision
+// references that only the TESTS may compute with libm (the pose path must not).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "hand_rigs.h"
+#include "posecast/det_math.h"
+#include "posecast/sampling.h"
+
+namespace posecast {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+struct QuatD {
+  double x, y, z, w;
+};
+
+QuatD to_double(const std::vector<float>& xyzw) { return {xyzw[0], xyzw[1], xyzw[2], xyzw[3]}; }
+
+// Textbook slerp in double along the shortest path.
+QuatD slerp_reference(QuatD a, QuatD b, double t) {
+  double d = a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+  if (d < 0.0) {
+    b = {-b.x, -b.y, -b.z, -b.w};
+    d = -d;
+  }
+  if (d > 1.0) d = 1.0;
+  const double theta = std::acos(d);
+  double wa = 1.0 - t, wb = t;
+  if (theta > 1e-12) {
+    wa = std::sin((1.0 - t) * theta) / std::sin(theta);
+    wb = std::sin(t * theta) / std::sin(theta);
+  }
+  return {a.x * wa + b.x * wb, a.y * wa + b.y * wb, a.z * wa + b.z * wb, a.w * wa + b.w * wb};
+}
+
+void expect_quat_near(const glm::quat& q, const QuatD& r, double tol) {
+  EXPECT_NEAR(q.x, r.x, tol);
+  EXPECT_NEAR(q.y, r.y, tol);
+  EXPECT_NEAR(q.z, r.z, tol);
+  EXPECT_NEAR(q.w, r.w, tol);
+}
+
+glm::quat from_xyzw(const std::vector<float>& v) { return glm::quat(v[3], v[0], v[1], v[2]); }
+
+TEST(DetAcosUnit, MatchesDoubleAcosOverZeroToOne) {
+  double worst = 0.0, worst_at = 0.0;
+  constexpr int kSteps = 200000;
+  for (int i = 0; i <= kSteps; ++i) {
+    const float x = static_cast<float>(i) / kSteps;
+    const double err = std::fabs(double{det_acos_unit(x)} - std::acos(double{x}));
+    if (err > worst) {
+      worst = err;
+      worst_at = x;
+    }
+  }
+  // The polynomial's own error is below 3e-8; float rounding of a result near pi/2 adds up to
+  // about one ulp there (1.2e-7).
+  EXPECT_LT(worst, 2.5e-7) << "worst at x=" << worst_at;
+  EXPECT_EQ(det_acos_unit(1.0f), 0.0f);
+  EXPECT_EQ(det_acos_unit(2.0f), 0.0f);                 // clamped
+  EXPECT_EQ(det_acos_unit(-1.0f), det_acos_unit(0.0f));  // clamped
+}
+
+TEST(DetSinHalfPi, MatchesDoubleSinOverZeroToHalfPi) {
+  double worst = 0.0, worst_at = 0.0;
+  constexpr int kSteps = 200000;
+  for (int i = 0; i <= kSteps; ++i) {
+    const float x = static_cast<float>(kPi / 2.0 * i / kSteps);
+    const double err = std::fabs(double{det_sin_half_pi(x)} - std::sin(double{x}));
+    if (err > worst) {
+      worst = err;
+      worst_at = x;
+    }
+  }
+  // Truncation is below 1e-9; what remains is float rounding in the Horner steps, measured at
+  // 1.6e-7 (under 3 ulp of 1) near x = 1.569. slerp's 2e-6 budget absorbs it.
+  EXPECT_LT(worst, 2e-7) << "worst at x=" << worst_at;
+  EXPECT_EQ(det_sin_half_pi(0.0f), 0.0f);
+}
+
+// 90 and 179 degree arcs, about an oblique axis, against the double reference.
+TEST(DetSlerp, MatchesDoubleSlerpOnLargeArcs) {
+  for (double degrees : {90.0, 179.0}) {
+    const std::vector<float> a = test::axis_angle_xyzw(0.3, -0.2, 0.9, 10.0);
+    // b = a rotated further by `degrees` about another axis: the arc between them is `degrees`.
+    const std::vector<float> step = test::axis_angle_xyzw(1.0, 2.0, 3.0, degrees);
+    const glm::quat b = det_mul(from_xyzw(step), from_xyzw(a));
+    const QuatD ad = to_double(a);
+    const QuatD bd = {b.x, b.y, b.z, b.w};
+    for (float t : {0.0f, 0.1f, 0.25f, 0.5f, 0.75f, 0.9f, 1.0f}) {
+      SCOPED_TRACE(testing::Message() << degrees << " degrees, t=" << t);
+      expect_quat_near(det_slerp(from_xyzw(a), b, t), slerp_reference(ad, bd, t), 2e-6);
+    }
+  }
+}
+
+// Keys whose dot product is negative describe rotations less than 180 degrees apart through
+// the other hemisphere; glTF requires the shortest path.
+TEST(DetSlerp, TakesTheShortestPathWhenKeysHaveNegativeDot) {
+  const std::vector<float> a = {0.0f, 0.0f, 0.0f, 1.0f};
+  std::vector<float> b = test::axis_angle_xyzw(0, 0, 1, 90.0);
+  for (float& c : b) c = -c;  // same rotation, opposite hemisphere: dot(a, b) < 0
+  const glm::quat mid = det_slerp(from_xyzw(a), from_xyzw(b), 0.5f);
+  // 45 degrees about +z (not 135 degrees about -z, the long way round).
+  expect_quat_near(mid, to_double(test::axis_angle_xyzw(0, 0, 1, 45.0)), 2e-6);
+  for (float t : {0.2f, 0.6f}) {
+    expect_quat_near(det_slerp(from_xyzw(a), from_xyzw(b), t),
+                     slerp_reference(to_double(a), to_double(b), t), 2e-6);
+  }
+}
+
+// Under 1.8 degrees apart det_slerp switches to nlerp; the result must still be slerp's
+// within float precision, and identical keys must give that key.
+TEST(DetSlerp, NearlyIdenticalKeysStayAccurate) {
+  const std::vector<float> a = test::axis_angle_xyzw(0.5, 0.5, -0.2, 40.0);
+  for (double apart : {1.5, 0.5, 0.01}) {
+    const std::vector<float> step = test::axis_angle_xyzw(-1.0, 0.3, 0.2, apart);
+    const glm::quat b = det_mul(from_xyzw(step), from_xyzw(a));
+    for (float t : {0.0f, 0.3f, 0.5f, 1.0f}) {
+      SCOPED_TRACE(testing::Message() << apart << " degrees, t=" << t);
+      expect_quat_near(det_slerp(from_xyzw(a), b, t),
+                       slerp_reference(to_double(a), {b.x, b.y, b.z, b.w}, t), 2e-6);
+    }
+  }
+  const glm::quat q = from_xyzw(a);
+  for (float t : {0.0f, 0.4f, 1.0f}) expect_quat_near(det_slerp(q, q, t), to_double(a), 1e-7);
+}
+
+// The same checks through SampleJob, so the sampler's rotation path is the accurate one.
+TEST(SampleJobLinear, RotationMatchesDoubleSlerpIncludingNegativeDotKeys) {
+  const Skeleton skeleton = test::chain_skeleton(1);
+  const std::vector<float> k0 = test::axis_angle_xyzw(0, 1, 0, 20.0);
+  std::vector<float> k1 = test::axis_angle_xyzw(1, 0, 1, 150.0);
+  for (float& c : k1) c = -c;
+  const Clip clip = test::ClipBuilder()
+                        .track(0, TrackTarget::kRotation, Interpolation::kLinear, {0.0f, 1.0f},
+                               test::concat({k0, k1}))
+                        .build();
+  for (int64_t us : {100'000, 500'000, 800'000}) {
+    const glm::quat q = test::sample(skeleton, clip, us)[0].rotation;
+    expect_quat_near(q, slerp_reference(to_double(k0), to_double(k1), static_cast<double>(us) / 1e6), 2e-6);
+  }
+}
+
+}  // namespace
+}  // namespace posecast
