@@ -1,0 +1,50 @@
+#pragma once
+// All entities' palettes in one uniform buffer, re-uploaded each frame with a single
+// glBufferSubData after orphaning. Entity i's palette starts at offsets[i], a multiple of
+// GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT; it is bound with glBindBufferRange over the shader's
+// whole block size (max_joints mat4s), so ranges may overlap the next entities' data (the
+// shader reads only the entity's own joints) and the buffer is sized so that every range ends
+// inside it, as GL requires.
+
+#include <glm/mat4x4.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "posecast/render/gl.h"
+#include "posecast/render/render_entity.h"
+
+namespace posecast::render {
+
+class PaletteBuffer {
+ public:
+  // Needs a current context; max_joints is the shader block's array size.
+  explicit PaletteBuffer(uint32_t max_joints);
+  ~PaletteBuffer();
+  PaletteBuffer(const PaletteBuffer&) = delete;
+  PaletteBuffer& operator=(const PaletteBuffer&) = delete;
+
+  // Packs and uploads every entity's palette. False (uploading nothing) when a palette has more
+  // than max_joints matrices. Reuses its staging memory: no allocation once the largest frame
+  // has been seen.
+  bool upload(std::span<const RenderEntity> entities);
+  // Binds entity i's range (from the last upload) to uniform binding point `binding`.
+  void bind(std::size_t entity, GLuint binding) const;
+
+  GLint alignment() const { return alignment_; }
+  std::size_t block_bytes() const { return block_bytes_; }
+  std::size_t bytes_uploaded() const { return used_bytes_; }  // last upload
+
+ private:
+  GLuint buffer_ = 0;
+  GLint alignment_ = 256;
+  std::size_t block_bytes_ = 0;
+  std::size_t capacity_ = 0;   // GL buffer size
+  std::size_t used_bytes_ = 0;
+  std::vector<std::byte> staging_;
+  std::vector<std::size_t> offsets_;
+};
+
+}  // namespace posecast::render

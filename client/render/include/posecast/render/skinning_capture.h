@@ -1,0 +1,34 @@
+#pragma once
+// Runs the production skinning vertex shader (shaders/skinned.vert.glsl) over a mesh and reads
+// the skinned positions and normals back through transform feedback (rasterizer discarded), so
+// tests can compare GPU skinning with skin_vertices_cpu.
+
+#include <glm/mat4x4.hpp>
+
+#include <span>
+#include <vector>
+
+#include "posecast/render/cpu_skinning.h"
+#include "posecast/render/gpu_model.h"
+#include "posecast/render/shader_program.h"
+#include "posecast/render/shader_sources.h"
+#include "posecast/result.h"
+
+namespace posecast::render {
+
+class SkinningCapture {
+ public:
+  // Needs a current context. max_joints: the palette block size the shader is built with.
+  static Result<SkinningCapture> create(const ShaderSources& sources, uint32_t max_joints);
+
+  // One SkinnedVertex per vertex of `mesh`, in vertex order. Errors: palette larger than
+  // max_joints, or a GL error during the capture.
+  Result<std::vector<SkinnedVertex>> run(const GpuMesh& mesh,
+                                         std::span<const glm::mat4> palette) const;
+
+ private:
+  ShaderProgram program_;
+  uint32_t max_joints_ = 0;
+};
+
+}  // namespace posecast::render

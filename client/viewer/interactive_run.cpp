@@ -1,0 +1,173 @@
+#include "interactive_run.h"
+
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "frame_stats.h"
+#include "model_sync.h"
+#include "posecast/render/gl_context.h"
+#include "posecast/render/renderer.h"
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+namespace posecast::viewer {
+
+namespace {
+
+int fail(const std::string& why) {
+  std::fprintf(stderr, "posecast-viewer: %s\n", why.c_str());
+  return kExitFailure;
+}
+
+// Everything the GLFW callbacks change; reached through the window's user pointer.
+struct InputState {
+  render::OrbitCamera camera;
+  render::DrawOptions draw;
+  bool paused = false;
+  bool frame_requested = true;  // frame all entities on the first frame
+  bool rotating = false;
+  bool panning = false;
+  double last_x = 0.0;
+  double last_y = 0.0;
+  int framebuffer_width = 0;
+  int framebuffer_height = 0;
+};
+
+InputState& state_of(GLFWwindow* window) {
+  return *static_cast<InputState*>(glfwGetWindowUserPointer(window));
+}
+
+void on_key(GLFWwindow* window, int key, int /*scancode*/, int action, int /*mods*/) {
+  if (action != GLFW_PRESS) return;
+  InputState& s = state_of(window);
+  switch (key) {
+    case GLFW_KEY_ESCAPE:
+    case GLFW_KEY_Q: glfwSetWindowShouldClose(window, GLFW_TRUE); break;
+    case GLFW_KEY_F: s.frame_requested = true; break;
+    case GLFW_KEY_K: s.draw.skeleton = !s.draw.skeleton; break;
+    case GLFW_KEY_X: s.draw.wireframe = !s.draw.wireframe; break;
+    case GLFW_KEY_G: s.draw.grid = !s.draw.grid; break;
+    case GLFW_KEY_SPACE: s.paused = !s.paused; break;
+    default: break;
+  }
+}
+
+void on_mouse_button(GLFWwindow* window, int button, int action, int mods) {
+  InputState& s = state_of(window);
+  const bool pressed = action == GLFW_PRESS;
+  glfwGetCursorPos(window, &s.last_x, &s.last_y);
+  if (button == GLFW_MOUSE_BUTTON_LEFT) {
+    const bool shift = (mods & GLFW_MOD_SHIFT) != 0;
+    s.rotating = pressed && !shift;
+    s.panning = pressed && shift;
+  } else if (button == GLFW_MOUSE_BUTTON_RIGHT || button == GLFW_MOUSE_BUTTON_MIDDLE) {
+    s.panning = pressed;
+  }
+}
+
+void on_cursor(GLFWwindow* window, double x, double y) {
+  InputState& s = state_of(window);
+  const auto dx = static_cast<float>(x - s.last_x);
+  const auto dy = static_cast<float>(y - s.last_y);
+  s.last_x = x;
+  s.last_y = y;
+  const float height = static_cast<float>(s.framebuffer_height > 0 ? s.framebuffer_height : 720);
+  if (s.rotating) s.camera.orbit(-dx * 0.008f, dy * 0.008f);
+  if (s.panning) s.camera.pan(-dx / height, dy / height);
+}
+
+void on_scroll(GLFWwindow* window, double /*x*/, double y) {
+  state_of(window).camera.zoom(y > 0 ? 0.88f : 1.0f / 0.88f);
+}
+
+void on_framebuffer_size(GLFWwindow* window, int width, int height) {
+  InputState& s = state_of(window);
+  s.framebuffer_width = width;
+  s.framebuffer_height = height;
+}
+
+}  // namespace
+
+int run_interactive(const ViewerOptions& options, PoseSource& source) {
+  render::WindowOptions window_options;
+  window_options.width = options.width;
+  window_options.height = options.height;
+  window_options.title = "posecast-viewer";
+  Result<std::unique_ptr<render::GlContext>> context = render::create_window_context(window_options);
+  if (!context) return fail(context.error().message);
+  GLFWwindow* window = context.value()->window();
+  const render::ShaderSources shaders =
+      options.shader_dir.empty() ? render::ShaderSources() : render::ShaderSources(options.shader_dir);
+  Result<std::unique_ptr<render::Renderer>> renderer = render::Renderer::create(shaders);
+  if (!renderer) return fail(renderer.error().message);
+  render::Renderer& r = *renderer.value();
+
+  InputState input;
+  glfwGetFramebufferSize(window, &input.framebuffer_width, &input.framebuffer_height);
+  glfwSetWindowUserPointer(window, &input);
+  glfwSetKeyCallback(window, on_key);
+  glfwSetMouseButtonCallback(window, on_mouse_button);
+  glfwSetCursorPosCallback(window, on_cursor);
+  glfwSetScrollCallback(window, on_scroll);
+  glfwSetFramebufferSizeCallback(window, on_framebuffer_size);
+
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();  // play time 0 on the first frame
+  auto last_frame = start;
+  auto last_title = start;
+  int64_t play_time_us = 0;
+  std::vector<double> frame_us;
+  std::vector<double> title_window_us;
+  while (!glfwWindowShouldClose(window)) {
+    glfwPollEvents();
+    const auto now = Clock::now();
+    if (now != start) {
+      const auto step = std::chrono::duration_cast<std::chrono::microseconds>(now - last_frame);
+      frame_us.push_back(static_cast<double>(step.count()));
+      title_window_us.push_back(static_cast<double>(step.count()));
+      if (!input.paused) play_time_us += step.count();
+    }
+    last_frame = now;
+
+    if (Status status = source.update(play_time_us); !status) return fail(status.error().message);
+    if (Status status = sync_models(r, source); !status) return fail(status.error().message);
+    if (input.frame_requested) {
+      input.camera.frame(r.bounds(source.entities()));
+      input.frame_requested = false;
+    }
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glViewport(0, 0, input.framebuffer_width, input.framebuffer_height);
+    const float aspect = input.framebuffer_height > 0
+                             ? static_cast<float>(input.framebuffer_width) /
+                                   static_cast<float>(input.framebuffer_height)
+                             : 1.0f;
+    const render::FrameView view =
+        render::make_frame_view(input.camera, aspect, r.bounds(source.entities()));
+    Result<render::DrawStats> drawn = r.draw(view, source.entities(), input.draw);
+    if (!drawn) return fail(drawn.error().message);
+    glfwSwapBuffers(window);
+
+    if (now - last_title > std::chrono::milliseconds(500) && !title_window_us.empty()) {
+      const FrameSummary summary = summarise(title_window_us);
+      title_window_us.clear();
+      last_title = now;
+      char title[512];
+      std::snprintf(title, sizeof title, "posecast-viewer | %s | %.1f fps (%.2f ms)%s%s%s",
+                    source.describe().c_str(), 1e6 / summary.median_us, summary.median_us / 1000.0,
+                    input.paused ? " | paused" : "", input.draw.skeleton ? " | skeleton" : "",
+                    input.draw.wireframe ? " | wireframe" : "");
+      glfwSetWindowTitle(window, title);
+    }
+  }
+  if (options.stats) {
+    std::printf("posecast-viewer: %s\n", source.describe().c_str());
+    std::printf("  context: %s via %s\n", render::describe_current_context().c_str(),
+                context.value()->backend());
+    std::printf("  frame interval (vsync on), %zu frames: %s\n", frame_us.size(),
+                format_ms(summarise(frame_us)).c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace posecast::viewer

@@ -1,0 +1,91 @@
+#include "viewer_options.h"
+
+#include <charconv>
+#include <cstring>
+
+namespace posecast::viewer {
+
+const char kViewerUsage[] =
+    "usage: posecast-viewer --model FILE|gen-rig:N [--clip NAME|INDEX|rest] [--count N]\n"
+    "                       [--frames N] [--screenshot OUT.png] [--stats]\n"
+    "                       [--width W] [--height H] [--shader-dir DIR]\n"
+    "  --model       a .gltf/.glb file, or gen-rig:N for the generated rig with N joints\n"
+    "  --clip        clip to loop (default: walk (any case) if present, else the first clip; rest = bind pose)\n"
+    "  --count       entities in a grid on the ground, each at a different phase (default 1)\n"
+    "  --frames      headless: render N frames offscreen (1/60 s apart) and exit\n"
+    "  --screenshot  headless: write the last frame as a PNG (alone: --frames 1)\n"
+    "  --stats       print frame-time statistics (median, p99) at exit\n"
+    "  --width/--height  image or window size (default 1280x720)\n"
+    "  --shader-dir  load the *.glsl shaders from DIR instead of the built-in copies\n"
+    "Interactive keys: left drag orbit, right/middle drag (or shift+left) pan, wheel zoom,\n"
+    "  F frame all, K skeleton lines, X wireframe, G grid, Space pause, Esc quit.\n"
+    "Without a display, run under xvfb-run (see docs/viewer.md); headless runs also work on\n"
+    "Mesa's EGL surfaceless platform with no X server at all.\n";
+
+namespace {
+
+Result<long long> parse_int(const std::string& option, const char* text, long long min,
+                            long long max) {
+  long long value = 0;
+  const char* end = text + std::strlen(text);
+  const auto [ptr, ec] = std::from_chars(text, end, value);
+  if (ec != std::errc() || ptr != end || value < min || value > max) {
+    return Error{"--" + option + ": expected an integer in " + std::to_string(min) + ".." +
+                 std::to_string(max) + ", got '" + text + "'"};
+  }
+  return value;
+}
+
+}  // namespace
+
+Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
+  ViewerOptions options;
+  bool frames_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+      continue;
+    }
+    if (arg == "--stats") {
+      options.stats = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0) return Error{"unexpected argument '" + arg + "' (see --help)"};
+    const std::string name = arg.substr(2);
+    static const char* const kWithValue[] = {"model", "clip",  "count",  "frames",
+                                             "screenshot", "width", "height", "shader-dir"};
+    bool known = false;
+    for (const char* option : kWithValue) known = known || name == option;
+    if (!known) return Error{"unknown option '" + arg + "' (see --help)"};
+    if (i + 1 >= argc) return Error{arg + ": missing value"};
+    const char* value = argv[++i];
+    if (name == "model") {
+      options.model = value;
+    } else if (name == "clip") {
+      options.clip = value;
+    } else if (name == "screenshot") {
+      options.screenshot = value;
+    } else if (name == "shader-dir") {
+      options.shader_dir = value;
+    } else {
+      const long long max = name == "count" ? 100000 : name == "frames" ? 10000000 : 16384;
+      const long long min = (name == "width" || name == "height") ? 16 : 1;
+      Result<long long> number = parse_int(name, value, min, max);
+      if (!number) return number.error();
+      if (name == "count") options.count = static_cast<uint32_t>(number.value());
+      if (name == "frames") {
+        options.frames = static_cast<uint32_t>(number.value());
+        frames_given = true;
+      }
+      if (name == "width") options.width = static_cast<int>(number.value());
+      if (name == "height") options.height = static_cast<int>(number.value());
+    }
+  }
+  if (options.help) return options;
+  if (options.model.empty()) return Error{"--model FILE|gen-rig:N is required (see --help)"};
+  if (!options.screenshot.empty() && !frames_given) options.frames = 1;
+  return options;
+}
+
+}  // namespace posecast::viewer

@@ -1,0 +1,36 @@
+#pragma once
+// posecast-viewer's command line.
+
+#include <cstdint>
+#include <string>
+
+#include "posecast/result.h"
+
+namespace posecast::viewer {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // the work failed: bad file, no display, GL error
+inline constexpr int kExitUsage = 2;    // bad command line
+
+struct ViewerOptions {
+  std::string model;          // a .gltf/.glb path or gen-rig:N
+  std::string clip;           // name, index or "rest"; empty: "walk" if present, else clip 0
+  uint32_t count = 1;         // entities, in a grid
+  uint32_t frames = 0;        // > 0: headless, render this many frames then exit
+  std::string screenshot;     // PNG written after the last frame (implies headless)
+  bool stats = false;         // print frame-time statistics at exit
+  int width = 1280;
+  int height = 720;
+  std::string shader_dir;     // load shaders/*.glsl from here instead of the embedded copies
+  bool help = false;
+
+  bool headless() const { return frames > 0 || !screenshot.empty(); }
+};
+
+// Parses argv[1..argc). Errors are one line naming the option and the reason. --screenshot
+// without --frames renders one frame.
+Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv);
+
+extern const char kViewerUsage[];
+
+}  // namespace posecast::viewer
