@@ -1,0 +1,94 @@
+#pragma once
+// Per-entity animation state: small, plain data, no pointers into assets. The immutable assets
+// (Model: skeleton and clips) are shared by every entity and referenced by index; what an
+// entity owns is which clips play, their phases, speeds and weights, its crossfades, and one
+// sampling cursor per track of each playing clip. See docs/determinism.md for the time rules.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "posecast/sim/playback_time.h"
+#include "posecast/transform.h"
+
+namespace posecast::sim {
+
+using EntityId = uint32_t;
+using ModelId = uint32_t;
+inline constexpr int32_t kNoMask = -1;
+inline constexpr int32_t kRestReference = -1;  // additive reference: the skeleton's rest pose
+
+// A layer plays one clip or a weighted blend of up to this many.
+inline constexpr int kMaxBlendClips = 4;
+// Layers per entity, evaluated in index order (0 is the base).
+inline constexpr int kMaxLayers = 4;
+
+// One clip of a motion.
+struct ClipSlot {
+  int64_t phase = 0;        // wrapped (playback_time.h), microseconds * 2^16
+  float weight = 1.0f;      // blend weight within the motion, finite, >= 0
+  uint16_t clip = 0;        // index into the entity's Rig::clips
+  uint16_t reserved = 0;    // keeps the struct padding-free
+  uint32_t cursor_offset = 0;  // first sampling cursor in EntityState::cursors (derived)
+  uint32_t reserved2 = 0;
+};
+static_assert(sizeof(ClipSlot) == 24, "ClipSlot stays small and padding-free");
+
+// What a layer plays: 1..kMaxBlendClips clips sharing a speed and a wrap mode, each with its own
+// phase and blend weight (count 0: nothing).
+struct Motion {
+  std::array<ClipSlot, kMaxBlendClips> slots{};
+  SpeedQ16 speed = kSpeedOne;
+  uint8_t count = 0;
+  WrapMode wrap = WrapMode::kLoop;
+  uint8_t reserved[2] = {0, 0};
+};
+
+// Where a crossfading layer fades from.
+enum class FadeSource : uint8_t {
+  kNone = 0,        // no crossfade: the layer shows `target`
+  kMotion = 1,      // `source` keeps playing while it fades out
+  kFrozenPose = 2,  // `frozen`: the pose the layer showed when a crossfade was interrupted
+};
+inline constexpr uint8_t kFadeSourceCount = 3;
+
+enum class LayerMode : uint8_t {
+  kOverride = 0,  // mixes over the layers below by weight * mask
+  kAdditive = 1,  // adds (pose - reference) scaled by weight * mask
+};
+inline constexpr uint8_t kLayerModeCount = 2;
+const char* to_string(LayerMode mode);
+
+struct Layer {
+  Motion target;                  // what the layer plays (fades in during a crossfade)
+  Motion source;                  // valid when fade_source == kMotion
+  // Crossfade progress in integer microseconds of world time (not scaled by speed); the fade
+  // weight elapsed / duration is computed fresh each tick.
+  int64_t fade_elapsed_us = 0;
+  int64_t fade_duration_us = 0;
+  float weight = 1.0f;            // layer weight, finite
+  int32_t mask = kNoMask;         // World mask id, or kNoMask (every node weight 1)
+  int32_t reference = kRestReference;  // World additive reference id (additive layers)
+  FadeSource fade_source = FadeSource::kNone;
+  LayerMode mode = LayerMode::kOverride;
+  uint8_t reserved[2] = {0, 0};
+  std::vector<Transform> frozen;  // node count entries when fade_source == kFrozenPose
+};
+
+struct EntityState {
+  EntityId id = 0;
+  ModelId model = 0;
+  uint16_t rig = 0;                // index into Model::rigs
+  std::vector<Layer> layers;       // 0..kMaxLayers, grown when a command addresses a layer
+  // Sampling cursors of every active slot (ClipSlot::cursor_offset). Output never depends on
+  // their values (sampling.h), so they are not serialised: a restore starts them at 0.
+  std::vector<uint32_t> cursors;
+
+  // Bytes this state occupies, heap included (capacities, not sizes).
+  std::size_t byte_size() const;
+};
+
+// Crossfade weight of the target at this tick: elapsed / duration as a float, 1 with no fade.
+float fade_alpha(const Layer& layer);
+
+}  // namespace posecast::sim

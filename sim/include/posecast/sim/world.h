@@ -1,0 +1,121 @@
+#pragma once
+// World: the deterministic animation simulation. No I/O, no networking, no clocks: time moves
+// only when tick() is called, by exactly one tick of 1/tick_rate_hz seconds in integer
+// microseconds (playback_time.h).
+//
+// One tick():
+//   1. applies the queued commands due at this tick, in command_order (command_queue.h);
+//   2. evaluates every entity at its current playback state: sample -> blend layers ->
+//      local-to-model -> palette (-> palette hash), spread over the worker threads by fixed
+//      index ranges, each worker with its own scratch buffers, so the bits never depend on the
+//      thread count;
+//   3. advances every entity's clip phases and crossfades by the tick's duration.
+// So a command for tick n shows in tick n's palette, and a clip started at offset 0 shows its
+// first frame.
+//
+// Assets are immutable and shared (std::shared_ptr<const Model>); each entity holds only a
+// small EntityState. Steady-state ticks do not allocate; applying commands may.
+
+#include <glm/mat4x4.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "posecast/model.h"
+#include "posecast/result.h"
+#include "posecast/sim/animation_state.h"
+#include "posecast/sim/commands.h"
+#include "posecast/sim/joint_mask.h"
+
+namespace posecast::sim {
+
+struct WorldOptions {
+  uint32_t tick_rate_hz = 60;  // 1..1000000
+  unsigned threads = 1;        // evaluation threads, >= 1 (the caller of tick() is one of them)
+  // Per-entity palette hashes and the world hash each tick (regression runs, recording).
+  // Benchmarks of the pose path alone turn it off.
+  bool hash_palettes = true;
+};
+
+struct WorldStats {
+  uint64_t commands_applied = 0;
+  uint64_t commands_rejected = 0;  // invalid for the world's state (unknown entity, clip, ...)
+  uint64_t commands_late = 0;      // queued for a tick already run; applied at the next one
+  uint64_t evaluation_failures = 0;  // entity-ticks whose palette could not be computed
+  std::string last_rejection;       // why the last rejected command was rejected
+};
+
+class World {
+ public:
+  explicit World(const WorldOptions& options = {});
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  // Registers a shared, immutable model; ids count from 0 in registration order. Errors: a null
+  // model, no rig, a rig whose skeleton or clips fail validation, more than 65535 clips, a clip
+  // longer than kMaxClipDurationUs.
+  Result<ModelId> add_model(std::shared_ptr<const Model> model);
+  std::size_t model_count() const;
+  const Model* model(ModelId id) const;  // nullptr when unknown
+
+  // Registers a mask; ids count from 0. Errors: unknown model or rig, wrong node count,
+  // non-finite weights.
+  Result<int32_t> add_mask(JointMask mask);
+  std::size_t mask_count() const;
+  int32_t find_mask(const std::string& name) const;  // kNoMask when absent
+
+  // Queues a command (thread-safe; see command_queue.h for the order and the submitter rule).
+  void submit(uint32_t submitter, Command command);
+  std::size_t pending_commands() const;
+
+  // Runs one tick (see the top of this file). Call from one thread at a time.
+  void tick();
+  uint64_t tick_index() const;  // the tick the next tick() runs; 0 for a new world
+  uint32_t tick_rate_hz() const;
+
+  unsigned threads() const;
+  void set_threads(unsigned threads);  // takes effect at once; results do not change
+
+  // --- Results of the last tick() (entities in id order; index i is the i-th smallest id) ---
+  std::size_t entity_count() const;
+  EntityId entity_id_at(std::size_t index) const;
+  // Hash over entities in id order of (entity id, palette hash); 0 before the first tick and
+  // after restore() until the next tick. Needs hash_palettes.
+  uint64_t world_hash() const;
+  std::span<const glm::mat4> palette_at(std::size_t index) const;
+  uint64_t palette_hash_at(std::size_t index) const;
+  std::span<const glm::mat4> palette(EntityId id) const;  // empty when unknown
+
+  // Read-only state of one entity (nullptr when unknown), for tools and tests.
+  const EntityState* find_entity(EntityId id) const;
+  const Rig* entity_rig(EntityId id) const;
+  // The local pose (node count entries) the entity shows at its current playback state: what
+  // the next tick() evaluates if no command changes it. False for an unknown entity or a wrong
+  // size. Allocates on first use only.
+  bool evaluate_local_pose(EntityId id, std::span<Transform> out);
+
+  const WorldStats& stats() const;
+
+  // --- Snapshot / restore (docs/determinism.md, "Snapshots") ---
+  // The whole animation world at a tick boundary, as versioned little-endian bytes: tick index
+  // and rate, model identities (content hashes), masks, additive references, and every entity's
+  // full state. Not included: queued commands (inputs, not state: a replay resubmits them),
+  // sampling cursors (they never change output), statistics, the last tick's palettes.
+  std::vector<uint8_t> snapshot() const;
+  // Replaces the world's state with a snapshot's. The same models must be registered in the
+  // same order (checked by content hash). Queued commands are dropped. On error nothing
+  // changes and the message says what is wrong and where ("snapshot: entities[2].layers[0]
+  // .target.slots[1].clip: 9 out of range (3 clips)").
+  Status restore(std::span<const uint8_t> bytes);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace posecast::sim

@@ -1,0 +1,88 @@
+#include "posecast/sim/animation_state.h"
+
+#include <algorithm>
+
+#include "posecast/model.h"
+#include "posecast/sim/commands.h"
+#include "world_tables.h"
+
+namespace posecast::sim {
+
+const char* to_string(WrapMode mode) {
+  switch (mode) {
+    case WrapMode::kLoop:
+      return "loop";
+    case WrapMode::kClamp:
+      return "clamp";
+    case WrapMode::kPingPong:
+      return "ping_pong";
+  }
+  return "?";
+}
+
+const char* to_string(LayerMode mode) {
+  switch (mode) {
+    case LayerMode::kOverride:
+      return "override";
+    case LayerMode::kAdditive:
+      return "additive";
+  }
+  return "?";
+}
+
+int64_t rescale_phase(int64_t phase, int64_t from_cycle, int64_t to_cycle) {
+  if (from_cycle <= 0 || to_cycle <= 0) return 0;
+  // Both cycles are below 2^54 (kMaxClipDurationUs << 17), so the product needs 128 bits.
+  __extension__ using Int128 = __int128;
+  return static_cast<int64_t>(static_cast<Int128>(phase) * to_cycle / from_cycle);
+}
+
+float fade_alpha(const Layer& layer) {
+  if (layer.fade_source == FadeSource::kNone || layer.fade_duration_us <= 0) return 1.0f;
+  if (layer.fade_elapsed_us >= layer.fade_duration_us) return 1.0f;
+  // Computed fresh from two integers each tick (never accumulated): one correctly rounded
+  // double division, then one rounding to float.
+  return static_cast<float>(static_cast<double>(layer.fade_elapsed_us) /
+                            static_cast<double>(layer.fade_duration_us));
+}
+
+std::size_t EntityState::byte_size() const {
+  std::size_t bytes = sizeof(EntityState) + layers.capacity() * sizeof(Layer) +
+                      cursors.capacity() * sizeof(uint32_t);
+  for (const Layer& layer : layers) bytes += layer.frozen.capacity() * sizeof(Transform);
+  return bytes;
+}
+
+const char* command_name(const CommandBody& body) {
+  struct Namer {
+    const char* operator()(const SpawnCommand&) const { return "spawn"; }
+    const char* operator()(const DespawnCommand&) const { return "despawn"; }
+    const char* operator()(const PlayCommand&) const { return "play"; }
+    const char* operator()(const CrossfadeCommand&) const { return "crossfade"; }
+    const char* operator()(const SetSpeedCommand&) const { return "set_speed"; }
+    const char* operator()(const SetLayerWeightCommand&) const { return "set_layer_weight"; }
+    const char* operator()(const SetMaskCommand&) const { return "set_mask"; }
+    const char* operator()(const SetBlendWeightsCommand&) const { return "set_blend_weights"; }
+    const char* operator()(const SetLayerModeCommand&) const { return "set_layer_mode"; }
+  };
+  return std::visit(Namer{}, body);
+}
+
+void layout_cursors(EntityState& state, const Rig& rig) {
+  uint32_t total = 0;
+  const auto assign = [&](Motion& motion) {
+    for (uint8_t i = 0; i < motion.count; ++i) {
+      ClipSlot& slot = motion.slots[i];
+      slot.cursor_offset = total;
+      total += static_cast<uint32_t>(rig.clips[slot.clip].tracks.size());
+    }
+  };
+  for (Layer& layer : state.layers) {
+    assign(layer.target);
+    if (layer.fade_source == FadeSource::kMotion) assign(layer.source);
+  }
+  state.cursors.resize(total);
+  std::fill(state.cursors.begin(), state.cursors.end(), 0u);
+}
+
+}  // namespace posecast::sim

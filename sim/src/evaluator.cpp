@@ -1,0 +1,195 @@
+#include "evaluator.h"
+
+#include <cstring>
+
+#include "posecast/blending.h"
+#include "posecast/hash.h"
+#include "posecast/local_to_model.h"
+#include "posecast/palette.h"
+#include "posecast/sampling.h"
+
+namespace posecast::sim {
+namespace {
+
+void copy_pose(std::span<const Transform> from, std::span<Transform> to) {
+  // Transform is padding-free: a byte copy is a bit-exact copy.
+  if (!from.empty()) std::memcpy(to.data(), from.data(), from.size() * sizeof(Transform));
+}
+
+bool sample_slot(const Rig& rig, const Motion& motion, const ClipSlot& slot,
+                 std::span<uint32_t> cursors, std::span<Transform> out) {
+  const Clip& clip = rig.clips[slot.clip];
+  SampleJob job;
+  job.skeleton = &rig.skeleton;
+  job.clip = &clip;
+  job.time_us = sample_time_us(slot.phase, clip.duration_us, motion.wrap);
+  job.cursor = cursors.subspan(slot.cursor_offset, clip.tracks.size());
+  job.output = out;
+  return job.Run();
+}
+
+// One motion's pose: its single clip sampled straight into `out`, or its clips blended.
+bool evaluate_motion(const Rig& rig, const Motion& motion, std::span<uint32_t> cursors,
+                     std::span<Transform> out, EvalScratch& scratch) {
+  const std::size_t nodes = out.size();
+  if (motion.count == 0) {
+    copy_pose(rig.skeleton.rest, out);
+    return true;
+  }
+  if (motion.count == 1) return sample_slot(rig, motion, motion.slots[0], cursors, out);
+  std::array<BlendInput, kMaxBlendClips> inputs{};
+  std::size_t used = 0;
+  for (uint8_t i = 0; i < motion.count; ++i) {
+    const ClipSlot& slot = motion.slots[i];
+    if (!(slot.weight > 0.0f)) continue;  // weight 0 contributes nothing: skip its sampling
+    std::span<Transform> pose(scratch.slot_poses[i].data(), nodes);
+    if (!sample_slot(rig, motion, slot, cursors, pose)) return false;
+    inputs[used++] = BlendInput{pose, slot.weight};
+  }
+  BlendJob blend;
+  blend.inputs = std::span<const BlendInput>(inputs.data(), used);
+  blend.rest = rig.skeleton.rest;
+  blend.output = out;
+  return blend.Run();
+}
+
+}  // namespace
+
+void EvalScratch::ensure(std::size_t nodes) {
+  for (std::vector<Transform>& buffer : slot_poses) {
+    if (buffer.size() < nodes) buffer.resize(nodes);
+  }
+  if (motion.size() < nodes) motion.resize(nodes);
+  if (layer.size() < nodes) layer.resize(nodes);
+  if (pose.size() < nodes) pose.resize(nodes);
+  if (models.size() < nodes) models.resize(nodes);
+}
+
+bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> cursors,
+                    std::span<Transform> out, EvalScratch& scratch) {
+  switch (layer.fade_source) {
+    case FadeSource::kNone:
+      return evaluate_motion(rig, layer.target, cursors, out, scratch);
+    case FadeSource::kMotion:
+      if (!evaluate_motion(rig, layer.source, cursors, out, scratch)) return false;
+      break;
+    case FadeSource::kFrozenPose:
+      if (layer.frozen.size() != out.size()) return false;
+      copy_pose(layer.frozen, out);
+      break;
+  }
+  const float alpha = fade_alpha(layer);
+  if (!(alpha > 0.0f)) return true;  // the fade's first tick shows its source exactly
+  std::span<Transform> target(scratch.motion.data(), out.size());
+  if (!evaluate_motion(rig, layer.target, cursors, target, scratch)) return false;
+  OverrideBlendJob mix;
+  mix.pose = out;
+  mix.layer = target;
+  mix.weight = alpha;
+  return mix.Run();
+}
+
+bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Rig& rig,
+                         std::span<Transform> out, EvalScratch& scratch) {
+  std::span<uint32_t> cursors(state.cursors);
+  const auto active = [](const Layer& l) {
+    return (l.target.count > 0 || l.fade_source != FadeSource::kNone) && l.weight != 0.0f;
+  };
+  std::size_t first = 0;
+  // A full-weight, unmasked override base layer replaces the rest pose entirely (exactly what
+  // OverrideBlendJob would compute with t >= 1), so it is evaluated straight into `out`.
+  if (!state.layers.empty()) {
+    const Layer& base = state.layers[0];
+    if (active(base) && base.mode == LayerMode::kOverride && base.weight >= 1.0f &&
+        base.mask == kNoMask) {
+      if (!evaluate_layer(rig, base, cursors, out, scratch)) return false;
+      first = 1;
+    }
+  }
+  if (first == 0) copy_pose(rig.skeleton.rest, out);
+  std::span<Transform> layer_pose(scratch.layer.data(), out.size());
+  for (std::size_t i = first; i < state.layers.size(); ++i) {
+    const Layer& layer = state.layers[i];
+    if (!active(layer)) continue;
+    if (!evaluate_layer(rig, layer, cursors, layer_pose, scratch)) return false;
+    std::span<const float> mask;
+    if (layer.mask != kNoMask) mask = tables.masks[static_cast<std::size_t>(layer.mask)].node_weights;
+    if (layer.mode == LayerMode::kOverride) {
+      OverrideBlendJob job;
+      job.pose = out;
+      job.layer = layer_pose;
+      job.weight = layer.weight;
+      job.mask = mask;
+      if (!job.Run()) return false;
+    } else {
+      AdditiveBlendJob job;
+      job.pose = out;
+      job.additive = layer_pose;
+      job.reference = layer.reference == kRestReference
+                          ? std::span<const Transform>(rig.skeleton.rest)
+                          : std::span<const Transform>(
+                                tables.references[static_cast<std::size_t>(layer.reference)].pose);
+      job.weight = layer.weight;
+      job.mask = mask;
+      if (!job.Run()) return false;
+    }
+  }
+  return true;
+}
+
+void evaluate_entity(const WorldTables& tables, Entity& entity, EvalScratch& scratch, bool hash) {
+  const Rig& rig = *entity.rig;
+  const std::size_t nodes = rig.skeleton.node_count();
+  std::span<Transform> pose(scratch.pose.data(), nodes);
+  std::span<glm::mat4> models(scratch.models.data(), nodes);
+  bool ok = evaluate_local_pose(tables, entity.state, rig, pose, scratch);
+  if (ok) {
+    LocalToModelJob to_model;
+    to_model.skeleton = &rig.skeleton;
+    to_model.locals = pose;
+    to_model.models = models;
+    ok = to_model.Run();
+  }
+  if (ok) {
+    PaletteJob palette;
+    palette.skeleton = &rig.skeleton;
+    palette.models = models;
+    palette.palette = entity.palette;
+    ok = palette.Run();
+  }
+  entity.failed = !ok;
+  // A failed entity keeps its previous palette; its hash still covers what it shows.
+  if (hash) entity.palette_hash = hash_palette(entity.palette);
+}
+
+namespace {
+
+void advance_motion(const Rig& rig, Motion& motion, int64_t dt_us) {
+  for (uint8_t i = 0; i < motion.count; ++i) {
+    ClipSlot& slot = motion.slots[i];
+    slot.phase = advance_phase(slot.phase, dt_us, motion.speed, rig.clips[slot.clip].duration_us,
+                               motion.wrap);
+  }
+}
+
+}  // namespace
+
+void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us) {
+  for (Layer& layer : state.layers) {
+    advance_motion(rig, layer.target, dt_us);
+    if (layer.fade_source == FadeSource::kNone) continue;
+    if (layer.fade_source == FadeSource::kMotion) advance_motion(rig, layer.source, dt_us);
+    layer.fade_elapsed_us += dt_us;
+    if (layer.fade_elapsed_us >= layer.fade_duration_us) {
+      // The target now has weight 1: drop the source. Its cursors stay allocated (unused) until
+      // the next command relays them out; the frozen pose keeps its capacity (no free per tick).
+      layer.fade_source = FadeSource::kNone;
+      layer.source.count = 0;
+      layer.fade_elapsed_us = 0;
+      layer.fade_duration_us = 0;
+      layer.frozen.clear();
+    }
+  }
+}
+
+}  // namespace posecast::sim

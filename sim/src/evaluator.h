@@ -1,0 +1,43 @@
+#pragma once
+// Internal: evaluation of one entity (sample -> blend -> layers -> local-to-model -> palette)
+// and the advance of its playback by one tick. Pure functions of the entity's state and the
+// shared tables, writing only the entity and the caller's scratch: safe to run for different
+// entities on different threads, with identical bits.
+
+#include <array>
+#include <span>
+#include <vector>
+
+#include "world_tables.h"
+
+namespace posecast::sim {
+
+// Buffers one worker reuses for every entity it evaluates.
+struct EvalScratch {
+  std::array<std::vector<Transform>, kMaxBlendClips> slot_poses;
+  std::vector<Transform> motion;  // a crossfade's target
+  std::vector<Transform> layer;   // one layer's pose before it is applied
+  std::vector<Transform> pose;    // the entity's final local pose
+  std::vector<glm::mat4> models;  // world matrices
+
+  // Grows every buffer to `nodes` entries (allocates only when growing).
+  void ensure(std::size_t nodes);
+};
+
+// The layer's pose at its current phases and fade into `out` (node count entries; must not be
+// the layer's own `frozen`). Uses scratch.slot_poses and scratch.motion.
+bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> cursors,
+                    std::span<Transform> out, EvalScratch& scratch);
+
+// The entity's local pose: rest, then each layer in order. Uses scratch.slot_poses, .motion and
+// .layer; `out` may be scratch.pose.
+bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Rig& rig,
+                         std::span<Transform> out, EvalScratch& scratch);
+
+// Local pose -> world matrices -> entity.palette (and its hash when `hash`). Sets entity.failed.
+void evaluate_entity(const WorldTables& tables, Entity& entity, EvalScratch& scratch, bool hash);
+
+// Advances every phase and crossfade of the entity by dt_us of world time; ends finished fades.
+void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us);
+
+}  // namespace posecast::sim

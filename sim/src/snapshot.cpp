@@ -1,0 +1,378 @@
+// World snapshot format, version 1 (docs/determinism.md, "Snapshots"). Every field little-endian,
+// floats as IEEE-754 bit patterns:
+//
+//   "PCWS"  u32 version  u32 tick_rate_hz  u64 tick
+//   u32 models     { u64 content_hash  u16 rigs { u32 nodes  u16 clips } }
+//   u32 masks      { u32 name_bytes  name  u32 model  u16 rig  u32 nodes  f32 weight[nodes] }
+//   u32 references { u32 model  u16 rig  i32 clip  i64 time_us }
+//   u32 entities   { u32 id  u32 model  u16 rig  u8 layers { layer } }   ids increasing
+//   u64 checksum   hash_bytes of everything before it
+//
+//   layer  = u8 mode  u8 fade_source  f32 weight  i32 mask  i32 reference
+//            i64 fade_elapsed_us  i64 fade_duration_us  motion target
+//            [motion source]                        when fade_source == motion
+//            [u32 nodes  f32 t.xyz r.xyzw s.xyz]     when fade_source == frozen pose
+//   motion = u8 count  u8 wrap  i32 speed_q16  { u16 clip  f32 weight  i64 phase }[count]
+//
+// Additive reference poses are not stored: they are resampled from (clip, time) on restore,
+// which gives the same bits. Sampling cursors are not stored: they never change output.
+
+#include <cmath>
+#include <string>
+
+#include "posecast/hash.h"
+#include "posecast/sampling.h"
+#include "posecast/sim/byte_io.h"
+#include "world_impl.h"
+
+namespace posecast::sim {
+namespace {
+
+constexpr uint8_t kMagic[4] = {'P', 'C', 'W', 'S'};
+constexpr uint32_t kSnapshotVersion = 1;
+// About 580 years at 60 Hz: far below where tick_start_us could overflow at any rate.
+constexpr uint64_t kMaxSnapshotTick = uint64_t{1} << 40;
+
+void write_motion(ByteWriter& w, const Motion& m) {
+  w.u8(m.count);
+  w.u8(static_cast<uint8_t>(m.wrap));
+  w.i32(m.speed);
+  for (uint8_t i = 0; i < m.count; ++i) {
+    w.u16(m.slots[i].clip);
+    w.f32(m.slots[i].weight);
+    w.i64(m.slots[i].phase);
+  }
+}
+
+void write_layer(ByteWriter& w, const Layer& l) {
+  w.u8(static_cast<uint8_t>(l.mode));
+  w.u8(static_cast<uint8_t>(l.fade_source));
+  w.f32(l.weight);
+  w.i32(l.mask);
+  w.i32(l.reference);
+  w.i64(l.fade_elapsed_us);
+  w.i64(l.fade_duration_us);
+  write_motion(w, l.target);
+  if (l.fade_source == FadeSource::kMotion) write_motion(w, l.source);
+  if (l.fade_source == FadeSource::kFrozenPose) {
+    w.u32(static_cast<uint32_t>(l.frozen.size()));
+    for (const Transform& t : l.frozen) {
+      w.f32(t.translation.x);
+      w.f32(t.translation.y);
+      w.f32(t.translation.z);
+      w.f32(t.rotation.x);
+      w.f32(t.rotation.y);
+      w.f32(t.rotation.z);
+      w.f32(t.rotation.w);
+      w.f32(t.scale.x);
+      w.f32(t.scale.y);
+      w.f32(t.scale.z);
+    }
+  }
+}
+
+std::string num(int64_t v) { return std::to_string(v); }
+
+// Reads and validates a snapshot into fresh tables and entities; the world is untouched until
+// everything has been checked.
+class SnapshotParser {
+ public:
+  SnapshotParser(std::span<const uint8_t> bytes, const WorldTables& current)
+      : bytes_(bytes), in_(bytes), current_(current) {}
+
+  Status parse(uint32_t expected_rate) {
+    if (bytes_.size() < 8 + 8) return fail("snapshot", "too short (" + num(static_cast<int64_t>(bytes_.size())) + " bytes)");
+    // The checksum first: a damaged snapshot gets one clear message instead of a field error.
+    ByteReader tail(bytes_.subspan(bytes_.size() - 8));
+    const uint64_t stored = tail.u64();
+    if (hash_bytes(bytes_.first(bytes_.size() - 8)) != stored) {
+      return fail("snapshot", "checksum mismatch (damaged or truncated)");
+    }
+    in_ = ByteReader(bytes_.first(bytes_.size() - 8));
+    for (uint8_t m : kMagic) {
+      if (in_.u8() != m) return fail("snapshot", "not a posecast world snapshot (bad magic)");
+    }
+    const uint32_t version = in_.u32();
+    if (version != kSnapshotVersion) {
+      return fail("snapshot.version", num(version) + " is not supported (expected " + num(kSnapshotVersion) + ")");
+    }
+    const uint32_t rate = in_.u32();
+    if (rate != expected_rate) {
+      return fail("snapshot.tick_rate_hz", num(rate) + " differs from the world's " + num(expected_rate));
+    }
+    tick = in_.u64();
+    if (tick > kMaxSnapshotTick) return fail("snapshot.tick", num(static_cast<int64_t>(tick)) + " is out of range");
+    if (Status s = parse_models(); !s) return s;
+    if (Status s = parse_masks(); !s) return s;
+    if (Status s = parse_references(); !s) return s;
+    if (Status s = parse_entities(); !s) return s;
+    if (in_.failed()) return fail("snapshot", "truncated");
+    if (in_.remaining() != 0) return fail("snapshot", num(static_cast<int64_t>(in_.remaining())) + " unexpected trailing bytes");
+    return {};
+  }
+
+  uint64_t tick = 0;
+  WorldTables tables;
+  std::vector<Entity> entities;
+
+ private:
+  static Status fail(const std::string& where, const std::string& why) { return Error{where + ": " + why}; }
+  Status truncated(const std::string& where) { return fail(where, "truncated"); }
+
+  Status parse_models() {
+    const uint32_t count = in_.u32();
+    if (in_.failed()) return truncated("snapshot.models");
+    if (count != current_.models.size()) {
+      return fail("snapshot.models", num(count) + " models, the world has " + num(static_cast<int64_t>(current_.models.size())));
+    }
+    for (uint32_t m = 0; m < count; ++m) {
+      const std::string where = "snapshot.models[" + num(m) + "]";
+      const Model& model = *current_.models[m];
+      const uint64_t hash = in_.u64();
+      const uint16_t rigs = in_.u16();
+      if (in_.failed()) return truncated(where);
+      if (hash != model.content_hash || rigs != model.rigs.size()) {
+        return fail(where, "is not the world's model '" + model.source + "' (content hash or rig count differs)");
+      }
+      for (uint16_t r = 0; r < rigs; ++r) {
+        const uint32_t nodes = in_.u32();
+        const uint16_t clips = in_.u16();
+        if (in_.failed()) return truncated(where);
+        if (nodes != model.rigs[r].skeleton.node_count() || clips != model.rigs[r].clips.size()) {
+          return fail(where + ".rigs[" + num(r) + "]", "node or clip count differs from the world's model");
+        }
+      }
+    }
+    tables.models = current_.models;
+    tables.max_nodes = current_.max_nodes;
+    return {};
+  }
+
+  Status parse_masks() {
+    const uint32_t count = in_.u32();
+    if (in_.failed()) return truncated("snapshot.masks");
+    for (uint32_t i = 0; i < count; ++i) {
+      const std::string where = "snapshot.masks[" + num(i) + "]";
+      JointMask mask;
+      const uint32_t name_bytes = in_.u32();
+      if (in_.failed() || name_bytes > in_.remaining()) return truncated(where + ".name");
+      mask.name.resize(name_bytes);
+      for (uint32_t b = 0; b < name_bytes; ++b) mask.name[b] = static_cast<char>(in_.u8());
+      mask.model = in_.u32();
+      mask.rig = in_.u16();
+      const uint32_t nodes = in_.u32();
+      if (in_.failed()) return truncated(where);
+      const Rig* rig = tables.rig(mask.model, mask.rig);
+      if (rig == nullptr) return fail(where, "unknown model " + num(mask.model) + " / rig " + num(mask.rig));
+      if (nodes != rig->skeleton.node_count()) return fail(where, num(nodes) + " node weights for a rig of " + num(static_cast<int64_t>(rig->skeleton.node_count())) + " nodes");
+      mask.node_weights.resize(nodes);
+      for (float& w : mask.node_weights) {
+        w = in_.f32();
+        if (!std::isfinite(w)) return fail(where, "a node weight is not finite");
+      }
+      if (in_.failed()) return truncated(where);
+      tables.masks.push_back(std::move(mask));
+    }
+    return {};
+  }
+
+  Status parse_references() {
+    const uint32_t count = in_.u32();
+    if (in_.failed()) return truncated("snapshot.references");
+    for (uint32_t i = 0; i < count; ++i) {
+      const std::string where = "snapshot.references[" + num(i) + "]";
+      AdditiveReference ref;
+      ref.model = in_.u32();
+      ref.rig = in_.u16();
+      ref.clip = in_.i32();
+      ref.time_us = in_.i64();
+      if (in_.failed()) return truncated(where);
+      const Rig* rig = tables.rig(ref.model, ref.rig);
+      if (rig == nullptr) return fail(where, "unknown model " + num(ref.model) + " / rig " + num(ref.rig));
+      if (ref.clip < 0 || static_cast<std::size_t>(ref.clip) >= rig->clips.size()) {
+        return fail(where + ".clip", num(ref.clip) + " out of range (" + num(static_cast<int64_t>(rig->clips.size())) + " clips)");
+      }
+      if (ref.time_us < 0 || ref.time_us > kMaxClipDurationUs) return fail(where + ".time_us", num(ref.time_us) + " out of range");
+      const Clip& clip = rig->clips[static_cast<std::size_t>(ref.clip)];
+      ref.pose.resize(rig->skeleton.node_count());
+      SamplingCursor cursor;
+      cursor.reset(clip);
+      SampleJob job;
+      job.skeleton = &rig->skeleton;
+      job.clip = &clip;
+      job.time_us = ref.time_us;
+      job.cursor = cursor.keys;
+      job.output = ref.pose;
+      if (!job.Run()) return fail(where, "clip cannot be sampled");
+      tables.references.push_back(std::move(ref));
+    }
+    return {};
+  }
+
+  Status parse_motion(Motion& m, const Rig& rig, const std::string& where) {
+    m.count = in_.u8();
+    const uint8_t wrap = in_.u8();
+    m.speed = in_.i32();
+    if (in_.failed()) return truncated(where);
+    if (m.count > kMaxBlendClips) return fail(where + ".count", num(m.count) + " clips (at most " + num(kMaxBlendClips) + ")");
+    if (wrap >= kWrapModeCount) return fail(where + ".wrap", num(wrap) + " is not a wrap mode");
+    m.wrap = static_cast<WrapMode>(wrap);
+    for (uint8_t i = 0; i < m.count; ++i) {
+      const std::string slot = where + ".slots[" + num(i) + "]";
+      ClipSlot& s = m.slots[i];
+      s.clip = in_.u16();
+      s.weight = in_.f32();
+      s.phase = in_.i64();
+      if (in_.failed()) return truncated(slot);
+      if (s.clip >= rig.clips.size()) return fail(slot + ".clip", num(s.clip) + " out of range (" + num(static_cast<int64_t>(rig.clips.size())) + " clips)");
+      if (!std::isfinite(s.weight) || s.weight < 0.0f) return fail(slot + ".weight", "not finite and >= 0");
+      const int64_t duration = rig.clips[s.clip].duration_us;
+      if (s.phase != wrap_phase(s.phase, duration, m.wrap)) return fail(slot + ".phase", num(s.phase) + " is outside the clip's wrap cycle");
+    }
+    return {};
+  }
+
+  Status parse_layer(Layer& l, const EntityState& e, const Rig& rig, const std::string& where) {
+    const uint8_t mode = in_.u8();
+    const uint8_t fade = in_.u8();
+    l.weight = in_.f32();
+    l.mask = in_.i32();
+    l.reference = in_.i32();
+    l.fade_elapsed_us = in_.i64();
+    l.fade_duration_us = in_.i64();
+    if (in_.failed()) return truncated(where);
+    if (mode >= kLayerModeCount) return fail(where + ".mode", num(mode) + " is not a layer mode");
+    if (fade >= kFadeSourceCount) return fail(where + ".fade_source", num(fade) + " is not a fade source");
+    l.mode = static_cast<LayerMode>(mode);
+    l.fade_source = static_cast<FadeSource>(fade);
+    if (!std::isfinite(l.weight)) return fail(where + ".weight", "not finite");
+    if (l.mask != kNoMask) {
+      if (l.mask < 0 || static_cast<std::size_t>(l.mask) >= tables.masks.size()) return fail(where + ".mask", num(l.mask) + " out of range");
+      const JointMask& m = tables.masks[static_cast<std::size_t>(l.mask)];
+      if (m.model != e.model || m.rig != e.rig) return fail(where + ".mask", "belongs to another model or rig");
+    }
+    if (l.reference != kRestReference) {
+      if (l.reference < 0 || static_cast<std::size_t>(l.reference) >= tables.references.size()) return fail(where + ".reference", num(l.reference) + " out of range");
+      const AdditiveReference& r = tables.references[static_cast<std::size_t>(l.reference)];
+      if (r.model != e.model || r.rig != e.rig) return fail(where + ".reference", "belongs to another model or rig");
+    }
+    if (l.fade_source == FadeSource::kNone) {
+      if (l.fade_elapsed_us != 0 || l.fade_duration_us != 0) return fail(where, "fade times set without a fade");
+    } else if (l.fade_duration_us <= 0 || l.fade_elapsed_us < 0 || l.fade_elapsed_us >= l.fade_duration_us) {
+      return fail(where, "fade times out of range");
+    }
+    if (Status s = parse_motion(l.target, rig, where + ".target"); !s) return s;
+    if (l.fade_source == FadeSource::kMotion) {
+      if (Status s = parse_motion(l.source, rig, where + ".source"); !s) return s;
+    }
+    if (l.fade_source == FadeSource::kFrozenPose) {
+      const uint32_t nodes = in_.u32();
+      if (in_.failed()) return truncated(where + ".frozen");
+      if (nodes != rig.skeleton.node_count()) return fail(where + ".frozen", num(nodes) + " nodes for a rig of " + num(static_cast<int64_t>(rig.skeleton.node_count())));
+      l.frozen.resize(nodes);
+      for (Transform& t : l.frozen) {
+        float* f[10] = {&t.translation.x, &t.translation.y, &t.translation.z, &t.rotation.x,
+                        &t.rotation.y, &t.rotation.z, &t.rotation.w, &t.scale.x, &t.scale.y, &t.scale.z};
+        for (float* v : f) {
+          *v = in_.f32();
+          if (!std::isfinite(*v)) return fail(where + ".frozen", "a value is not finite");
+        }
+      }
+      if (in_.failed()) return truncated(where + ".frozen");
+    }
+    return {};
+  }
+
+  Status parse_entities() {
+    const uint32_t count = in_.u32();
+    if (in_.failed()) return truncated("snapshot.entities");
+    for (uint32_t i = 0; i < count; ++i) {
+      const std::string where = "snapshot.entities[" + num(i) + "]";
+      Entity entity;
+      EntityState& e = entity.state;
+      e.id = in_.u32();
+      e.model = in_.u32();
+      e.rig = in_.u16();
+      const uint8_t layers = in_.u8();
+      if (in_.failed()) return truncated(where);
+      if (!entities.empty() && e.id <= entities.back().state.id) return fail(where + ".id", num(e.id) + " is not above the previous id");
+      entity.rig = tables.rig(e.model, e.rig);
+      if (entity.rig == nullptr) return fail(where, "unknown model " + num(e.model) + " / rig " + num(e.rig));
+      if (layers > kMaxLayers) return fail(where + ".layers", num(layers) + " layers (at most " + num(kMaxLayers) + ")");
+      e.layers.resize(layers);
+      for (uint8_t l = 0; l < layers; ++l) {
+        if (Status s = parse_layer(e.layers[l], e, *entity.rig, where + ".layers[" + num(l) + "]"); !s) return s;
+      }
+      entities.push_back(std::move(entity));
+    }
+    return {};
+  }
+
+  std::span<const uint8_t> bytes_;
+  ByteReader in_;
+  const WorldTables& current_;
+};
+
+}  // namespace
+
+std::vector<uint8_t> World::snapshot() const {
+  const Impl& impl = *impl_;
+  std::vector<uint8_t> out;
+  ByteWriter w(out);
+  for (uint8_t m : kMagic) w.u8(m);
+  w.u32(kSnapshotVersion);
+  w.u32(impl.options.tick_rate_hz);
+  w.u64(impl.tick);
+  w.u32(static_cast<uint32_t>(impl.tables.models.size()));
+  for (const auto& model : impl.tables.models) {
+    w.u64(model->content_hash);
+    w.u16(static_cast<uint16_t>(model->rigs.size()));
+    for (const Rig& rig : model->rigs) {
+      w.u32(static_cast<uint32_t>(rig.skeleton.node_count()));
+      w.u16(static_cast<uint16_t>(rig.clips.size()));
+    }
+  }
+  w.u32(static_cast<uint32_t>(impl.tables.masks.size()));
+  for (const JointMask& mask : impl.tables.masks) {
+    w.u32(static_cast<uint32_t>(mask.name.size()));
+    for (char c : mask.name) w.u8(static_cast<uint8_t>(c));
+    w.u32(mask.model);
+    w.u16(mask.rig);
+    w.u32(static_cast<uint32_t>(mask.node_weights.size()));
+    for (float f : mask.node_weights) w.f32(f);
+  }
+  w.u32(static_cast<uint32_t>(impl.tables.references.size()));
+  for (const AdditiveReference& r : impl.tables.references) {
+    w.u32(r.model);
+    w.u16(r.rig);
+    w.i32(r.clip);
+    w.i64(r.time_us);
+  }
+  w.u32(static_cast<uint32_t>(impl.entities.size()));
+  for (const Entity& entity : impl.entities) {
+    const EntityState& e = entity.state;
+    w.u32(e.id);
+    w.u32(e.model);
+    w.u16(e.rig);
+    w.u8(static_cast<uint8_t>(e.layers.size()));
+    for (const Layer& layer : e.layers) write_layer(w, layer);
+  }
+  w.u64(hash_bytes(out));
+  return out;
+}
+
+Status World::restore(std::span<const uint8_t> bytes) {
+  Impl& impl = *impl_;
+  SnapshotParser parser(bytes, impl.tables);
+  if (Status s = parser.parse(impl.options.tick_rate_hz); !s) return s;
+  for (Entity& entity : parser.entities) Impl::prepare_entity(entity);
+  impl.tables = std::move(parser.tables);
+  impl.entities = std::move(parser.entities);
+  impl.tick = parser.tick;
+  impl.world_hash = 0;
+  impl.queue.clear();
+  impl.resize_scratch();
+  return {};
+}
+
+}  // namespace posecast::sim

@@ -1,0 +1,232 @@
+#include "posecast/sim/world.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "posecast/hash.h"
+#include "world_impl.h"
+
+namespace posecast::sim {
+namespace {
+
+struct PassContext {
+  World::Impl* impl = nullptr;
+  int64_t dt_us = 0;
+};
+
+// One worker's share of the evaluation pass: a fixed index range, its own scratch buffers.
+void evaluate_range(void* context, unsigned worker, unsigned workers) {
+  PassContext& pass = *static_cast<PassContext*>(context);
+  World::Impl& impl = *pass.impl;
+  const IndexRange range = partition_range(impl.entities.size(), worker, workers);
+  EvalScratch& scratch = impl.scratch[worker];
+  const bool hash = impl.options.hash_palettes;
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    Entity& entity = impl.entities[i];
+    evaluate_entity(impl.tables, entity, scratch, hash);
+    advance_entity(entity.state, *entity.rig, pass.dt_us);
+  }
+}
+
+}  // namespace
+
+Status validate_model(const Model& model) {
+  const std::string name = "model '" + model.source + "'";
+  if (model.rigs.empty()) return Error{name + ": has no rig"};
+  if (model.rigs.size() > std::numeric_limits<uint16_t>::max()) return Error{name + ": too many rigs"};
+  for (std::size_t r = 0; r < model.rigs.size(); ++r) {
+    const Rig& rig = model.rigs[r];
+    const std::string where = name + ": rigs[" + std::to_string(r) + "]";
+    if (Status s = rig.skeleton.validate(); !s) return Error{where + ": " + s.error().message};
+    if (rig.skeleton.node_count() == 0) return Error{where + ": skeleton has no node"};
+    if (rig.clips.size() > std::numeric_limits<uint16_t>::max()) return Error{where + ": too many clips"};
+    for (std::size_t c = 0; c < rig.clips.size(); ++c) {
+      const Clip& clip = rig.clips[c];
+      const std::string clip_where = where + ".clips[" + std::to_string(c) + "] '" + clip.name + "'";
+      if (Status s = clip.validate(rig.skeleton); !s) return Error{clip_where + ": " + s.error().message};
+      if (clip.duration_us < 0 || clip.duration_us > kMaxClipDurationUs) {
+        return Error{clip_where + ": duration " + std::to_string(clip.duration_us) +
+                     " us is outside 0.." + std::to_string(kMaxClipDurationUs)};
+      }
+    }
+  }
+  return {};
+}
+
+std::size_t World::Impl::find(EntityId id) const {
+  const auto it = std::lower_bound(entities.begin(), entities.end(), id,
+                                   [](const Entity& e, EntityId v) { return e.state.id < v; });
+  if (it == entities.end() || it->state.id != id) return entities.size();
+  return static_cast<std::size_t>(it - entities.begin());
+}
+
+void World::Impl::resize_scratch() {
+  scratch.resize(pool->size());
+  for (EvalScratch& s : scratch) s.ensure(tables.max_nodes);
+  command_scratch.ensure(tables.max_nodes);
+}
+
+void World::Impl::prepare_entity(Entity& entity) {
+  entity.palette.assign(entity.rig->skeleton.joint_count(), glm::mat4(1.0f));
+  entity.palette_hash = 0;
+  entity.failed = false;
+  layout_cursors(entity.state, *entity.rig);
+}
+
+void World::Impl::apply_due_commands() {
+  due.clear();
+  queue.take_due(tick, due);
+  for (const QueuedCommand& queued : due) {
+    if (queued.command.tick < tick) ++stats.commands_late;
+    Status status = apply(queued.command);
+    if (status) {
+      ++stats.commands_applied;
+    } else {
+      ++stats.commands_rejected;
+      stats.last_rejection = "tick " + std::to_string(tick) + ": " +
+                             command_name(queued.command.body) + " entity " +
+                             std::to_string(queued.command.entity) + ": " +
+                             status.error().message;
+    }
+  }
+  due.clear();
+}
+
+World::World(const WorldOptions& options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  impl_->options.tick_rate_hz = std::clamp<uint32_t>(options.tick_rate_hz, 1u, 1000000u);
+  impl_->options.threads = std::max(1u, options.threads);
+  impl_->pool.emplace(impl_->options.threads);
+  impl_->resize_scratch();
+}
+
+World::~World() = default;
+
+Result<ModelId> World::add_model(std::shared_ptr<const Model> model) {
+  if (!model) return Error{"add_model: null model"};
+  if (Status s = validate_model(*model); !s) return s.error();
+  if (impl_->tables.models.size() >= std::numeric_limits<ModelId>::max()) {
+    return Error{"add_model: too many models"};
+  }
+  for (const Rig& rig : model->rigs) {
+    impl_->tables.max_nodes = std::max(impl_->tables.max_nodes, rig.skeleton.node_count());
+  }
+  impl_->tables.models.push_back(std::move(model));
+  impl_->resize_scratch();
+  return static_cast<ModelId>(impl_->tables.models.size() - 1);
+}
+
+std::size_t World::model_count() const { return impl_->tables.models.size(); }
+
+const Model* World::model(ModelId id) const {
+  return id < impl_->tables.models.size() ? impl_->tables.models[id].get() : nullptr;
+}
+
+Result<int32_t> World::add_mask(JointMask mask) {
+  const Rig* rig = impl_->tables.rig(mask.model, mask.rig);
+  const std::string where = "mask '" + mask.name + "'";
+  if (rig == nullptr) {
+    return Error{where + ": unknown model " + std::to_string(mask.model) + " or rig " +
+                 std::to_string(mask.rig)};
+  }
+  if (mask.node_weights.size() != rig->skeleton.node_count()) {
+    return Error{where + ": " + std::to_string(mask.node_weights.size()) + " node weights for " +
+                 std::to_string(rig->skeleton.node_count()) + " nodes"};
+  }
+  for (float w : mask.node_weights) {
+    if (!std::isfinite(w)) return Error{where + ": a node weight is not finite"};
+  }
+  if (impl_->tables.masks.size() >= static_cast<std::size_t>(std::numeric_limits<int32_t>::max())) {
+    return Error{where + ": too many masks"};
+  }
+  impl_->tables.masks.push_back(std::move(mask));
+  return static_cast<int32_t>(impl_->tables.masks.size() - 1);
+}
+
+std::size_t World::mask_count() const { return impl_->tables.masks.size(); }
+
+int32_t World::find_mask(const std::string& name) const {
+  for (std::size_t i = 0; i < impl_->tables.masks.size(); ++i) {
+    if (impl_->tables.masks[i].name == name) return static_cast<int32_t>(i);
+  }
+  return kNoMask;
+}
+
+void World::submit(uint32_t submitter, Command command) {
+  impl_->queue.submit(submitter, std::move(command));
+}
+
+std::size_t World::pending_commands() const { return impl_->queue.pending(); }
+
+void World::tick() {
+  Impl& impl = *impl_;
+  impl.apply_due_commands();
+  PassContext pass{&impl, tick_duration_us(impl.tick, impl.options.tick_rate_hz)};
+  impl.pool->run(&evaluate_range, &pass);
+  Hasher world;
+  for (const Entity& entity : impl.entities) {
+    if (entity.failed) ++impl.stats.evaluation_failures;
+    if (impl.options.hash_palettes) {
+      world.add_u32(entity.state.id);
+      world.add_u64(entity.palette_hash);
+    }
+  }
+  impl.world_hash = impl.options.hash_palettes ? world.value() : 0;
+  ++impl.tick;
+}
+
+uint64_t World::tick_index() const { return impl_->tick; }
+uint32_t World::tick_rate_hz() const { return impl_->options.tick_rate_hz; }
+unsigned World::threads() const { return impl_->pool->size(); }
+
+void World::set_threads(unsigned threads) {
+  threads = std::max(1u, threads);
+  if (threads == impl_->pool->size()) return;
+  impl_->pool.reset();
+  impl_->pool.emplace(threads);
+  impl_->options.threads = threads;
+  impl_->resize_scratch();
+}
+
+std::size_t World::entity_count() const { return impl_->entities.size(); }
+EntityId World::entity_id_at(std::size_t index) const { return impl_->entities[index].state.id; }
+uint64_t World::world_hash() const { return impl_->world_hash; }
+
+std::span<const glm::mat4> World::palette_at(std::size_t index) const {
+  return impl_->entities[index].palette;
+}
+
+uint64_t World::palette_hash_at(std::size_t index) const {
+  return impl_->entities[index].palette_hash;
+}
+
+std::span<const glm::mat4> World::palette(EntityId id) const {
+  const std::size_t i = impl_->find(id);
+  if (i == impl_->entities.size()) return {};
+  return impl_->entities[i].palette;
+}
+
+const EntityState* World::find_entity(EntityId id) const {
+  const std::size_t i = impl_->find(id);
+  return i == impl_->entities.size() ? nullptr : &impl_->entities[i].state;
+}
+
+const Rig* World::entity_rig(EntityId id) const {
+  const std::size_t i = impl_->find(id);
+  return i == impl_->entities.size() ? nullptr : impl_->entities[i].rig;
+}
+
+bool World::evaluate_local_pose(EntityId id, std::span<Transform> out) {
+  const std::size_t i = impl_->find(id);
+  if (i == impl_->entities.size()) return false;
+  Entity& entity = impl_->entities[i];
+  if (out.size() != entity.rig->skeleton.node_count()) return false;
+  return sim::evaluate_local_pose(impl_->tables, entity.state, *entity.rig, out,
+                                  impl_->command_scratch);
+}
+
+const WorldStats& World::stats() const { return impl_->stats; }
+
+}  // namespace posecast::sim

@@ -1,0 +1,261 @@
+// Applying commands to the world's state (serially, at tick boundaries, in command_order).
+// Every command is validated against the state it applies to; a rejected command changes
+// nothing and its error says why.
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "posecast/sampling.h"
+#include "world_impl.h"
+
+namespace posecast::sim {
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+Status check_layer(uint8_t layer) {
+  if (layer >= kMaxLayers) {
+    return Error{"layer " + str(layer) + " out of range (" + str(kMaxLayers) + " layers)"};
+  }
+  return {};
+}
+
+Layer& layer_of(EntityState& state, uint8_t layer) {
+  if (state.layers.size() <= layer) state.layers.resize(static_cast<std::size_t>(layer) + 1);
+  return state.layers[layer];
+}
+
+Status check_weight(float w, const char* what) {
+  if (!std::isfinite(w) || w < 0.0f) return Error{std::string(what) + " must be finite and >= 0"};
+  return {};
+}
+
+Status check_motion(const MotionSpec& spec, const Rig& rig) {
+  if (spec.count < 1 || spec.count > kMaxBlendClips) {
+    return Error{"motion has " + str(spec.count) + " clips (1.." + str(kMaxBlendClips) + ")"};
+  }
+  if (static_cast<uint8_t>(spec.wrap) >= kWrapModeCount) return Error{"unknown wrap mode"};
+  for (uint8_t i = 0; i < spec.count; ++i) {
+    if (spec.clips[i].clip >= rig.clips.size()) {
+      return Error{"clip " + str(spec.clips[i].clip) + " out of range (" +
+                   str(static_cast<int64_t>(rig.clips.size())) + " clips)"};
+    }
+    if (Status s = check_weight(spec.clips[i].weight, "clip weight"); !s) return s;
+  }
+  return {};
+}
+
+// The motion a spec starts: every clip at the start offset, wrapped.
+Motion make_motion(const MotionSpec& spec, const Rig& rig) {
+  Motion motion;
+  motion.count = spec.count;
+  motion.wrap = spec.wrap;
+  motion.speed = spec.speed;
+  // Offsets beyond the phase range would overflow the shift: wrap whole clip periods first.
+  for (uint8_t i = 0; i < spec.count; ++i) {
+    ClipSlot& slot = motion.slots[i];
+    slot.clip = spec.clips[i].clip;
+    slot.weight = spec.clips[i].weight;
+    const int64_t duration = rig.clips[slot.clip].duration_us;
+    int64_t offset = spec.start_offset_us;
+    const int64_t period_us = spec.wrap == WrapMode::kPingPong ? 2 * duration : duration;
+    if (spec.wrap != WrapMode::kClamp && period_us > 0) {
+      offset %= period_us;
+    } else {
+      offset = std::clamp<int64_t>(offset, -kMaxClipDurationUs, kMaxClipDurationUs);
+    }
+    slot.phase = wrap_phase(offset * (int64_t{1} << kPhaseFractionBits), duration, spec.wrap);
+  }
+  return motion;
+}
+
+// The target's clips start at the normalised phase of `from`'s first clip.
+void sync_phases(Motion& motion, const Motion& from, const Rig& rig) {
+  if (from.count == 0) return;
+  const ClipSlot& lead = from.slots[0];
+  const int64_t from_cycle = cycle_length(rig.clips[lead.clip].duration_us, from.wrap);
+  for (uint8_t i = 0; i < motion.count; ++i) {
+    ClipSlot& slot = motion.slots[i];
+    const int64_t duration = rig.clips[slot.clip].duration_us;
+    const int64_t to_cycle = cycle_length(duration, motion.wrap);
+    slot.phase = wrap_phase(rescale_phase(lead.phase, from_cycle, to_cycle), duration, motion.wrap);
+  }
+}
+
+}  // namespace
+
+Result<int32_t> World::Impl::find_or_add_reference(ModelId model, uint16_t rig_index, int32_t clip,
+                                                   int64_t time_us) {
+  for (std::size_t i = 0; i < tables.references.size(); ++i) {
+    const AdditiveReference& r = tables.references[i];
+    if (r.model == model && r.rig == rig_index && r.clip == clip && r.time_us == time_us) {
+      return static_cast<int32_t>(i);
+    }
+  }
+  const Rig* rig = tables.rig(model, rig_index);
+  if (rig == nullptr) return Error{"unknown model or rig"};
+  if (clip < 0 || static_cast<std::size_t>(clip) >= rig->clips.size()) {
+    return Error{"reference clip " + str(clip) + " out of range (" +
+                 str(static_cast<int64_t>(rig->clips.size())) + " clips)"};
+  }
+  if (time_us < 0 || time_us > kMaxClipDurationUs) {
+    return Error{"reference time " + str(time_us) + " us out of range"};
+  }
+  AdditiveReference reference;
+  reference.model = model;
+  reference.rig = rig_index;
+  reference.clip = clip;
+  reference.time_us = time_us;
+  reference.pose.resize(rig->skeleton.node_count());
+  SamplingCursor cursor;
+  cursor.reset(rig->clips[static_cast<std::size_t>(clip)]);
+  SampleJob job;
+  job.skeleton = &rig->skeleton;
+  job.clip = &rig->clips[static_cast<std::size_t>(clip)];
+  job.time_us = time_us;
+  job.cursor = cursor.keys;
+  job.output = reference.pose;
+  if (!job.Run()) return Error{"reference clip " + str(clip) + " cannot be sampled"};
+  tables.references.push_back(std::move(reference));
+  return static_cast<int32_t>(tables.references.size() - 1);
+}
+
+Status World::Impl::apply(const Command& command) {
+  const EntityId id = command.entity;
+  const std::size_t index = find(id);
+  const bool exists = index != entities.size();
+
+  if (const auto* spawn = std::get_if<SpawnCommand>(&command.body)) {
+    if (exists) return Error{"entity already exists"};
+    const Rig* rig = tables.rig(spawn->model, spawn->rig);
+    if (rig == nullptr) {
+      return Error{"unknown model " + str(spawn->model) + " / rig " + str(spawn->rig)};
+    }
+    Entity entity;
+    entity.state.id = id;
+    entity.state.model = spawn->model;
+    entity.state.rig = spawn->rig;
+    entity.rig = rig;
+    prepare_entity(entity);
+    const auto at = std::lower_bound(entities.begin(), entities.end(), id,
+                                     [](const Entity& e, EntityId v) { return e.state.id < v; });
+    entities.insert(at, std::move(entity));
+    return {};
+  }
+  if (!exists) return Error{"no such entity"};
+  Entity& entity = entities[index];
+  EntityState& state = entity.state;
+  const Rig& rig = *entity.rig;
+
+  if (std::holds_alternative<DespawnCommand>(command.body)) {
+    entities.erase(entities.begin() + static_cast<std::ptrdiff_t>(index));
+    return {};
+  }
+  if (const auto* play = std::get_if<PlayCommand>(&command.body)) {
+    if (Status s = check_layer(play->layer); !s) return s;
+    if (Status s = check_motion(play->motion, rig); !s) return s;
+    Layer& layer = layer_of(state, play->layer);
+    layer.target = make_motion(play->motion, rig);
+    layer.source = Motion{};
+    layer.fade_source = FadeSource::kNone;
+    layer.fade_elapsed_us = 0;
+    layer.fade_duration_us = 0;
+    layer.frozen.clear();
+    layout_cursors(state, rig);
+    return {};
+  }
+  if (const auto* fade = std::get_if<CrossfadeCommand>(&command.body)) {
+    if (Status s = check_layer(fade->layer); !s) return s;
+    if (Status s = check_motion(fade->motion, rig); !s) return s;
+    if (fade->duration_us < 0) return Error{"crossfade duration is negative"};
+    Layer& layer = layer_of(state, fade->layer);
+    Motion next = make_motion(fade->motion, rig);
+    if (fade->sync_phase) sync_phases(next, layer.target, rig);
+    if (fade->duration_us == 0) {
+      layer.fade_source = FadeSource::kNone;
+      layer.source = Motion{};
+      layer.frozen.clear();
+    } else if (layer.fade_source != FadeSource::kNone) {
+      // Interrupted crossfade: freeze what the layer shows at this tick and fade out from it,
+      // so the new fade starts exactly where the old one was (no pop).
+      const std::size_t nodes = rig.skeleton.node_count();
+      std::span<Transform> now(command_scratch.layer.data(), nodes);
+      if (!evaluate_layer(rig, layer, state.cursors, now, command_scratch)) {
+        return Error{"cannot evaluate the layer to freeze it"};
+      }
+      layer.frozen.assign(now.begin(), now.end());
+      layer.fade_source = FadeSource::kFrozenPose;
+      layer.source = Motion{};
+    } else if (layer.target.count == 0) {
+      // Nothing played yet: fade in from the rest pose.
+      layer.frozen.assign(rig.skeleton.rest.begin(), rig.skeleton.rest.end());
+      layer.fade_source = FadeSource::kFrozenPose;
+    } else {
+      layer.source = layer.target;
+      layer.fade_source = FadeSource::kMotion;
+    }
+    layer.target = next;
+    layer.fade_elapsed_us = 0;
+    layer.fade_duration_us = fade->duration_us;
+    layout_cursors(state, rig);
+    return {};
+  }
+  if (const auto* speed = std::get_if<SetSpeedCommand>(&command.body)) {
+    if (Status s = check_layer(speed->layer); !s) return s;
+    layer_of(state, speed->layer).target.speed = speed->speed;
+    return {};
+  }
+  if (const auto* weight = std::get_if<SetLayerWeightCommand>(&command.body)) {
+    if (Status s = check_layer(weight->layer); !s) return s;
+    if (!std::isfinite(weight->weight)) return Error{"layer weight is not finite"};
+    layer_of(state, weight->layer).weight = weight->weight;
+    return {};
+  }
+  if (const auto* mask = std::get_if<SetMaskCommand>(&command.body)) {
+    if (Status s = check_layer(mask->layer); !s) return s;
+    if (mask->mask != kNoMask) {
+      if (mask->mask < 0 || static_cast<std::size_t>(mask->mask) >= tables.masks.size()) {
+        return Error{"unknown mask " + str(mask->mask)};
+      }
+      const JointMask& m = tables.masks[static_cast<std::size_t>(mask->mask)];
+      if (m.model != state.model || m.rig != state.rig) {
+        return Error{"mask '" + m.name + "' belongs to another model or rig"};
+      }
+    }
+    layer_of(state, mask->layer).mask = mask->mask;
+    return {};
+  }
+  if (const auto* blend = std::get_if<SetBlendWeightsCommand>(&command.body)) {
+    if (Status s = check_layer(blend->layer); !s) return s;
+    const uint8_t playing =
+        blend->layer < state.layers.size() ? state.layers[blend->layer].target.count : uint8_t{0};
+    if (blend->count != playing) {
+      return Error{str(blend->count) + " blend weights for a motion of " + str(playing) + " clips"};
+    }
+    for (uint8_t i = 0; i < blend->count; ++i) {
+      if (Status s = check_weight(blend->weights[i], "blend weight"); !s) return s;
+    }
+    Motion& target = state.layers[blend->layer].target;
+    for (uint8_t i = 0; i < blend->count; ++i) target.slots[i].weight = blend->weights[i];
+    return {};
+  }
+  if (const auto* mode = std::get_if<SetLayerModeCommand>(&command.body)) {
+    if (Status s = check_layer(mode->layer); !s) return s;
+    if (static_cast<uint8_t>(mode->mode) >= kLayerModeCount) return Error{"unknown layer mode"};
+    int32_t reference = kRestReference;
+    if (mode->mode == LayerMode::kAdditive && mode->reference_clip >= 0) {
+      Result<int32_t> found =
+          find_or_add_reference(state.model, state.rig, mode->reference_clip, mode->reference_time_us);
+      if (!found) return found.error();
+      reference = found.value();
+    }
+    Layer& layer = layer_of(state, mode->layer);
+    layer.mode = mode->mode;
+    layer.reference = reference;
+    return {};
+  }
+  return Error{"unknown command"};
+}
+
+}  // namespace posecast::sim

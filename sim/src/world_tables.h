@@ -1,0 +1,50 @@
+#pragma once
+// Internal: the World's shared, immutable-once-registered tables and its entities.
+
+#include <glm/mat4x4.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "posecast/model.h"
+#include "posecast/sim/animation_state.h"
+#include "posecast/sim/joint_mask.h"
+
+namespace posecast::sim {
+
+// The reference pose of additive layers: a clip sampled at one time, shared by every layer
+// that names the same (model, rig, clip, time).
+struct AdditiveReference {
+  ModelId model = 0;
+  uint16_t rig = 0;
+  int32_t clip = 0;
+  int64_t time_us = 0;
+  std::vector<Transform> pose;  // node count entries
+};
+
+struct WorldTables {
+  std::vector<std::shared_ptr<const Model>> models;
+  std::vector<JointMask> masks;
+  std::vector<AdditiveReference> references;
+  std::size_t max_nodes = 0;  // over every registered rig: sizes the scratch buffers
+
+  const Rig* rig(ModelId model, uint16_t rig_index) const {
+    if (model >= models.size() || rig_index >= models[model]->rigs.size()) return nullptr;
+    return &models[model]->rigs[rig_index];
+  }
+};
+
+struct Entity {
+  EntityState state;
+  const Rig* rig = nullptr;          // owned by WorldTables::models
+  std::vector<glm::mat4> palette;    // joint count entries: the last tick's output
+  uint64_t palette_hash = 0;
+  bool failed = false;               // the last tick could not compute the palette
+};
+
+// Assigns every active clip slot (layers in order; target, then a live source) its range of
+// sampling cursors and zeroes them. Allocates only when the total grows.
+void layout_cursors(EntityState& state, const Rig& rig);
+
+}  // namespace posecast::sim

@@ -1,0 +1,251 @@
+// Thread-count equality and snapshot / restore: the determinism contract of the World.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "posecast/sim/byte_io.h"
+#include "posecast/hash.h"
+#include "sim_test_support.h"
+
+namespace posecast::test {
+namespace {
+
+// A fixed pseudo-random command script over many entities: every kind of command, crossfades
+// interrupted by crossfades, negative speeds, masks, additive layers, despawn and respawn.
+// Commands for a tick are a pure function of the tick (a respawn three ticks after a despawn
+// is re-derived from that earlier tick), so a restored world can be driven by the same script.
+class Script {
+ public:
+  explicit Script(ModelId model, int32_t mask) : model_(model), mask_(mask) {}
+
+  void submit_for(World& world, uint64_t tick) const {
+    if (tick == 0) {
+      for (EntityId id = 0; id < kEntities; ++id) {
+        world.submit(0, at(0, id, SpawnCommand{model_, 0}));
+        world.submit(0, at(0, id, PlayCommand{0, blend_motion(kWalk, 1.0f + static_cast<float>(id % 3), kRun, static_cast<float>(id % 4), id * 7919)}));
+      }
+      return;
+    }
+    if (tick > 3) plan(world, tick - 3, tick, true);
+    plan(world, tick, tick, false);
+  }
+
+  static constexpr EntityId kEntities = 48;
+
+ private:
+  // The commands decided at `decided` (submitted for `tick`); with respawns_only, just the
+  // respawns that follow that tick's despawns.
+  void plan(World& world, uint64_t decided, uint64_t tick, bool respawns_only) const {
+    uint64_t state = 0x9e3779b97f4a7c15ull ^ (decided * 0xbf58476d1ce4e5b9ull);
+    const auto next = [&state](uint32_t n) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<uint32_t>((state >> 33) % n);
+    };
+    const auto submit = [&](EntityId id, CommandBody body, bool respawn) {
+      if (respawn == respawns_only) world.submit(0, at(tick, id, std::move(body)));
+    };
+    for (int c = 0; c < 6; ++c) {
+      const EntityId id = next(kEntities);
+      const auto clip = static_cast<uint16_t>(next(4));
+      switch (next(9)) {
+        case 0: {
+          const auto speed = static_cast<SpeedQ16>(next(3 * kSpeedOne)) - kSpeedOne;
+          const int64_t offset = next(900000);
+          const int64_t duration = 50000 + next(400000);
+          submit(id, CrossfadeCommand{0, clip_motion(clip, speed, offset), duration, next(2) == 0}, false);
+          break;
+        }
+        case 1:
+          submit(id, SetSpeedCommand{0, static_cast<SpeedQ16>(next(4 * kSpeedOne)) - 2 * kSpeedOne}, false);
+          break;
+        case 2: {
+          const auto wrap = static_cast<WrapMode>(next(3));
+          submit(id, PlayCommand{1, clip_motion(kWave, kSpeedOne, 0, wrap)}, false);
+          submit(id, SetMaskCommand{1, next(2) ? mask_ : kNoMask}, false);
+          break;
+        }
+        case 3:
+          submit(id, SetLayerModeCommand{2, LayerMode::kAdditive, kWave, next(3) * 500000}, false);
+          submit(id, PlayCommand{2, clip_motion(kWave, kSpeedOne / 2)}, false);
+          break;
+        case 4: {
+          const auto layer = static_cast<uint8_t>(1 + next(2));
+          submit(id, SetLayerWeightCommand{layer, static_cast<float>(next(5)) / 4.0f}, false);
+          break;
+        }
+        case 5: {
+          const float a = static_cast<float>(next(4));
+          const float b = static_cast<float>(next(4));
+          submit(id, SetBlendWeightsCommand{0, {a, b, 0, 0}, 2}, false);
+          break;
+        }
+        case 6:
+          submit(id, DespawnCommand{}, false);
+          submit(id, SpawnCommand{model_, 0}, true);
+          submit(id, CrossfadeCommand{0, clip_motion(clip), 100000, false}, true);
+          break;
+        case 7:
+          submit(id, CrossfadeCommand{0, blend_motion(kWalk, 1.0f, kRun, 1.0f), 300000, true}, false);
+          break;
+        default: {
+          const int64_t offset = next(2000000);
+          submit(id, PlayCommand{0, clip_motion(clip, kSpeedOne, offset, WrapMode::kPingPong)}, false);
+          break;
+        }
+      }
+    }
+  }
+
+  ModelId model_;
+  int32_t mask_;
+};
+
+struct ScriptedWorld {
+  explicit ScriptedWorld(unsigned threads) : w(threads) {
+    const std::vector<std::string> arm = {"arm"};
+    Result<std::vector<float>> weights = mask_weights_from_joint_names(w.rig().skeleton, arm, true, 0.75f);
+    EXPECT_TRUE(weights.ok());
+    Result<int32_t> mask = w.world.add_mask(JointMask{"arm", w.model, 0, weights.value()});
+    EXPECT_TRUE(mask.ok());
+    script = std::make_unique<Script>(w.model, mask.value());
+  }
+  // Runs `ticks` ticks; returns every tick's world hash followed by every palette hash.
+  std::vector<uint64_t> run(uint64_t ticks) {
+    std::vector<uint64_t> hashes;
+    for (uint64_t i = 0; i < ticks; ++i) {
+      script->submit_for(w.world, w.world.tick_index());
+      w.world.tick();
+      hashes.push_back(w.world.world_hash());
+      for (std::size_t e = 0; e < w.world.entity_count(); ++e) hashes.push_back(w.world.palette_hash_at(e));
+    }
+    return hashes;
+  }
+  TestWorld w;
+  std::unique_ptr<Script> script;
+};
+
+TEST(Determinism, AnyThreadCountGivesTheSameHashesEveryTick) {
+  ScriptedWorld one(1);
+  const std::vector<uint64_t> reference = one.run(240);
+  EXPECT_EQ(one.w.world.stats().evaluation_failures, 0u);
+  EXPECT_GT(one.w.world.stats().commands_applied, 500u);
+  for (unsigned threads : {2u, 3u, 4u, 7u}) {
+    ScriptedWorld many(threads);
+    EXPECT_EQ(many.run(240), reference) << threads << " threads";
+  }
+}
+
+TEST(Determinism, ChangingTheThreadCountMidRunChangesNothing) {
+  ScriptedWorld steady(1), switching(1);
+  std::vector<uint64_t> a, b;
+  for (int part = 0; part < 6; ++part) {
+    switching.w.world.set_threads(static_cast<unsigned>(1 + part % 3));
+    const auto x = steady.run(20), y = switching.run(20);
+    a.insert(a.end(), x.begin(), x.end());
+    b.insert(b.end(), y.begin(), y.end());
+  }
+  EXPECT_EQ(a, b);
+}
+
+TEST(Determinism, RunningTwiceGivesTheSameHashes) {
+  ScriptedWorld a(2), b(2);
+  EXPECT_EQ(a.run(120), b.run(120));
+}
+
+TEST(Snapshot, RestorePlusNTicksGivesTheSameHashesAsTheOriginalRun) {
+  ScriptedWorld original(1);
+  original.run(97);  // mid-crossfades, with frozen poses, additive references, masks
+  const std::vector<uint8_t> bytes = original.w.world.snapshot();
+  const std::vector<uint64_t> expected = original.run(150);
+
+  ScriptedWorld restored(2);
+  restored.run(5);  // some unrelated state, replaced by the restore
+  Status status = restored.w.world.restore(bytes);
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(restored.w.world.tick_index(), 97u);
+  EXPECT_EQ(restored.w.world.snapshot(), bytes);  // the round trip is exact
+  EXPECT_EQ(restored.run(150), expected);
+}
+
+TEST(Snapshot, SnapshotsAreIdenticalWhateverTheThreadCount) {
+  ScriptedWorld a(1), b(3);
+  a.run(64);
+  b.run(64);
+  EXPECT_EQ(a.w.world.snapshot(), b.w.world.snapshot());
+}
+
+TEST(Snapshot, EveryTruncationIsAnErrorAndLeavesTheWorldAsItWas) {
+  ScriptedWorld source(1);
+  source.run(50);
+  const std::vector<uint8_t> bytes = source.w.world.snapshot();
+  ScriptedWorld target(1);
+  target.run(10);
+  const std::vector<uint8_t> before = target.w.world.snapshot();
+  for (std::size_t n = 0; n < bytes.size(); n += (n < 64 ? 1 : 7)) {
+    Status s = target.w.world.restore(std::span<const uint8_t>(bytes.data(), n));
+    ASSERT_FALSE(s.ok()) << n;
+    EXPECT_FALSE(s.error().message.empty());
+  }
+  EXPECT_EQ(target.w.world.snapshot(), before);
+}
+
+TEST(Snapshot, DamagedBytesAreCaughtByTheChecksum) {
+  ScriptedWorld source(1);
+  source.run(30);
+  std::vector<uint8_t> bytes = source.w.world.snapshot();
+  bytes[bytes.size() / 2] ^= 0x10;
+  TestWorld target;
+  Status s = target.world.restore(bytes);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("checksum"), std::string::npos) << s.error().message;
+}
+
+// Re-signs damaged bytes so that the field validation, not the checksum, has to catch them.
+std::vector<uint8_t> resign(std::vector<uint8_t> bytes) {
+  bytes.resize(bytes.size() - 8);
+  const uint64_t sum = hash_bytes(bytes);
+  ByteWriter(bytes).u64(sum);
+  return bytes;
+}
+
+TEST(Snapshot, EveryDamagedFieldIsRejectedOrRestoredSafely) {
+  ScriptedWorld source(1);
+  source.run(60);
+  const std::vector<uint8_t> bytes = source.w.world.snapshot();
+  std::size_t rejected = 0;
+  for (std::size_t i = 0; i + 8 < bytes.size(); ++i) {
+    for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
+      std::vector<uint8_t> damaged = bytes;
+      damaged[i] ^= flip;
+      TestWorld target;
+      Status s = target.world.restore(resign(damaged));
+      if (!s.ok()) {
+        ++rejected;
+        EXPECT_EQ(s.error().message.rfind("snapshot", 0), 0u) << s.error().message;
+        continue;
+      }
+      // Accepted (a weight, a phase or a frozen value changed to another valid one): the world
+      // must still tick without failing.
+      target.world.tick();
+      EXPECT_EQ(target.world.stats().evaluation_failures, 0u) << "byte " << i;
+    }
+  }
+  EXPECT_GT(rejected, 0u);
+}
+
+TEST(Snapshot, RestoreRefusesADifferentModelOrTickRate) {
+  ScriptedWorld source(1);
+  source.run(5);
+  const std::vector<uint8_t> bytes = source.w.world.snapshot();
+  World no_models;
+  Status s = no_models.restore(bytes);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("snapshot.models"), std::string::npos) << s.error().message;
+  TestWorld slow(1, 30);
+  s = slow.world.restore(bytes);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("tick_rate_hz"), std::string::npos) << s.error().message;
+}
+
+}  // namespace
+}  // namespace posecast::test
