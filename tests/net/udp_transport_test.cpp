@@ -1,0 +1,79 @@
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <thread>
+
+#include "posecast/net/udp_transport.h"
+
+namespace posecast::net {
+namespace {
+
+Endpoint loopback_any_port() { return Endpoint(asio::ip::make_address("127.0.0.1"), 0); }
+
+// Polls `transport` for up to one second; real sockets on loopback deliver in microseconds.
+size_t receive_within_a_second(DatagramChannel& transport, std::span<std::byte> buffer, Endpoint& from) {
+  for (int i = 0; i < 1000; ++i) {
+    if (const size_t n = transport.receive_from(buffer, from)) return n;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return 0;
+}
+
+TEST(UdpTransport, BindsAnEphemeralPortAndRoundTripsADatagram) {
+  asio::io_context io;
+  UdpTransport a(io), b(io);
+  ASSERT_TRUE(a.open(loopback_any_port()).ok());
+  ASSERT_TRUE(b.open(loopback_any_port()).ok());
+  EXPECT_NE(a.local_endpoint().port(), 0);
+
+  const std::array<std::byte, 3> message{std::byte{1}, std::byte{2}, std::byte{3}};
+  ASSERT_TRUE(a.send_to(message, b.local_endpoint()));
+  std::array<std::byte, kReceiveBufferBytes> buffer{};
+  Endpoint from;
+  ASSERT_EQ(receive_within_a_second(b, buffer, from), 3u);
+  EXPECT_EQ(buffer[2], std::byte{3});
+  EXPECT_EQ(from, a.local_endpoint());
+  EXPECT_EQ(a.counters().datagrams_sent, 1u);
+  EXPECT_EQ(a.counters().bytes_sent, 3u);
+  EXPECT_EQ(b.counters().datagrams_received, 1u);
+}
+
+TEST(UdpTransport, ReceiveReturnsZeroWithoutBlockingWhenNothingWaits) {
+  asio::io_context io;
+  UdpTransport a(io);
+  ASSERT_TRUE(a.open(loopback_any_port()).ok());
+  std::array<std::byte, 64> buffer{};
+  Endpoint from;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(a.receive_from(buffer, from), 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+}
+
+TEST(UdpTransport, OversizedDatagramIsVisibleAsLongerThanTheLimit) {
+  asio::io_context io;
+  UdpTransport a(io), b(io);
+  ASSERT_TRUE(a.open(loopback_any_port()).ok());
+  ASSERT_TRUE(b.open(loopback_any_port()).ok());
+  std::vector<std::byte> big(kMaxDatagramBytes + 100, std::byte{7});
+  ASSERT_TRUE(a.send_to(big, b.local_endpoint()));
+  std::array<std::byte, kReceiveBufferBytes> buffer{};
+  Endpoint from;
+  EXPECT_GT(receive_within_a_second(b, buffer, from), kMaxDatagramBytes);
+}
+
+TEST(UdpTransport, OpenFailsWithTheAddressWhenThePortIsTaken) {
+  asio::io_context io;
+  UdpTransport a(io), b(io);
+  ASSERT_TRUE(a.open(loopback_any_port()).ok());
+  const Status second = b.open(a.local_endpoint());
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.error().message.find(to_string(a.local_endpoint())), std::string::npos);
+  EXPECT_FALSE(b.is_open());
+  std::array<std::byte, 1> one{};
+  EXPECT_FALSE(b.send_to(one, a.local_endpoint()));
+  EXPECT_EQ(b.counters().send_failures, 1u);
+}
+
+}  // namespace
+}  // namespace posecast::net
