@@ -38,6 +38,9 @@ struct Model {
   // 64-bit FNV-1a of the file's bytes (and of external buffers, in order): the asset identity
   // that server and client compare.
   uint64_t content_hash = 0;
+  // Problems that did not stop the import, each "<file>: <json path>: <reason>" (e.g. an
+  // external image that could not be read: its EncodedImage is left empty).
+  std::vector<std::string> warnings;
 
   // Index of the clip named `name` in rigs[*].clips, or -1.
   int find_clip(const std::string& name) const;
