@@ -27,6 +27,14 @@ glm::vec3 gamma_encode(const glm::vec3& linear) {
 
 }  // namespace
 
+uint32_t max_palette_joints() {
+  GLint max_block_bytes = 0;
+  glGetIntegerv(GL_MAX_UNIFORM_BLOCK_SIZE, &max_block_bytes);
+  const uint32_t joints =
+      std::min<uint32_t>(kMaxPaletteJoints, static_cast<uint32_t>(std::max(max_block_bytes, 0)) / 64u);
+  return joints >= 256 ? joints : 0;
+}
+
 FrameView make_frame_view(const OrbitCamera& camera, float aspect, const Aabb& scene) {
   FrameView view;
   view.view = camera.view();
@@ -53,13 +61,10 @@ Renderer::~Renderer() {
 
 Result<std::unique_ptr<Renderer>> Renderer::create(const ShaderSources& sources) {
   std::unique_ptr<Renderer> r(new Renderer());
-  GLint max_block_bytes = 0;
-  glGetIntegerv(GL_MAX_UNIFORM_BLOCK_SIZE, &max_block_bytes);
-  r->max_joints_ = std::min<uint32_t>(kMaxPaletteJoints,
-                                      static_cast<uint32_t>(max_block_bytes) / 64u);
-  if (r->max_joints_ < 256) {
-    return Error{"GL_MAX_UNIFORM_BLOCK_SIZE is " + std::to_string(max_block_bytes) +
-                 " bytes: the palette block needs at least 16384 (256 joints)"};
+  r->max_joints_ = max_palette_joints();
+  if (r->max_joints_ == 0) {
+    return Error{"GL_MAX_UNIFORM_BLOCK_SIZE is under 16384 bytes: the palette block needs "
+                 "room for 256 joints"};
   }
   const std::string defines = "#define POSECAST_MAX_JOINTS " + std::to_string(r->max_joints_) + "\n";
 

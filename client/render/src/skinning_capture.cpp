@@ -19,6 +19,9 @@ Result<SkinningCapture> SkinningCapture::create(const ShaderSources& sources,
   const GLuint block = glGetUniformBlockIndex(capture.program_.id(), "Palette");
   if (block == GL_INVALID_INDEX) return Error{"skinned.vert.glsl: no uniform block 'Palette'"};
   glUniformBlockBinding(capture.program_.id(), block, 0);
+  Result<OffscreenTarget> target = OffscreenTarget::create(1, 1);
+  if (!target) return target.error();
+  capture.framebuffer_ = std::make_unique<OffscreenTarget>(std::move(target.value()));
   return capture;
 }
 
@@ -28,25 +31,37 @@ Result<std::vector<SkinnedVertex>> SkinningCapture::run(const GpuMesh& mesh,
     return Error{"skinning capture: palette of " + std::to_string(palette.size()) +
                  " joints exceeds the block's " + std::to_string(max_joints_)};
   }
+  GLuint buffer = 0;
+  glGenBuffers(1, &buffer);
+  const GLsizeiptr block_bytes = static_cast<GLsizeiptr>(max_joints_ * sizeof(glm::mat4));
+  glBindBuffer(GL_UNIFORM_BUFFER, buffer);
+  glBufferData(GL_UNIFORM_BUFFER, block_bytes, nullptr, GL_STATIC_DRAW);
+  glBufferSubData(GL_UNIFORM_BUFFER, 0, static_cast<GLsizeiptr>(palette.size_bytes()),
+                  palette.data());
+  glBindBuffer(GL_UNIFORM_BUFFER, 0);
+  glBindBufferRange(GL_UNIFORM_BUFFER, 0, buffer, 0, block_bytes);
+  Result<std::vector<SkinnedVertex>> out = run_with_bound_palette(mesh);
+  glBindBufferBase(GL_UNIFORM_BUFFER, 0, 0);
+  glDeleteBuffers(1, &buffer);
+  return out;
+}
+
+Result<std::vector<SkinnedVertex>> SkinningCapture::run_with_bound_palette(
+    const GpuMesh& mesh) const {
   std::vector<SkinnedVertex> out(mesh.vertex_count);
   if (mesh.vertex_count == 0) return out;
   while (glGetError() != GL_NO_ERROR) {
   }
-
-  GLuint buffers[2] = {};  // palette, feedback
-  glGenBuffers(2, buffers);
-  const GLsizeiptr block_bytes = static_cast<GLsizeiptr>(max_joints_ * sizeof(glm::mat4));
-  glBindBuffer(GL_UNIFORM_BUFFER, buffers[0]);
-  glBufferData(GL_UNIFORM_BUFFER, block_bytes, nullptr, GL_STATIC_DRAW);
-  glBufferSubData(GL_UNIFORM_BUFFER, 0, static_cast<GLsizeiptr>(palette.size_bytes()),
-                  palette.data());
-  glBindBufferRange(GL_UNIFORM_BUFFER, 0, buffers[0], 0, block_bytes);
-
+  GLuint feedback = 0;
+  glGenBuffers(1, &feedback);
   const auto feedback_bytes = static_cast<GLsizeiptr>(out.size() * sizeof(SkinnedVertex));
-  glBindBuffer(GL_TRANSFORM_FEEDBACK_BUFFER, buffers[1]);
+  glBindBuffer(GL_TRANSFORM_FEEDBACK_BUFFER, feedback);
   glBufferData(GL_TRANSFORM_FEEDBACK_BUFFER, feedback_bytes, nullptr, GL_STATIC_READ);
-  glBindBufferBase(GL_TRANSFORM_FEEDBACK_BUFFER, 0, buffers[1]);
+  glBindBufferBase(GL_TRANSFORM_FEEDBACK_BUFFER, 0, feedback);
 
+  GLint previous_framebuffer = 0;
+  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &previous_framebuffer);
+  framebuffer_->bind();
   glUseProgram(program_.id());
   const glm::mat4 identity(1.0f);
   glUniformMatrix4fv(program_.uniform("u_model"), 1, GL_FALSE, &identity[0][0]);
@@ -59,15 +74,15 @@ Result<std::vector<SkinnedVertex>> SkinningCapture::run(const GpuMesh& mesh,
   glBindVertexArray(0);
   glDisable(GL_RASTERIZER_DISCARD);
   glUseProgram(0);
+  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, static_cast<GLuint>(previous_framebuffer));
   static_assert(sizeof(SkinnedVertex) == 24, "matches the two interleaved vec3 varyings");
   glGetBufferSubData(GL_TRANSFORM_FEEDBACK_BUFFER, 0, feedback_bytes, out.data());
   const GLenum error = glGetError();
   glBindBufferBase(GL_TRANSFORM_FEEDBACK_BUFFER, 0, 0);
   glBindBuffer(GL_TRANSFORM_FEEDBACK_BUFFER, 0);
-  glBindBuffer(GL_UNIFORM_BUFFER, 0);
-  glDeleteBuffers(2, buffers);
+  glDeleteBuffers(1, &feedback);
   if (error != GL_NO_ERROR) {
-    return Error{"skinning capture: GL error 0x" + std::to_string(error)};
+    return Error{"skinning capture: GL error " + std::to_string(error)};
   }
   return out;
 }

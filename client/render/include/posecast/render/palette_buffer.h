@@ -33,6 +33,8 @@ class PaletteBuffer {
   // Binds entity i's range (from the last upload) to uniform binding point `binding`.
   void bind(std::size_t entity, GLuint binding) const;
 
+  // Byte offset of entity i's palette in the last upload.
+  std::size_t offset(std::size_t entity) const { return offsets_[entity]; }
   GLint alignment() const { return alignment_; }
   std::size_t block_bytes() const { return block_bytes_; }
   std::size_t bytes_uploaded() const { return used_bytes_; }  // last upload

@@ -27,6 +27,10 @@
 
 namespace posecast::render {
 
+// Palette entries the skinning shader's uniform block holds on the current context:
+// min(512, GL_MAX_UNIFORM_BLOCK_SIZE / 64); 0 when that is under 256 (below GL 3.3's minimum).
+uint32_t max_palette_joints();
+
 struct FrameView {
   glm::mat4 view{1.0f};
   glm::mat4 projection{1.0f};

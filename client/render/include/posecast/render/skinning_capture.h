@@ -5,11 +5,13 @@
 
 #include <glm/mat4x4.hpp>
 
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "posecast/render/cpu_skinning.h"
 #include "posecast/render/gpu_model.h"
+#include "posecast/render/offscreen_target.h"
 #include "posecast/render/shader_program.h"
 #include "posecast/render/shader_sources.h"
 #include "posecast/result.h"
@@ -25,10 +27,16 @@ class SkinningCapture {
   // max_joints, or a GL error during the capture.
   Result<std::vector<SkinnedVertex>> run(const GpuMesh& mesh,
                                          std::span<const glm::mat4> palette) const;
+  // Same, reading the palette from whatever range is bound to uniform binding point 0 (e.g. a
+  // PaletteBuffer range: tests the renderer's per-entity offsets).
+  Result<std::vector<SkinnedVertex>> run_with_bound_palette(const GpuMesh& mesh) const;
 
  private:
   ShaderProgram program_;
   uint32_t max_joints_ = 0;
+  // Draws need a complete framebuffer even with the rasterizer discarded, and an EGL
+  // surfaceless context has no default one: a 1x1 target is bound during the capture.
+  std::unique_ptr<OffscreenTarget> framebuffer_;
 };
 
 }  // namespace posecast::render

@@ -1,0 +1,73 @@
+// posecast-viewer's command line and frame statistics (no GL).
+
+#include <gtest/gtest.h>
+
+#include "frame_stats.h"
+#include "viewer_options.h"
+
+namespace posecast::viewer {
+namespace {
+
+Result<ViewerOptions> parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "posecast-viewer");
+  return parse_viewer_options(static_cast<int>(args.size()), args.data());
+}
+
+TEST(ViewerOptionsTest, ParsesEveryOption) {
+  Result<ViewerOptions> o = parse({"--model", "gen-rig:24", "--clip", "run", "--count", "100",
+                                   "--frames", "200", "--screenshot", "x.png", "--stats",
+                                   "--width", "320", "--height", "240", "--shader-dir", "s"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->model, "gen-rig:24");
+  EXPECT_EQ(o->clip, "run");
+  EXPECT_EQ(o->count, 100u);
+  EXPECT_EQ(o->frames, 200u);
+  EXPECT_EQ(o->screenshot, "x.png");
+  EXPECT_TRUE(o->stats);
+  EXPECT_EQ(o->width, 320);
+  EXPECT_EQ(o->height, 240);
+  EXPECT_EQ(o->shader_dir, "s");
+  EXPECT_TRUE(o->headless());
+}
+
+TEST(ViewerOptionsTest, ScreenshotAloneRendersOneFrame) {
+  Result<ViewerOptions> o = parse({"--model", "a.glb", "--screenshot", "x.png"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->frames, 1u);
+  EXPECT_TRUE(o->headless());
+  EXPECT_FALSE(parse({"--model", "a.glb"})->headless());
+}
+
+TEST(ViewerOptionsTest, ErrorsNameTheOption) {
+  EXPECT_EQ(parse({}).error().message, "--model FILE|gen-rig:N is required (see --help)");
+  EXPECT_EQ(parse({"--model", "a", "--count", "0"}).error().message,
+            "--count: expected an integer in 1..100000, got '0'");
+  EXPECT_EQ(parse({"--model", "a", "--width", "12x"}).error().message,
+            "--width: expected an integer in 16..16384, got '12x'");
+  EXPECT_EQ(parse({"--model"}).error().message, "--model: missing value");
+  EXPECT_EQ(parse({"--model", "a", "--bogus"}).error().message,
+            "unknown option '--bogus' (see --help)");
+  EXPECT_EQ(parse({"stray"}).error().message, "unexpected argument 'stray' (see --help)");
+}
+
+TEST(ViewerOptionsTest, HelpNeedsNoModel) {
+  Result<ViewerOptions> o = parse({"--help"});
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->help);
+}
+
+TEST(FrameStatsTest, MedianAndNearestRankP99) {
+  std::vector<double> samples;
+  for (int i = 100; i >= 1; --i) samples.push_back(i * 1000.0);  // 1..100 ms, unsorted
+  const FrameSummary s = summarise(samples);
+  EXPECT_EQ(s.count, 100u);
+  EXPECT_DOUBLE_EQ(s.median_us, 50500.0);
+  EXPECT_DOUBLE_EQ(s.p99_us, 99000.0);
+  EXPECT_DOUBLE_EQ(s.min_us, 1000.0);
+  EXPECT_DOUBLE_EQ(s.max_us, 100000.0);
+  EXPECT_DOUBLE_EQ(s.mean_us, 50500.0);
+  EXPECT_EQ(summarise({}).count, 0u);
+}
+
+}  // namespace
+}  // namespace posecast::viewer

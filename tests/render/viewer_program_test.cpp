@@ -1,0 +1,137 @@
+// The posecast-viewer program itself: headless runs write a real image; bad input gives one
+// line on stderr and the documented exit code.
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "gl_test_support.h"
+#include "posecast/render/image_io.h"
+
+namespace posecast::render::testing {
+namespace {
+
+struct ProgramRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+ProgramRun run_viewer(const std::string& arguments, const std::string& env_prefix = "") {
+  const std::string command =
+      env_prefix + " '" + std::string(POSECAST_VIEWER_PATH) + "' " + arguments + " 2>&1";
+  ProgramRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return run;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::size_t lines(const std::string& text) {
+  std::size_t count = 0;
+  for (char c : text) count += c == '\n' ? 1u : 0u;
+  return count;
+}
+
+// Pixels whose colour differs from the top-left pixel (background) by more than 24 in a channel.
+std::size_t foreground_pixels(const RgbaImage& image) {
+  std::size_t count = 0;
+  for (std::size_t p = 0; p < image.pixels.size() / 4; ++p) {
+    for (int c = 0; c < 3; ++c) {
+      if (std::abs(int{image.pixels[p * 4 + static_cast<std::size_t>(c)]} -
+                   int{image.pixels[static_cast<std::size_t>(c)]}) > 24) {
+        ++count;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+class ViewerProgram : public GlTest {};
+
+void expect_headless_screenshot(const std::string& model, const std::string& name) {
+  const std::string png = std::string(POSECAST_RENDER_OUTPUT_DIR) + "/" + name;
+  std::filesystem::remove(png);
+  const ProgramRun run = run_viewer("--model '" + model + "' --count 4 --frames 10 --screenshot '" +
+                             png + "' --width 320 --height 240 --stats");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("median"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("p99"), std::string::npos) << run.output;
+  ASSERT_TRUE(std::filesystem::exists(png)) << run.output;
+  EXPECT_GT(std::filesystem::file_size(png), 0u);
+  Result<RgbaImage> image = read_png(png);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_EQ(image.value().width, 320);
+  EXPECT_EQ(image.value().height, 240);
+  // Four figures and the grid: well over 2% of the image is not background.
+  EXPECT_GT(foreground_pixels(image.value()), 320u * 240u / 50u);
+}
+
+TEST_F(ViewerProgram, HeadlessRunOfTheGeneratedRigWritesANonEmptyPng) {
+  expect_headless_screenshot("gen-rig:24", "viewer_headless_gen_rig.png");
+}
+
+TEST_F(ViewerProgram, HeadlessRunOfFoxWritesANonEmptyPng) {
+  if (!assets_present()) GTEST_SKIP() << "sample assets absent: " << POSECAST_ASSETS_DIR;
+  expect_headless_screenshot(fox_path(), "viewer_headless_fox.png");
+}
+
+TEST(ViewerProgramErrors, BadArgumentIsOneLineAndExitCode2) {
+  const ProgramRun run = run_viewer("--model gen-rig:24 --count lots");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.output, "posecast-viewer: --count: expected an integer in 1..100000, got 'lots'\n");
+}
+
+TEST(ViewerProgramErrors, MissingFileIsOneLineAndExitCode1) {
+  const ProgramRun run = run_viewer("--model /nonexistent/model.glb --frames 1");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(lines(run.output), 1u) << run.output;
+  EXPECT_EQ(run.output.rfind("posecast-viewer: ", 0), 0u) << run.output;
+  EXPECT_NE(run.output.find("/nonexistent/model.glb"), std::string::npos) << run.output;
+}
+
+TEST(ViewerProgramErrors, BadGeneratedRigSourceIsOneLine) {
+  const ProgramRun run = run_viewer("--model gen-rig:1 --frames 1");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(lines(run.output), 1u) << run.output;
+  EXPECT_NE(run.output.find("gen-rig:N"), std::string::npos) << run.output;
+}
+
+TEST(ViewerProgramErrors, UnknownClipListsTheClips) {
+  const ProgramRun run = run_viewer("--model gen-rig:24 --clip dance --frames 1");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(lines(run.output), 1u) << run.output;
+  EXPECT_NE(run.output.find("no clip 'dance'"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("walk"), std::string::npos) << run.output;
+}
+
+TEST(ViewerProgramErrors, WindowWithoutDisplaySaysToUseXvfb) {
+  const ProgramRun run = run_viewer("--model gen-rig:24", "env -u DISPLAY -u WAYLAND_DISPLAY");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.output, "posecast-viewer: no display: run under xvfb-run, see docs/viewer.md\n");
+}
+
+TEST(ViewerProgramErrors, UnwritableScreenshotIsOneLine) {
+  const ProgramRun run = run_viewer(
+      "--model gen-rig:24 --frames 1 --width 64 --height 64 --screenshot /nonexistent/dir/x.png");
+  // Without any context the run fails earlier with the no-display line; either way one line.
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(lines(run.output), 1u) << run.output;
+  EXPECT_EQ(run.output.rfind("posecast-viewer: ", 0), 0u) << run.output;
+}
+
+TEST(ViewerProgramErrors, HelpPrintsUsageAndExits0) {
+  const ProgramRun run = run_viewer("--help");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.output.find("usage: posecast-viewer --model"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace posecast::render::testing
