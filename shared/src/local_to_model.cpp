@@ -1,5 +1,7 @@
 #include "posecast/local_to_model.h"
 
+#include "affine_kernels.h"
+
 namespace posecast {
 
 bool LocalToModelJob::Validate() const {
@@ -15,14 +17,29 @@ bool LocalToModelJob::Validate() const {
   return true;
 }
 
+namespace {
+
+// Same bits as models[i] = affine_mul(models[parent], to_matrix(locals[i])), computed with
+// the inline vector twins (affine_kernels.h) and without materialising the local matrix.
+POSECAST_HOT_CLONES
+void local_to_model(const int16_t* parents, const Transform* locals, glm::mat4* models,
+                    std::size_t nodes) {
+  for (std::size_t i = 0; i < nodes; ++i) {
+    const int parent = parents[i];
+    const detail::Affine8 model =
+        parent == kNoParent
+            ? detail::to_matrix8(locals[i])
+            : detail::affine_mul_trs(detail::left_factor(detail::load_affine(models[parent])),
+                                     locals[i]);
+    detail::store_affine(models[i], model);
+  }
+}
+
+}  // namespace
+
 bool LocalToModelJob::Run() const {
   if (!Validate()) return false;
-  const std::size_t nodes = skeleton->node_count();
-  for (std::size_t i = 0; i < nodes; ++i) {
-    const glm::mat4 local = to_matrix(locals[i]);
-    const int parent = skeleton->parents[i];
-    models[i] = parent == kNoParent ? local : affine_mul(models[parent], local);
-  }
+  local_to_model(skeleton->parents.data(), locals.data(), models.data(), skeleton->node_count());
   return true;
 }
 

@@ -1,5 +1,6 @@
 #include "posecast/palette.h"
 
+#include "affine_kernels.h"
 #include "posecast/transform.h"
 
 namespace posecast {
@@ -16,22 +17,44 @@ bool PaletteJob::Validate() const {
   return true;
 }
 
+namespace {
+
+// palette[j] = affine_mul(affine_mul(mesh_inverse, models[joint j]), inverse_bind[j]), or
+// without the first product when there is no mesh node, with the same bits, via the inline
+// vector twins (affine_kernels.h). Left to right, one fixed order.
+POSECAST_HOT_CLONES
+void palette_from_models(const glm::mat4* mesh_inverse, const glm::mat4* models,
+                         const uint16_t* joint_nodes, const glm::mat4* inverse_bind,
+                         glm::mat4* palette, std::size_t joints) {
+  if (mesh_inverse == nullptr) {
+    for (std::size_t j = 0; j < joints; ++j) {
+      const detail::LeftFactor world = detail::left_factor(detail::load_affine(models[joint_nodes[j]]));
+      detail::store_affine(palette[j],
+                           detail::affine_mul8(world, detail::load_affine(inverse_bind[j])));
+    }
+    return;
+  }
+  const detail::LeftFactor mesh = detail::left_factor(detail::load_affine(*mesh_inverse));
+  for (std::size_t j = 0; j < joints; ++j) {
+    const detail::Affine8 joint_in_mesh =
+        detail::affine_mul8(mesh, detail::load_affine(models[joint_nodes[j]]));
+    detail::store_affine(palette[j], detail::affine_mul8(detail::left_factor(joint_in_mesh),
+                                                         detail::load_affine(inverse_bind[j])));
+  }
+}
+
+}  // namespace
+
 bool PaletteJob::Run() const {
   if (!Validate()) return false;
-  const std::size_t joints = skeleton->joint_count();
-  if (skeleton->mesh_node == -1) {
-    for (std::size_t j = 0; j < joints; ++j)
-      palette[j] = affine_mul(models[skeleton->joint_nodes[j]], skeleton->inverse_bind[j]);
-    return true;
-  }
   glm::mat4 mesh_inverse;
-  if (!affine_inverse(models[static_cast<std::size_t>(skeleton->mesh_node)], mesh_inverse))
+  const bool has_mesh = skeleton->mesh_node != -1;
+  if (has_mesh &&
+      !affine_inverse(models[static_cast<std::size_t>(skeleton->mesh_node)], mesh_inverse))
     return false;
-  // Left to right, one fixed order: (inverse(mesh) * world(joint)) * inverse_bind.
-  for (std::size_t j = 0; j < joints; ++j) {
-    const glm::mat4 joint_in_mesh = affine_mul(mesh_inverse, models[skeleton->joint_nodes[j]]);
-    palette[j] = affine_mul(joint_in_mesh, skeleton->inverse_bind[j]);
-  }
+  palette_from_models(has_mesh ? &mesh_inverse : nullptr, models.data(),
+                      skeleton->joint_nodes.data(), skeleton->inverse_bind.data(), palette.data(),
+                      skeleton->joint_count());
   return true;
 }
 

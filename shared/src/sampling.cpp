@@ -1,9 +1,11 @@
 #include "posecast/sampling.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "posecast/det_math.h"
+#include "slerp4.h"
 
 namespace posecast {
 namespace {
@@ -20,8 +22,9 @@ struct KeyLookup {
   KeyPlace place;
 };
 
-// The canonical lookup: std::upper_bound gives the first key strictly after t.
-KeyLookup search_key(const float* times, uint32_t n, float t) {
+// The canonical lookup: std::upper_bound gives the first key strictly after t. Out of line:
+// the cursor makes it the rare path.
+[[gnu::noinline]] KeyLookup search_key(const float* times, uint32_t n, float t) {
   const float* first_after = std::upper_bound(times, times + n, t);
   const auto after = static_cast<uint32_t>(first_after - times);
   if (after == 0) return {0u, KeyPlace::kBefore};
@@ -31,7 +34,8 @@ KeyLookup search_key(const float* times, uint32_t n, float t) {
 
 // Checks the cursor's key and the next one (forward playback at a tick shorter than the key
 // spacing), else searches. The hint is untrusted: any value is safe.
-KeyLookup find_key(const float* times, uint32_t n, float t, uint32_t hint) {
+[[gnu::always_inline]] inline KeyLookup find_key(const float* times, uint32_t n, float t,
+                                                 uint32_t hint) {
   if (hint < n && times[hint] <= t) {
     if (hint + 1u == n) return {hint, KeyPlace::kAfter};
     if (t < times[hint + 1u]) return {hint, KeyPlace::kBetween};
@@ -41,11 +45,7 @@ KeyLookup find_key(const float* times, uint32_t n, float t, uint32_t hint) {
   return search_key(times, n, t);
 }
 
-glm::vec3 load_vec3(const float* v) { return glm::vec3(v[0], v[1], v[2]); }
-// Values store rotations as (x, y, z, w); glm::quat's constructor takes (w, x, y, z).
-glm::quat load_quat(const float* v) { return glm::quat(v[3], v[0], v[1], v[2]); }
-
-// Cubic Hermite basis weights, in one fixed evaluation order (see evaluate_cubic).
+// Cubic Hermite basis weights, in one fixed evaluation order (see hermite()).
 struct HermiteWeights {
   float h00, h10, h01, h11;
 };
@@ -63,50 +63,75 @@ float hermite(const HermiteWeights& w, float p0, float out0, float p1, float in1
   return ((w.h00 * p0 + w.h10 * (dt * out0)) + w.h01 * p1) + w.h11 * (dt * in1);
 }
 
-// Writes the sampled value of one track (`comps` floats) to `out`.
-void sample_track(const Track& track, const Clip& clip, float t, uint32_t& cursor, float* out) {
-  const uint32_t n = track.key_count;
-  const float* times = clip.times.data() + track.times_offset;
-  const float* values = clip.values.data() + track.values_offset;
-  const int comps = track.components();
-  const bool cubic = track.interpolation == Interpolation::kCubicSpline;
-  // Floats per key: CUBICSPLINE keys are (in-tangent, value, out-tangent).
-  const uint32_t stride = static_cast<uint32_t>(comps) * (cubic ? 3u : 1u);
-  const uint32_t value_at = cubic ? static_cast<uint32_t>(comps) : 0u;  // value inside a key
-
-  const KeyLookup at = find_key(times, n, t, cursor);
-  cursor = at.key;
-  const float* key0 = values + static_cast<std::size_t>(at.key) * stride;
-  if (at.place != KeyPlace::kBetween || track.interpolation == Interpolation::kStep) {
-    std::memcpy(out, key0 + value_at, sizeof(float) * static_cast<std::size_t>(comps));
-    return;
+// LINEAR rotations waiting to be slerped, four lanes at a time (slerp4.h, bit-identical to
+// det_slerp). Queued rather than slerped one by one so that independent slerps sit next to
+// each other for the CPU to overlap. Lives in Run()'s stack frame: no allocation.
+class SlerpQueue {
+ public:
+  // key0/key1: (x, y, z, w) of the keys around t; s in [0, 1); out: the node's rotation.
+  void add(const float* key0, const float* key1, float s, float* out) {
+    key0_[size_] = detail::load4(key0);
+    key1_[size_] = detail::load4(key1);
+    s_[size_] = s;
+    out_[size_] = out;
+    if (++size_ == kCapacity) flush();
   }
-  const float* key1 = key0 + stride;
-  const float t0 = times[at.key];
-  const float dt = times[at.key + 1u] - t0;
-  const float s = (t - t0) / dt;
 
-  if (!cubic) {
-    if (comps == 4) {
-      const glm::quat q = det_slerp(load_quat(key0), load_quat(key1), s);
-      out[0] = q.x;
-      out[1] = q.y;
-      out[2] = q.z;
-      out[3] = q.w;
-    } else {
-      const glm::vec3 v = det_lerp(load_vec3(key0), load_vec3(key1), s);
-      out[0] = v.x;
-      out[1] = v.y;
-      out[2] = v.z;
+  // Slerps and stores everything queued.
+  void flush() {
+    // Lanes past the end of the last group of four get zero keys (slerped to identity, which
+    // is dropped) rather than stale ones.
+    for (int i = size_; i % 4 != 0; ++i) {
+      key0_[i] = detail::Float4{};
+      key1_[i] = detail::Float4{};
+      s_[i] = 0.0f;
     }
-    return;
+    for (int first = 0; first < size_; first += 4) {
+      const detail::Quat4 q = detail::slerp4(transpose(key0_ + first), transpose(key1_ + first),
+                                             detail::load4(s_ + first));
+      const detail::Float4 lanes[4] = {q.x, q.y, q.z, q.w};
+      const detail::Quat4 rows = transpose(lanes);  // row i: (x, y, z, w) of lane i
+      const detail::Float4 out_rows[4] = {rows.x, rows.y, rows.z, rows.w};
+      const int count = size_ - first < 4 ? size_ - first : 4;
+      for (int i = 0; i < count; ++i) detail::store4(out_[first + i], out_rows[i]);
+    }
+    size_ = 0;
   }
 
+ private:
+  static constexpr int kCapacity = 16;  // a multiple of 4
+
+  // 4x4 transpose: four (x, y, z, w) rows to lanes x, y, z, w (and back).
+  static detail::Quat4 transpose(const detail::Float4* r) {
+    const detail::Float4 t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5);
+    const detail::Float4 t1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
+    const detail::Float4 t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
+    const detail::Float4 t3 = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
+    return {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
+            __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+  }
+
+  detail::Float4 key0_[kCapacity];
+  detail::Float4 key1_[kCapacity];
+  float s_[kCapacity];
+  float* out_[kCapacity];
+  int size_ = 0;
+};
+
+// Float offset of each TrackTarget inside a Transform (translation, rotation x y z w, scale).
+constexpr std::size_t kTargetOffset[3] = {0, 3, 7};
+static_assert(offsetof(Transform, rotation) == 3 * sizeof(float));
+static_assert(offsetof(Transform, scale) == 7 * sizeof(float));
+static_assert(offsetof(glm::quat, x) == 0 && offsetof(glm::quat, w) == 3 * sizeof(float),
+              "rotations are stored and written as (x, y, z, w)");
+
+// The CUBICSPLINE value between keys k and k+1 (each key: in-tangent, value, out-tangent).
+void sample_cubic(const float* key0, int comps, float s, float dt, float* out) {
   const HermiteWeights w = hermite_weights(s);
-  const float* out0 = key0 + 2 * comps;  // out-tangent of key k
   const float* p0 = key0 + comps;
-  const float* in1 = key1;               // in-tangent of key k+1
-  const float* p1 = key1 + comps;
+  const float* out0 = key0 + 2 * comps;  // out-tangent of key k
+  const float* in1 = key0 + 3 * comps;   // in-tangent of key k+1
+  const float* p1 = key0 + 4 * comps;
   float r[4];
   for (int c = 0; c < comps; ++c) r[c] = hermite(w, p0[c], out0[c], p1[c], in1[c], dt);
   if (comps == 4) {
@@ -119,16 +144,43 @@ void sample_track(const Track& track, const Clip& clip, float t, uint32_t& curso
   std::memcpy(out, r, sizeof(float) * static_cast<std::size_t>(comps));
 }
 
-float* target_of(Transform& node, TrackTarget target) {
-  switch (target) {
-    case TrackTarget::kTranslation:
-      return &node.translation.x;
-    case TrackTarget::kRotation:
-      return &node.rotation.x;  // glm stores x, y, z, w
-    case TrackTarget::kScale:
-      return &node.scale.x;
+// Samples one track of `Comps` floats per value (3: translation/scale, 4: rotation) at t into
+// `out`; LINEAR rotations between two keys are queued on `slerps` instead.
+template <int Comps>
+inline void sample_track(const Track& track, const float* times, const float* values, float t,
+                         uint32_t& cursor, float* out, SlerpQueue& slerps) {
+  const KeyLookup at = find_key(times, track.key_count, t, cursor);
+  cursor = at.key;
+  constexpr std::size_t kBytes = sizeof(float) * Comps;
+  if (track.interpolation == Interpolation::kCubicSpline) {
+    // Three elements per key; the value is the middle one.
+    const float* key0 = values + std::size_t{at.key} * (3 * Comps);
+    if (at.place != KeyPlace::kBetween) {
+      std::memcpy(out, key0 + Comps, kBytes);
+      return;
+    }
+    const float t0 = times[at.key];
+    const float dt = times[at.key + 1u] - t0;
+    sample_cubic(key0, Comps, (t - t0) / dt, dt, out);
+    return;
   }
-  return &node.translation.x;
+  const float* key0 = values + std::size_t{at.key} * Comps;
+  if (at.place != KeyPlace::kBetween || track.interpolation == Interpolation::kStep) {
+    std::memcpy(out, key0, kBytes);
+    return;
+  }
+  const float t0 = times[at.key];
+  const float s = (t - t0) / (times[at.key + 1u] - t0);
+  const float* key1 = key0 + Comps;
+  if constexpr (Comps == 4) {
+    slerps.add(key0, key1, s, out);
+  } else {
+    const glm::vec3 v = det_lerp(glm::vec3(key0[0], key0[1], key0[2]),
+                                 glm::vec3(key1[0], key1[1], key1[2]), s);
+    out[0] = v.x;
+    out[1] = v.y;
+    out[2] = v.z;
+  }
 }
 
 }  // namespace
@@ -138,34 +190,58 @@ bool SampleJob::Validate() const {
   const std::size_t nodes = skeleton->node_count();
   if (skeleton->rest.size() != nodes || output.size() != nodes) return false;
   if (cursor.size() != clip->tracks.size()) return false;
-  if (cursor.data() == nullptr && !cursor.empty()) return false;
-  // Bounds of every track, so Run() cannot read outside the clip whatever the clip holds
-  // (Clip::validate checks the rest: ordering, finiteness, unit rotations).
+  // Bounds of every track, so Run() cannot read or write outside the clip and the output
+  // whatever the clip holds (Clip::validate checks the rest: ordering, finiteness, unit
+  // rotations).
   const uint64_t time_count = clip->times.size();
   const uint64_t value_count = clip->values.size();
   for (const Track& track : clip->tracks) {
     if (track.node >= nodes || track.key_count == 0) return false;
-    if (static_cast<uint8_t>(track.target) > static_cast<uint8_t>(TrackTarget::kScale)) return false;
-    if (static_cast<uint8_t>(track.interpolation) >
-        static_cast<uint8_t>(Interpolation::kCubicSpline))
-      return false;
-    const uint64_t per_key = static_cast<uint64_t>(track.components()) *
-                             (track.interpolation == Interpolation::kCubicSpline ? 3u : 1u);
+    const auto target = static_cast<uint8_t>(track.target);
+    const auto interpolation = static_cast<uint8_t>(track.interpolation);
+    if (target > static_cast<uint8_t>(TrackTarget::kScale)) return false;
+    if (interpolation > static_cast<uint8_t>(Interpolation::kCubicSpline)) return false;
+    const uint64_t floats_per_key =
+        (target == static_cast<uint8_t>(TrackTarget::kRotation) ? 4u : 3u) *
+        (interpolation == static_cast<uint8_t>(Interpolation::kCubicSpline) ? 3u : 1u);
     if (uint64_t{track.times_offset} + track.key_count > time_count) return false;
-    if (uint64_t{track.values_offset} + per_key * track.key_count > value_count) return false;
+    if (uint64_t{track.values_offset} + floats_per_key * track.key_count > value_count)
+      return false;
   }
   return true;
 }
 
+namespace {
+
+// Run()'s loop over the tracks, after validation and the rest-pose copy.
+POSECAST_HOT_CLONES
+void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* output) {
+  const Track* tracks = clip.tracks.data();
+  const float* times = clip.times.data();
+  const float* values = clip.values.data();
+  const std::size_t track_count = clip.tracks.size();
+  SlerpQueue slerps;
+  for (std::size_t i = 0; i < track_count; ++i) {
+    const Track& track = tracks[i];
+    float* out = reinterpret_cast<float*>(&output[track.node]) +
+                 kTargetOffset[static_cast<uint8_t>(track.target)];
+    if (track.target == TrackTarget::kRotation) {
+      sample_track<4>(track, times + track.times_offset, values + track.values_offset, t,
+                      cursor[i], out, slerps);
+    } else {
+      sample_track<3>(track, times + track.times_offset, values + track.values_offset, t,
+                      cursor[i], out, slerps);
+    }
+  }
+  slerps.flush();
+}
+
+}  // namespace
+
 bool SampleJob::Run() const {
   if (!Validate()) return false;
-  const float t = seconds_from_us(time_us);
   std::copy(skeleton->rest.begin(), skeleton->rest.end(), output.begin());
-  const std::size_t track_count = clip->tracks.size();
-  for (std::size_t i = 0; i < track_count; ++i) {
-    const Track& track = clip->tracks[i];
-    sample_track(track, *clip, t, cursor[i], target_of(output[track.node], track.target));
-  }
+  sample_tracks(*clip, seconds_from_us(time_us), cursor.data(), output.data());
   return true;
 }
 

@@ -57,7 +57,7 @@ class ClipBuilder {
     return *this;
   }
   Clip build() {
-    clip_.duration_us = static_cast<int64_t>(std::llround(double{clip_.duration_seconds} * 1e6));
+    clip_.duration_us = static_cast<int64_t>(std::llround(static_cast<double>(clip_.duration_seconds) * 1e6));
     return clip_;
   }
 

@@ -101,7 +101,7 @@ TEST(SampleJobCursor, ExactKeyTimesMatchFreshSearch) {
   std::vector<int64_t> times;
   // Microsecond times nearest each key, and one either side.
   for (uint32_t k = 0; k < clip.tracks[0].key_count; ++k) {
-    const auto us = static_cast<int64_t>(std::llround(double{clip.times[k]} * 1e6));
+    const auto us = static_cast<int64_t>(std::llround(static_cast<double>(clip.times[k]) * 1e6));
     times.insert(times.end(), {us - 1, us, us + 1});
   }
   expect_cursor_reuse_matches_fresh_search(times);

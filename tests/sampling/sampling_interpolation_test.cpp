@@ -172,8 +172,8 @@ TEST(SampleJobCubicSpline, RotationIsNormalisedAfterHermite) {
   double p[4];
   double len2 = 0.0;
   for (int c = 0; c < 4; ++c) {
-    p[c] = h00 * double{q0[c]} + h10 * double{tangent[c]} + h01 * double{q1[c]} +
-           h11 * double{tangent[c]};
+    p[c] = h00 * static_cast<double>(q0[c]) + h10 * static_cast<double>(tangent[c]) + h01 * static_cast<double>(q1[c]) +
+           h11 * static_cast<double>(tangent[c]);
     len2 += p[c] * p[c];
   }
   const double len = std::sqrt(len2);

@@ -19,7 +19,14 @@ struct QuatD {
   double x, y, z, w;
 };
 
-QuatD to_double(const std::vector<float>& xyzw) { return {xyzw[0], xyzw[1], xyzw[2], xyzw[3]}; }
+QuatD to_double(float x, float y, float z, float w) {
+  return {static_cast<double>(x), static_cast<double>(y), static_cast<double>(z),
+          static_cast<double>(w)};
+}
+QuatD to_double(const std::vector<float>& xyzw) {
+  return to_double(xyzw[0], xyzw[1], xyzw[2], xyzw[3]);
+}
+QuatD to_double(const glm::quat& q) { return to_double(q.x, q.y, q.z, q.w); }
 
 // Textbook slerp in double along the shortest path.
 QuatD slerp_reference(QuatD a, QuatD b, double t) {
@@ -52,10 +59,10 @@ TEST(DetAcosUnit, MatchesDoubleAcosOverZeroToOne) {
   constexpr int kSteps = 200000;
   for (int i = 0; i <= kSteps; ++i) {
     const float x = static_cast<float>(i) / kSteps;
-    const double err = std::fabs(double{det_acos_unit(x)} - std::acos(double{x}));
+    const double err = std::fabs(static_cast<double>(det_acos_unit(x)) - std::acos(static_cast<double>(x)));
     if (err > worst) {
       worst = err;
-      worst_at = x;
+      worst_at = static_cast<double>(x);
     }
   }
   // The polynomial's own error is below 3e-8; float rounding of a result near pi/2 adds up to
@@ -71,10 +78,10 @@ TEST(DetSinHalfPi, MatchesDoubleSinOverZeroToHalfPi) {
   constexpr int kSteps = 200000;
   for (int i = 0; i <= kSteps; ++i) {
     const float x = static_cast<float>(kPi / 2.0 * i / kSteps);
-    const double err = std::fabs(double{det_sin_half_pi(x)} - std::sin(double{x}));
+    const double err = std::fabs(static_cast<double>(det_sin_half_pi(x)) - std::sin(static_cast<double>(x)));
     if (err > worst) {
       worst = err;
-      worst_at = x;
+      worst_at = static_cast<double>(x);
     }
   }
   // Truncation is below 1e-9; what remains is float rounding in the Horner steps, measured at
@@ -91,10 +98,10 @@ TEST(DetSlerp, MatchesDoubleSlerpOnLargeArcs) {
     const std::vector<float> step = test::axis_angle_xyzw(1.0, 2.0, 3.0, degrees);
     const glm::quat b = det_mul(from_xyzw(step), from_xyzw(a));
     const QuatD ad = to_double(a);
-    const QuatD bd = {b.x, b.y, b.z, b.w};
+    const QuatD bd = to_double(b);
     for (float t : {0.0f, 0.1f, 0.25f, 0.5f, 0.75f, 0.9f, 1.0f}) {
       SCOPED_TRACE(testing::Message() << degrees << " degrees, t=" << t);
-      expect_quat_near(det_slerp(from_xyzw(a), b, t), slerp_reference(ad, bd, t), 2e-6);
+      expect_quat_near(det_slerp(from_xyzw(a), b, t), slerp_reference(ad, bd, static_cast<double>(t)), 2e-6);
     }
   }
 }
@@ -110,7 +117,7 @@ TEST(DetSlerp, TakesTheShortestPathWhenKeysHaveNegativeDot) {
   expect_quat_near(mid, to_double(test::axis_angle_xyzw(0, 0, 1, 45.0)), 2e-6);
   for (float t : {0.2f, 0.6f}) {
     expect_quat_near(det_slerp(from_xyzw(a), from_xyzw(b), t),
-                     slerp_reference(to_double(a), to_double(b), t), 2e-6);
+                     slerp_reference(to_double(a), to_double(b), static_cast<double>(t)), 2e-6);
   }
 }
 
@@ -124,7 +131,7 @@ TEST(DetSlerp, NearlyIdenticalKeysStayAccurate) {
     for (float t : {0.0f, 0.3f, 0.5f, 1.0f}) {
       SCOPED_TRACE(testing::Message() << apart << " degrees, t=" << t);
       expect_quat_near(det_slerp(from_xyzw(a), b, t),
-                       slerp_reference(to_double(a), {b.x, b.y, b.z, b.w}, t), 2e-6);
+                       slerp_reference(to_double(a), to_double(b), static_cast<double>(t)), 2e-6);
     }
   }
   const glm::quat q = from_xyzw(a);

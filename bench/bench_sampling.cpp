@@ -1,0 +1,188 @@
+// The hot path of one server tick for a crowd of entities: sample one clip, local-to-model,
+// palette. Each entity owns its playback state (one cursor word per track and an integer
+// time, started at distinct offsets through the clip); every benchmark iteration advances
+// every entity by one 60 Hz tick (16667 us, wrapping by the clip duration) and evaluates it.
+//
+// Counters:
+//   ns_per_entity           thread CPU nanoseconds per entity-tick (sample + local-to-model +
+//                           palette), measured around the timed loop
+//   state_bytes_per_entity  the per-entity playback state: cursor words + the int64 time
+//
+// The locals/models/palette buffers are per-thread scratch reused for every entity (a server
+// hashes or encodes each palette right after evaluating it), so the figure measures the
+// evaluation, not the memory bandwidth of storing N palettes.
+//
+// Models: Fox.glb from POSECAST_ASSETS_DIR (skipped with an error when absent) and the
+// generated rig with 128 joints.
+
+#include <benchmark/benchmark.h>
+
+#include <time.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "posecast/gltf_import.h"
+#include "posecast/local_to_model.h"
+#include "posecast/palette.h"
+#include "posecast/rig/rig_generator.h"
+#include "posecast/sampling.h"
+
+namespace {
+
+using posecast::Clip;
+using posecast::Model;
+using posecast::Skeleton;
+
+constexpr int64_t kTickUs = 16'667;  // one 60 Hz tick
+
+// CPU time of the calling thread, in nanoseconds (the benchmark runs on one thread).
+int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// A loaded model and the clip the benchmark plays, or why it could not be loaded.
+struct BenchModel {
+  std::shared_ptr<const Model> model;
+  const Skeleton* skeleton = nullptr;
+  const Clip* clip = nullptr;
+  std::string error;
+};
+
+BenchModel from_result(posecast::Result<Model> loaded, const std::string& clip_name) {
+  BenchModel out;
+  if (!loaded.ok()) {
+    out.error = loaded.error().message;
+    return out;
+  }
+  out.model = std::make_shared<const Model>(std::move(loaded).value());
+  if (out.model->rigs.empty() || out.model->rigs[0].clips.empty()) {
+    out.error = out.model->source + ": no rig with a clip";
+    return out;
+  }
+  const posecast::Rig& rig = out.model->rigs[0];
+  std::size_t clip_index = 0;
+  for (std::size_t i = 0; i < rig.clips.size(); ++i)
+    if (rig.clips[i].name == clip_name) clip_index = i;
+  out.skeleton = &rig.skeleton;
+  out.clip = &rig.clips[clip_index];
+  return out;
+}
+
+BenchModel load_fox() {
+  const std::string path = std::string(POSECAST_ASSETS_DIR) + "/Fox.glb";
+  if (!std::filesystem::exists(path)) return BenchModel{{}, nullptr, nullptr, path + " not found"};
+  return from_result(posecast::import_gltf_file(path), "Survey");  // clip 0
+}
+
+BenchModel load_generated_rig(uint32_t joints) {
+  posecast::rig::RigOptions options;
+  options.joints = joints;
+  auto glb = posecast::rig::generate_rig_glb(options);
+  if (!glb.ok()) return BenchModel{{}, nullptr, nullptr, glb.error().message};
+  return from_result(
+      posecast::import_gltf_memory(glb.value(), "gen-rig:" + std::to_string(joints)), "walk");
+}
+
+// Per-entity playback state for N entities, stored flat (cursor words then times).
+struct Crowd {
+  std::size_t tracks = 0;
+  std::vector<uint32_t> cursors;  // entity e owns [e * tracks, (e + 1) * tracks)
+  std::vector<int64_t> times_us;
+
+  Crowd(const Clip& clip, std::size_t entities)
+      : tracks(clip.tracks.size()), cursors(entities * clip.tracks.size(), 0u) {
+    times_us.reserve(entities);
+    // Distinct start offsets spread evenly over the clip.
+    for (std::size_t e = 0; e < entities; ++e)
+      times_us.push_back(clip.duration_us * static_cast<int64_t>(e) /
+                         static_cast<int64_t>(entities));
+  }
+  static std::size_t state_bytes_per_entity(const Clip& clip) {
+    return clip.tracks.size() * sizeof(uint32_t) + sizeof(int64_t);
+  }
+};
+
+void BM_SampleLocalToModelPalette(benchmark::State& state, const BenchModel* bench_model) {
+  if (bench_model->clip == nullptr) {
+    state.SkipWithError(bench_model->error.c_str());
+    return;
+  }
+  const Skeleton& skeleton = *bench_model->skeleton;
+  const Clip& clip = *bench_model->clip;
+  const auto entities = static_cast<std::size_t>(state.range(0));
+  Crowd crowd(clip, entities);
+  std::vector<posecast::Transform> locals(skeleton.node_count());
+  std::vector<glm::mat4> models(skeleton.node_count());
+  std::vector<glm::mat4> palette(skeleton.joint_count());
+
+  posecast::SampleJob sample;
+  sample.skeleton = &skeleton;
+  sample.clip = &clip;
+  sample.output = locals;
+  posecast::LocalToModelJob local_to_model;
+  local_to_model.skeleton = &skeleton;
+  local_to_model.locals = locals;
+  local_to_model.models = models;
+  posecast::PaletteJob palette_job;
+  palette_job.skeleton = &skeleton;
+  palette_job.models = models;
+  palette_job.palette = palette;
+
+  const int64_t duration = clip.duration_us;
+  bool ok = true;
+  const int64_t cpu_start_ns = thread_cpu_ns();
+  for (auto _ : state) {
+    for (std::size_t e = 0; e < entities; ++e) {
+      int64_t t = crowd.times_us[e] + kTickUs;
+      if (duration > 0) {
+        while (t >= duration) t -= duration;
+      } else {
+        t = 0;
+      }
+      crowd.times_us[e] = t;
+      sample.time_us = t;
+      sample.cursor = std::span<uint32_t>(crowd.cursors.data() + e * crowd.tracks, crowd.tracks);
+      ok &= sample.Run();
+      ok &= local_to_model.Run();
+      ok &= palette_job.Run();
+      benchmark::DoNotOptimize(palette.data());
+      benchmark::ClobberMemory();
+    }
+  }
+  const int64_t cpu_ns = thread_cpu_ns() - cpu_start_ns;
+  if (!ok) state.SkipWithError("a job failed to run");
+  // A plain counter holding nanoseconds (benchmark's inverted-rate counters print as seconds).
+  state.counters["ns_per_entity"] =
+      static_cast<double>(cpu_ns) /
+      (static_cast<double>(state.iterations()) * static_cast<double>(entities));
+  state.counters["state_bytes_per_entity"] =
+      static_cast<double>(Crowd::state_bytes_per_entity(clip));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  // Loaded once, before any benchmark runs, and kept alive until the end.
+  static const BenchModel fox = load_fox();
+  static const BenchModel rig128 = load_generated_rig(128);
+  for (const auto& [name, bench_model] :
+       {std::pair{"BM_SampleLocalToModelPalette/Fox", &fox},
+        std::pair{"BM_SampleLocalToModelPalette/GenRig128", &rig128}}) {
+    benchmark::RegisterBenchmark(name, BM_SampleLocalToModelPalette, bench_model)
+        ->Arg(1)
+        ->Arg(100)
+        ->Arg(1000)
+        ->Arg(10000);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
