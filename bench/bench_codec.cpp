@@ -1,0 +1,409 @@
+// Pose codec: bytes per entity-update and encode+decode time, with the error it costs.
+//
+// Benchmarks are named BM_Codec/<scenario>/<send rate>/<reference>:
+//   scenarios   FoxRun (Fox.glb "Run" looping), FoxWalkRun (Fox "Walk" <-> "Run" crossfades:
+//               0.5 s fades every 1.5 s, rotations nlerped per joint), CesiumManWalk
+//               (cesium_man.gltf's only clip), GenRig128 (the generated 128-joint rig, "run")
+//   send rates  60Hz, 30Hz, 20Hz of a 60 Hz server tick (baseline age 1, 2, 3 ticks)
+//   reference   delta     each update against the previous three (the last acked snapshots
+//                         when every update is acked in time): baseline, prior, older
+//               absolute  every update against the rest pose (a late joiner, a lost baseline)
+// 10 seconds of updates per scenario (200 at 20 Hz).
+//
+// Counters (per animated joint = node with at least one animated channel, PoseFormat):
+//   bytes_per_joint            median over updates of pose bytes / animated joints
+//   bytes_per_joint_p99        99th percentile of the same
+//   bytes_per_entity           median pose bytes per update (the codec's output)
+//   record_bytes_per_joint     median including the 8-byte snapshot record header
+//   max_error_cm_scaled        worst virtual-vertex error of any joint in any update (3 cm shell,
+//                              scaled cm; bound 0.01)
+//   max_skinned_error_cm_scaled  worst real-vertex displacement (CPU skinning)
+//   ns_per_entity              quantise + encode + decode + dequantise, per entity-update
+//   raw_float_bytes_per_joint  reference: float TRS, 40 bytes per joint
+//   smallest3_bytes_per_joint  reference: 32-bit smallest-three rotation (2+3x10 bits) per
+//                              animated rotation, floats for animated translations/scales
+//   smallest3_error_cm_scaled  the error that 32-bit smallest-three would have on this data
+//   bitpacked_bytes_per_joint  median with the bit-packed (Exp-Golomb) stage instead of the range
+//                              coder; baseline_only_ / two_references_bytes_per_joint: the
+//                              range coder with only the baseline (no prediction) / without the
+//                              third pose (no acceleration context). What each step buys.
+
+#include <benchmark/benchmark.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "posecast/det_math.h"
+#include "posecast/gltf_import.h"
+#include "posecast/local_to_model.h"
+#include "posecast/palette.h"
+#include "posecast/protocol/error_metric.h"
+#include "posecast/protocol/pose_codec.h"
+#include "posecast/protocol/pose_format.h"
+#include "posecast/protocol/quantization.h"
+#include "posecast/rig/model_source.h"
+#include "posecast/sampling.h"
+
+namespace {
+
+using namespace posecast;
+using namespace posecast::protocol;
+
+constexpr int64_t kServerTickUs = 1'000'000 / 60;
+constexpr int kServerTickHz = 60;
+constexpr double kSeconds = 10.0;
+
+// ---------------------------------------------------------------- scenario data
+
+struct Scenario {
+  std::string error;  // non-empty: the benchmark reports it and skips
+  std::shared_ptr<const Model> model;
+  const Rig* rig = nullptr;
+  std::shared_ptr<const PoseFormat> format;
+  // Per update: the exact local pose (what the server evaluated).
+  std::vector<std::vector<Transform>> poses;
+};
+
+std::string asset(const std::string& name) { return std::string(POSECAST_ASSETS_DIR) + "/" + name; }
+
+Result<Model> load(const std::string& source) {
+  if (rig::is_generated_rig_source(source)) return rig::load_model_source(source);
+  ImportOptions options;
+  options.load_images = false;
+  return import_gltf_file(asset(source), options);
+}
+
+int find_clip(const Rig& rig, const std::string& name) {
+  for (std::size_t i = 0; i < rig.clips.size(); ++i)
+    if (rig.clips[i].name == name) return static_cast<int>(i);
+  return name.empty() && !rig.clips.empty() ? 0 : -1;
+}
+
+struct ClipPlayer {
+  const Rig* rig = nullptr;
+  const Clip* clip = nullptr;
+  SamplingCursor cursor;
+  std::vector<Transform> out;
+  void sample(int64_t time_us) {
+    const int64_t t = clip->duration_us > 0 ? time_us % clip->duration_us : 0;
+    SampleJob job{&rig->skeleton, clip, t, cursor.keys, out};
+    (void)job.Run();
+  }
+};
+
+// Per node: translation/scale lerped, rotation nlerped (shortest path), weight w of b.
+void blend(std::span<const Transform> a, std::span<const Transform> b, float w,
+           std::span<Transform> out) {
+  for (std::size_t n = 0; n < out.size(); ++n) {
+    out[n].translation = det_lerp(a[n].translation, b[n].translation, w);
+    out[n].rotation = det_nlerp(a[n].rotation, b[n].rotation, w);
+    out[n].scale = det_lerp(a[n].scale, b[n].scale, w);
+  }
+}
+
+// Weight of "Run" at time t in the crossfade cycle: walk 1 s, fade 0.5 s, run 1 s, fade back.
+float crossfade_weight(double t) {
+  const double c = std::fmod(t, 3.0);
+  if (c < 1.0) return 0.0f;
+  if (c < 1.5) return static_cast<float>((c - 1.0) / 0.5);
+  if (c < 2.5) return 1.0f;
+  return static_cast<float>(1.0 - (c - 2.5) / 0.5);
+}
+
+Scenario build(const std::string& source, const std::string& clip_a, const std::string& clip_b,
+               int send_hz) {
+  Scenario s;
+  static std::map<std::string, std::shared_ptr<const Model>> models;
+  static std::map<std::string, std::shared_ptr<const PoseFormat>> formats;
+  if (!models.count(source)) {
+    auto loaded = load(source);
+    if (!loaded.ok()) {
+      s.error = loaded.error().message;
+      return s;
+    }
+    models[source] = std::make_shared<const Model>(std::move(loaded.value()));
+  }
+  s.model = models[source];
+  if (s.model->rigs.empty()) {
+    s.error = source + ": no rig";
+    return s;
+  }
+  s.rig = &s.model->rigs[0];
+  if (!formats.count(source)) {
+    auto f = build_pose_format(s.rig->skeleton, s.rig->clips);
+    if (!f.ok()) {
+      s.error = f.error().message;
+      return s;
+    }
+    formats[source] = std::make_shared<const PoseFormat>(std::move(f.value()));
+  }
+  s.format = formats[source];
+  const int a = find_clip(*s.rig, clip_a);
+  const int b = clip_b.empty() ? -1 : find_clip(*s.rig, clip_b);
+  if (a < 0 || (!clip_b.empty() && b < 0)) {
+    s.error = source + ": clip not found";
+    return s;
+  }
+  const std::size_t nodes = s.rig->skeleton.node_count();
+  ClipPlayer pa{s.rig, &s.rig->clips[static_cast<std::size_t>(a)], {}, std::vector<Transform>(nodes)};
+  pa.cursor.reset(*pa.clip);
+  ClipPlayer pb = pa;
+  if (b >= 0) {
+    pb.clip = &s.rig->clips[static_cast<std::size_t>(b)];
+    pb.cursor.reset(*pb.clip);
+  }
+  const int ticks_per_send = kServerTickHz / send_hz;
+  const int updates = static_cast<int>(kSeconds * send_hz);
+  std::vector<Transform> mixed(nodes);
+  for (int u = 0; u < updates; ++u) {
+    const int64_t time_us = static_cast<int64_t>(u) * ticks_per_send * kServerTickUs;
+    pa.sample(time_us);
+    if (b < 0) {
+      s.poses.push_back(pa.out);
+      continue;
+    }
+    pb.sample(time_us);
+    blend(pa.out, pb.out, crossfade_weight(static_cast<double>(time_us) / 1e6), mixed);
+    s.poses.push_back(mixed);
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------- measurements
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(std::min<double>(static_cast<double>(v.size() - 1),
+                                                           std::floor(p * static_cast<double>(v.size() - 1) + 0.5)));
+  return v[i];
+}
+
+struct SizeStats {
+  std::vector<double> per_joint;  // one per update
+};
+
+// Quantises every pose the way the server does (each against the previous one's axes).
+std::vector<QuantizedPose> quantize_all(const Scenario& s) {
+  PoseQuantizer quantizer(*s.format);
+  std::vector<QuantizedPose> q(s.poses.size());
+  for (std::size_t u = 0; u < s.poses.size(); ++u) {
+    (void)quantizer.quantize(s.poses[u], u > 0 ? &q[u - 1] : nullptr, q[u]);
+  }
+  return q;
+}
+
+PoseReference reference_for(const std::vector<QuantizedPose>& q, std::size_t u, bool delta, int age) {
+  PoseReference ref;
+  ref.tick_rate_hz = kServerTickHz;
+  if (!delta || u == 0) return ref;
+  ref.baseline = &q[u - 1];
+  ref.baseline_age = static_cast<uint32_t>(age);
+  if (u >= 2) {
+    ref.prior = &q[u - 2];
+    ref.prior_age = static_cast<uint32_t>(age);
+  }
+  if (u >= 3) {
+    ref.older = &q[u - 3];
+    ref.older_age = static_cast<uint32_t>(age);
+  }
+  return ref;
+}
+
+std::vector<double> sizes(const Scenario& s, const std::vector<QuantizedPose>& q, bool delta, int age,
+                          const PoseEncodeOptions& options) {
+  PoseEncoder encoder(*s.format);
+  std::vector<double> out;
+  std::vector<uint8_t> bytes;
+  // The first update of a delta stream has no baseline; it is not a delta measurement.
+  for (std::size_t u = delta ? 1 : 0; u < q.size(); ++u) {
+    bytes.clear();
+    (void)encoder.encode(q[u], reference_for(q, u, delta, age), bytes, options);
+    out.push_back(static_cast<double>(bytes.size()));
+  }
+  return out;
+}
+
+// 32-bit smallest-three of a rotation (2-bit index, 3 x 10 bits over [-1/sqrt2, 1/sqrt2]).
+glm::quat smallest_three_32(const glm::quat& q) {
+  float c[4] = {q.x, q.y, q.z, q.w};
+  int largest = 0;
+  for (int i = 1; i < 4; ++i)
+    if (std::fabs(c[i]) > std::fabs(c[largest])) largest = i;
+  const float sign = c[largest] < 0.0f ? -1.0f : 1.0f;
+  const float range = 0.70710678f;
+  float sum = 0.0f;
+  for (int i = 0; i < 4; ++i) {
+    if (i == largest) continue;
+    const float v = std::clamp(c[i] * sign, -range, range);
+    const float code = std::floor((v + range) / (2.0f * range) * 1023.0f + 0.5f);
+    c[i] = code / 1023.0f * 2.0f * range - range;
+    sum += c[i] * c[i];
+  }
+  c[largest] = std::sqrt(std::max(0.0f, 1.0f - sum));
+  return glm::quat(c[3], c[0], c[1], c[2]);
+}
+
+struct ErrorStats {
+  float codec_cm = 0.0f;
+  float skinned_cm = 0.0f;
+  float smallest3_cm = 0.0f;
+  std::string worst;
+};
+
+ErrorStats errors(const Scenario& s, const std::vector<QuantizedPose>& q) {
+  const Skeleton& sk = s.rig->skeleton;
+  TrackErrorReport codec(s.format->error_scale), smallest3(s.format->error_scale);
+  std::vector<Transform> decoded(sk.node_count()), s3(sk.node_count());
+  std::vector<glm::mat4> exact_m(sk.node_count()), test_m(sk.node_count());
+  std::vector<glm::mat4> exact_p(sk.joint_count()), test_p(sk.joint_count());
+  std::vector<glm::vec3> va, vb;
+  const SkinnedMesh* mesh = s.rig->meshes.empty() ? nullptr : &s.rig->meshes[0];
+  for (std::size_t u = 0; u < s.poses.size(); ++u) {
+    LocalToModelJob{&sk, s.poses[u], exact_m}.Run();
+    dequantize_pose(*s.format, q[u], decoded);
+    LocalToModelJob{&sk, decoded, test_m}.Run();
+    codec.add(static_cast<int64_t>(u), measure_pose_error(sk, s.format->error_scale, exact_m, test_m));
+    if (mesh != nullptr && PaletteJob{&sk, exact_m, exact_p}.Run() && PaletteJob{&sk, test_m, test_p}.Run()) {
+      float mesh_scale = 1.0f;
+      if (sk.mesh_node >= 0) {
+        const glm::mat4& m = exact_m[static_cast<std::size_t>(sk.mesh_node)];
+        mesh_scale = std::max({glm::length(glm::vec3(m[0])), glm::length(glm::vec3(m[1])),
+                               glm::length(glm::vec3(m[2]))});
+      }
+      codec.add_skinned(static_cast<int64_t>(u),
+                        max_skinned_displacement(*mesh, exact_p, test_p, mesh_scale, va, vb));
+    }
+    for (std::size_t n = 0; n < sk.node_count(); ++n) {
+      s3[n] = s.poses[u][n];
+      if (s.format->channels[n] & kChannelRotation) s3[n].rotation = smallest_three_32(s3[n].rotation);
+    }
+    LocalToModelJob{&sk, s3, test_m}.Run();
+    smallest3.add(static_cast<int64_t>(u), measure_pose_error(sk, s.format->error_scale, exact_m, test_m));
+  }
+  ErrorStats e;
+  e.codec_cm = codec.worst_cm_scaled();
+  e.skinned_cm = codec.worst_skinned_cm_scaled();
+  e.smallest3_cm = smallest3.worst_cm_scaled();
+  e.worst = codec.describe(sk);
+  return e;
+}
+
+// ---------------------------------------------------------------- the benchmark
+
+void run_codec(benchmark::State& state, const std::string& source, const std::string& clip_a,
+               const std::string& clip_b, int send_hz, bool delta) {
+  const Scenario s = build(source, clip_a, clip_b, send_hz);
+  if (!s.error.empty()) {
+    state.SkipWithError(s.error.c_str());
+    return;
+  }
+  const int age = kServerTickHz / send_hz;
+  const std::vector<QuantizedPose> q = quantize_all(s);
+  const PoseFormat& f = *s.format;
+  const double joints = std::max<double>(1.0, f.animated_node_count);
+
+  // Timed: the server's quantise + encode and the client's decode + dequantise per update.
+  PoseQuantizer quantizer(f);
+  PoseEncoder encoder(f);
+  std::vector<uint8_t> bytes;
+  bytes.reserve(4096);
+  QuantizedPose server_q, client_q;
+  server_q.reset(f);
+  client_q.reset(f);
+  std::vector<Transform> client_pose(f.node_count());
+  std::size_t u = 1;
+  int64_t updates = 0;
+  for (auto _ : state) {
+    const PoseReference ref = reference_for(q, u, delta, age);
+    quantizer.quantize(s.poses[u], delta ? &q[u - 1] : nullptr, server_q);
+    bytes.clear();
+    encoder.encode(server_q, ref, bytes);
+    const Status st = decode_pose(f, bytes, ref, client_q);
+    dequantize_pose(f, client_q, client_pose);
+    benchmark::DoNotOptimize(st);
+    benchmark::DoNotOptimize(client_pose.data());
+    if (++u == q.size()) u = 1;
+    ++updates;
+  }
+  state.SetItemsProcessed(updates);
+
+  const std::vector<double> range_sizes = sizes(s, q, delta, age, {});
+  PoseEncodeOptions packed;
+  packed.coding = PoseCoding::kBitPacked;
+  const std::vector<double> packed_sizes = sizes(s, q, delta, age, packed);
+  PoseEncodeOptions one_reference, two_references;
+  one_reference.max_references = 1;
+  two_references.max_references = 2;
+  const std::vector<double> baseline_only_sizes = sizes(s, q, delta, age, one_reference);
+  const std::vector<double> two_reference_sizes = sizes(s, q, delta, age, two_references);
+  const ErrorStats e = errors(s, q);
+
+  double rot = 0, trans = 0, scale = 0;
+  for (uint8_t c : f.channels) {
+    rot += (c & kChannelRotation) ? 1 : 0;
+    trans += (c & kChannelTranslation) ? 1 : 0;
+    scale += (c & kChannelScale) ? 1 : 0;
+  }
+  auto& k = state.counters;
+  k["bytes_per_joint"] = percentile(range_sizes, 0.5) / joints;
+  k["bytes_per_joint_p99"] = percentile(range_sizes, 0.99) / joints;
+  k["bytes_per_entity"] = percentile(range_sizes, 0.5);
+  k["bytes_per_entity_p99"] = percentile(range_sizes, 0.99);
+  k["record_bytes_per_joint"] = (percentile(range_sizes, 0.5) + 8.0) / joints;
+  k["bitpacked_bytes_per_joint"] = percentile(packed_sizes, 0.5) / joints;
+  k["baseline_only_bytes_per_joint"] = percentile(baseline_only_sizes, 0.5) / joints;
+  k["two_references_bytes_per_joint"] = percentile(two_reference_sizes, 0.5) / joints;
+  k["max_error_cm_scaled"] = e.codec_cm;
+  k["max_skinned_error_cm_scaled"] = e.skinned_cm;
+  k["animated_joints"] = joints;
+  k["raw_float_bytes_per_joint"] = 40.0;
+  k["smallest3_bytes_per_joint"] = (4.0 * rot + 12.0 * trans + 12.0 * scale) / joints;
+  k["smallest3_error_cm_scaled"] = e.smallest3_cm;
+  // The rate counter is in seconds per item; scale to nanoseconds.
+  k["ns_per_entity"] = benchmark::Counter(static_cast<double>(updates) / 1e9,
+                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.SetLabel(e.worst);
+}
+
+struct ScenarioSpec {
+  const char* name;
+  const char* source;
+  const char* clip_a;
+  const char* clip_b;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const ScenarioSpec scenarios[] = {
+      {"FoxRun", "Fox.glb", "Run", ""},
+      {"FoxWalkRun", "Fox.glb", "Walk", "Run"},
+      {"CesiumManWalk", "cesium_man.gltf", "", ""},
+      {"GenRig128", "gen-rig:128", "run", ""},
+  };
+  for (const ScenarioSpec& sc : scenarios) {
+    for (int hz : {60, 30, 20}) {
+      for (bool delta : {true, false}) {
+        const std::string name = std::string("BM_Codec/") + sc.name + "/" + std::to_string(hz) +
+                                 "Hz/" + (delta ? "delta" : "absolute");
+        const std::string source = sc.source, a = sc.clip_a, b = sc.clip_b;
+        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
+          run_codec(st, source, a, b, hz, delta);
+        });
+      }
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

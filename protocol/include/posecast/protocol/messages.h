@@ -1,0 +1,178 @@
+#pragma once
+// The posecast wire messages as plain C++ structs, and their (de)serialisation.
+//
+// Every datagram is one message (protocol/schemas/posecast_messages.fbs, FlatBuffers); the
+// generated types never leave protocol/src. decode_message() treats its input as hostile: it
+// runs the FlatBuffers Verifier with depth and table limits and range-checks every enum,
+// index and size, so any byte string yields a message or an Error naming the field, never a
+// crash or an out-of-bounds read.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "posecast/result.h"
+
+namespace posecast::protocol {
+
+// Carried in ClientHello and Welcome; peers with different versions do not talk.
+inline constexpr uint16_t kProtocolVersion = 1;
+// Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
+inline constexpr std::size_t kMaxPacketBytes = 1200;
+// decode_message() refuses anything larger before looking at it.
+inline constexpr std::size_t kMaxDecodeBytes = 64 * 1024;
+// Snapshot ticks meaning "no baseline".
+inline constexpr uint32_t kNoTick = 0xFFFFFFFFu;
+// Strings on the wire are at most this long (names, sources, reasons).
+inline constexpr std::size_t kMaxStringBytes = 256;
+// A Welcome lists at most this many assets.
+inline constexpr std::size_t kMaxAssets = 256;
+
+enum class DisconnectReason : uint8_t {
+  kUnspecified = 0,
+  kClientLeft,
+  kTimeout,
+  kProtocolMismatch,
+  kServerFull,
+  kBadChallenge,
+  kAssetMismatch,
+  kKicked,
+  kServerShutdown,
+  kMalformedTraffic,
+};
+inline constexpr uint8_t kDisconnectReasonCount = 10;
+
+enum class CommandOp : uint8_t {
+  kPlay = 0,        // start `clip` on `layer` at clip time `time_us`
+  kCrossfade,       // fade the layer to `clip` over `time_us`
+  kSetSpeed,        // `value` = speed in 1/65536
+  kSetLayerWeight,  // `value` = weight in 1/65536
+  kStop,            // stop `layer`
+  kSeek,            // set the layer's clip time to `time_us`
+};
+inline constexpr uint8_t kCommandOpCount = 6;
+
+const char* to_string(DisconnectReason reason);
+const char* to_string(CommandOp op);
+
+struct ClientHello {
+  uint16_t protocol_version = kProtocolVersion;
+  uint64_t client_nonce = 0;
+  std::string client_name;  // <= kMaxStringBytes
+  bool operator==(const ClientHello&) const = default;
+};
+
+struct ServerChallenge {
+  uint64_t client_nonce = 0;
+  uint64_t challenge_token = 0;
+  bool operator==(const ServerChallenge&) const = default;
+};
+
+struct ChallengeResponse {
+  uint64_t client_nonce = 0;
+  uint64_t challenge_token = 0;
+  bool operator==(const ChallengeResponse&) const = default;
+};
+
+struct AssetInfo {
+  uint32_t model_id = 0;
+  uint64_t content_hash = 0;
+  uint16_t joint_count = 0;
+  std::string source;  // <= kMaxStringBytes
+  bool operator==(const AssetInfo&) const = default;
+};
+
+struct Welcome {
+  uint16_t protocol_version = kProtocolVersion;
+  uint32_t client_id = 0;
+  uint16_t tick_rate_hz = 60;
+  uint16_t send_rate_hz = 20;
+  uint32_t server_tick = 0;
+  std::vector<AssetInfo> assets;  // <= kMaxAssets
+  bool operator==(const Welcome&) const = default;
+};
+
+// One entity's pose in a snapshot: the pose codec's bytes (pose_codec.h).
+struct EntityPose {
+  uint32_t entity_id = 0;
+  uint16_t generation = 0;
+  std::vector<uint8_t> pose;  // < 65536 bytes (and must fit a packet)
+  bool operator==(const EntityPose&) const = default;
+};
+
+// Poses of one server tick. `baseline_tick` / `prior_tick` name the snapshots the receiver
+// already holds that the records are coded against (kNoTick: none; see PoseReference).
+// A snapshot split over several packets repeats the header in each part; every part holds
+// whole records and decodes alone.
+struct Snapshot {
+  uint32_t server_tick = 0;
+  uint32_t baseline_tick = kNoTick;
+  uint32_t prior_tick = kNoTick;
+  uint8_t part_index = 0;  // < part_count
+  uint8_t part_count = 1;  // >= 1
+  std::vector<EntityPose> entities;
+  bool operator==(const Snapshot&) const = default;
+};
+
+// Newest snapshot tick received; bit i of previous_mask: tick newest_tick - 1 - i received.
+struct Ack {
+  uint32_t newest_tick = 0;
+  uint32_t previous_mask = 0;
+  bool operator==(const Ack&) const = default;
+};
+
+struct ClientCommand {
+  uint32_t sequence = 0;
+  uint32_t entity_id = 0;
+  uint16_t generation = 0;
+  CommandOp op = CommandOp::kPlay;
+  int16_t clip = -1;    // clip index in the entity's rig, -1 for none
+  uint8_t layer = 0;
+  int64_t time_us = 0;  // fade duration or clip time, per op
+  int32_t value = 0;    // 16.16 fixed point, per op
+  bool operator==(const ClientCommand&) const = default;
+};
+
+struct EntitySpawn {
+  uint32_t entity_id = 0;
+  uint16_t generation = 0;
+  uint32_t model_id = 0;
+  uint16_t rig_index = 0;
+  uint32_t tick = 0;
+  bool operator==(const EntitySpawn&) const = default;
+};
+
+struct EntityDespawn {
+  uint32_t entity_id = 0;
+  uint16_t generation = 0;
+  uint32_t tick = 0;
+  bool operator==(const EntityDespawn&) const = default;
+};
+
+struct Disconnect {
+  DisconnectReason reason = DisconnectReason::kUnspecified;
+  std::string message;  // <= kMaxStringBytes
+  bool operator==(const Disconnect&) const = default;
+};
+
+using Message = std::variant<ClientHello, ServerChallenge, ChallengeResponse, Welcome, Snapshot,
+                             Ack, ClientCommand, EntitySpawn, EntityDespawn, Disconnect>;
+
+// Serialises one message. Fails (naming the field) when a field does not fit the wire: a
+// string over kMaxStringBytes, too many assets, a pose over 65535 bytes, more than 65535
+// records, part_index >= part_count. Does not enforce kMaxPacketBytes: use
+// encode_snapshot_packets() (snapshot_packets.h) for snapshots.
+Result<std::vector<uint8_t>> encode_message(const Message& message);
+
+// Parses one datagram. Any input (empty, truncated, random, malicious) gives a Message or an
+// Error such as "message: snapshot: records[3]: pose bytes run past the pose data".
+Result<Message> decode_message(std::span<const uint8_t> bytes);
+
+// Success when a peer's protocol version equals kProtocolVersion, else an Error saying both
+// versions (the text to put in Disconnect::message).
+Status check_protocol_version(uint16_t peer_version);
+
+}  // namespace posecast::protocol

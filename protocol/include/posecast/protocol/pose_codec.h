@@ -1,0 +1,79 @@
+#pragma once
+// The pose codec: one entity's quantised pose for one tick <-> bytes, coded against poses the
+// receiver is known to hold (docs/codec.md has the format and the measurements).
+//
+//   reference     prediction                              context (expected |residual|)
+//   rest          0 (the rest pose)                       clip-derived |code| prior
+//   baseline      the baseline's code                     clip-derived speed prior x age
+//   prior         baseline extrapolated at constant       the extrapolated step
+//                 velocity from baseline and prior
+//   older         the same                                 the step and the acceleration seen
+//                                                          over older, prior and baseline
+// The residuals (code - prediction) go through an adaptive binary range coder whose contexts
+// come from that expected magnitude (docs/codec.md has the format and the measurements).
+//
+// decode_pose() reproduces the encoder's QuantizedPose exactly. It treats its input as hostile:
+// any byte string yields the pose or an Error, never undefined behaviour.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "posecast/protocol/pose_format.h"
+#include "posecast/protocol/quantization.h"
+#include "posecast/result.h"
+
+namespace posecast::protocol {
+
+// Entropy stage. kRangeCoded is the wire format; kBitPacked (signed Exp-Golomb, order chosen
+// by the same contexts) is kept as the measured reference the range coder has to beat. The
+// coding is not in the stream: decode with the coding the encoder used.
+enum class PoseCoding : uint8_t { kRangeCoded = 0, kBitPacked = 1 };
+
+// Ages larger than this are refused (a baseline that old is useless for prediction; the
+// session drops baselines after 1 s).
+inline constexpr uint32_t kMaxReferenceAge = 4096;
+
+// What the receiver holds: up to three earlier quantised poses of the entity, newest first.
+// Ages are in server ticks, each > 0 and <= kMaxReferenceAge when its pose is set; a pose may
+// only be set when the newer ones are.
+struct PoseReference {
+  const QuantizedPose* baseline = nullptr;  // snapshot baseline_tick's pose (null: rest)
+  uint32_t baseline_age = 0;                // server_tick - baseline_tick
+  const QuantizedPose* prior = nullptr;     // snapshot prior_tick's pose
+  uint32_t prior_age = 0;                   // baseline_tick - prior_tick
+  const QuantizedPose* older = nullptr;     // snapshot older_tick's pose
+  uint32_t older_age = 0;                   // prior_tick - older_tick
+  uint32_t tick_rate_hz = 60;               // converts ages to time for the clip priors
+};
+
+struct PoseEncodeOptions {
+  PoseCoding coding = PoseCoding::kRangeCoded;
+  // How many reference poses to use at most (0..3): fewer than given is for measuring what
+  // each one buys (docs/codec.md).
+  int max_references = 3;
+};
+
+// Encodes poses of one format. Holds no per-entity state; keep one per thread.
+class PoseEncoder {
+ public:
+  explicit PoseEncoder(const PoseFormat& format);  // `format` must outlive the encoder
+
+  // Appends the encoding of `pose` to `out`. `pose` must come from PoseQuantizer::quantize
+  // for this format, ideally with reference.baseline as its reference. Returns false when a
+  // pose or reference has the wrong size or a reference pose is given with age 0.
+  bool encode(const QuantizedPose& pose, const PoseReference& reference,
+              std::vector<uint8_t>& out, const PoseEncodeOptions& options = {});
+
+ private:
+  const PoseFormat& format_;
+};
+
+// Decodes into `out` (resized as needed; reuse it to avoid allocation). Errors name the
+// reason: "pose: needs 2 reference poses, the receiver holds 1", "pose: node 3 code 5 out of
+// range", ... `out` is unspecified after an error.
+Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
+                   const PoseReference& reference, QuantizedPose& out,
+                   PoseCoding coding = PoseCoding::kRangeCoded);
+
+}  // namespace posecast::protocol

@@ -1,0 +1,91 @@
+#pragma once
+// Quantised poses: the integer form both server and client hold, and the only thing the pose
+// codec sends (as differences).
+//
+// Per node, 10 integers (kValuesPerNode), all relative to the node's rest TRS:
+//   [0..2]  translation codes:  t = rest.t + code * translation_step
+//   [3]     rotation axis a (0..3 = x, y, z, w): the component of d = conj(rest.r) * r that is
+//           divided out (kept >= 0)
+//   [4..6]  rotation codes of d's other three components over d[a] ("Gibbs" coordinates,
+//           |g| <= 2), step rotation_step:   d = (g, 1) / sqrt(1 + |g|^2),  r = rest.r * d
+//   [7..9]  scale codes:        s = rest.s + code * scale_step
+// The rest TRS is all codes 0 with axis 3, so channels that do not animate cost nothing.
+//
+// dequantize_pose() uses only + - * / sqrt in a fixed order: every machine turns the same
+// codes into the same bits, so the server's baseline and the client's decoded pose agree
+// exactly, and the palettes from quantized_palette() do too.
+
+#include <glm/mat4x4.hpp>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "posecast/protocol/pose_format.h"
+#include "posecast/skeleton.h"
+#include "posecast/transform.h"
+
+namespace posecast::protocol {
+
+inline constexpr int kValuesPerNode = 10;
+inline constexpr int kTranslationCode = 0;
+inline constexpr int kRotationAxis = 3;
+inline constexpr int kRotationCode = 4;
+inline constexpr int kScaleCode = 7;
+// Translation and scale codes stay within +-kMaxLinearCode (quantize_pose fails beyond).
+inline constexpr int32_t kMaxLinearCode = 1 << 30;
+
+struct QuantizedPose {
+  std::vector<int32_t> values;  // node_count * kValuesPerNode
+  // True when some channel the layout calls static is away from rest in this pose: the codec
+  // then sends every channel of every node for it (docs/codec.md).
+  bool off_layout = false;
+
+  // Sizes `values` for the format and sets the rest pose.
+  void reset(const PoseFormat& format);
+  bool operator==(const QuantizedPose&) const = default;
+};
+
+// Quantises local poses for one format. Holds scratch buffers (allocated once, in the
+// constructor); quantize() itself never allocates once `out` is sized.
+class PoseQuantizer {
+ public:
+  explicit PoseQuantizer(const PoseFormat& format);  // `format` must outlive the quantizer
+
+  // Quantises `pose` (node_count TRS). `reference` (nullable) is the pose this one will be
+  // coded against: its rotation axes are kept while still well conditioned (hysteresis), so
+  // deltas stay small. With format.compensated, rotations are quantised against the parent's
+  // quantised world rotation. Returns false (out unspecified) when the pose has the wrong
+  // size, a non-finite value, or a translation/scale beyond kMaxLinearCode steps from rest.
+  bool quantize(std::span<const Transform> pose, const QuantizedPose* reference,
+                QuantizedPose& out);
+
+ private:
+  const PoseFormat& format_;
+  std::vector<glm::quat> true_world_;   // world rotations of the input pose
+  std::vector<glm::quat> coded_world_;  // world rotations of the quantised pose
+};
+
+// Codes -> local TRS (node_count entries). Deterministic (see above). Precondition: `pose`
+// was produced by PoseQuantizer or decode_pose for this format (values in range).
+void dequantize_pose(const PoseFormat& format, const QuantizedPose& pose,
+                     std::span<Transform> out);
+
+// Dequantised rotation of one node from its codes, exposed for tests.
+glm::quat dequantize_rotation(const Transform& rest, const int32_t* codes, float step);
+
+// Buffers for quantized_palette().
+struct PaletteScratch {
+  std::vector<Transform> locals;
+  std::vector<glm::mat4> models;
+};
+
+// The skinning palette of a quantised pose through the core jobs (dequantize_pose,
+// LocalToModelJob, PaletteJob): the server and every client compute the same bits.
+// `skeleton` is the one the format was built from. Returns false when a job rejects its input
+// (sizes disagree, singular mesh node).
+bool quantized_palette(const Skeleton& skeleton, const PoseFormat& format,
+                       const QuantizedPose& pose, PaletteScratch& scratch,
+                       std::span<glm::mat4> palette);
+
+}  // namespace posecast::protocol

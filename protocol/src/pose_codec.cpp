@@ -1,0 +1,433 @@
+// Pose codec: prediction, contexts and the two entropy stages (docs/codec.md).
+//
+// Range-coded stream (the wire format):
+//   reference count: adaptive bit "uses 3" (the steady state), else 2 raw bits (0..2)
+//   off_layout:      adaptive bit
+//   body:            for each node in order, for each coded channel (T, R, S): R first codes
+//                    its axis (adaptive "same as the baseline's", else 2 raw bits), then three
+//                    residuals; T and S code three residuals.
+// Bit-packed reference stream: one header byte (bits 0-1 reference count, bit 2 off_layout,
+// the rest zero), then the same body with signed Exp-Golomb residuals.
+
+#include "posecast/protocol/pose_codec.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <string>
+
+#include "posecast/protocol/bit_io.h"
+#include "posecast/protocol/range_coder.h"
+
+namespace posecast::protocol {
+namespace {
+
+// Context classes: channel (T, R, S) x how the prediction was made.
+enum Kind : uint8_t { kKindAccel = 0, kKindVelocity = 1, kKindBaseline = 2, kKindAbsolute = 3 };
+constexpr int kKinds = 4;
+constexpr int kClasses = kKinds * 3;
+
+// Residual binarisation: with expected magnitude E (bucket m = bit length of E), the low
+// k = max(0, m - kShiftOffset) bits are sent raw; q = |r| >> k goes through adaptive unary
+// bins (escape to Exp-Golomb past kUnaryBins); then the sign, raw.
+constexpr uint32_t kShiftOffset = 1;
+constexpr uint32_t kShapeBuckets = kShiftOffset + 2;  // m = 0, m = 1, m >= 2 (scaled)
+constexpr uint32_t kUnaryBins = 14;
+constexpr uint32_t kMaxShift = 34;
+constexpr uint64_t kMaxMagnitude = uint64_t{1} << 34;
+constexpr int kMaxReferences = 3;
+
+// Initial P(stop) of each unary bin per shape bucket, in 1/4096: the shape of a Laplacian
+// residual at the expected scale with a heavier tail, measured on Fox, CesiumMan and the
+// generated rig (docs/codec.md). Adaptation (shift 4) refines them within the record.
+constexpr uint16_t kInitialStop[kShapeBuckets][kUnaryBins] = {
+    {3900, 2600, 3000, 2600, 2048, 2048, 2048, 2048, 2048, 2048, 2048, 2048, 2048, 2048},
+    {1400, 2000, 1600, 1300, 1200, 1100, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000},
+    {1700, 1550, 1400, 1250, 1100, 1000, 950, 850, 800, 700, 600, 600, 500, 400},
+};
+
+struct Models {
+  BitModel unary[kClasses][kShapeBuckets][kUnaryBins];
+  BitModel axis_same{3900};
+  BitModel axis_is_w{3900};
+  BitModel full_references{3900};
+  BitModel off_layout{4000};
+
+  Models() {
+    for (auto& cls : unary)
+      for (uint32_t b = 0; b < kShapeBuckets; ++b)
+        for (uint32_t i = 0; i < kUnaryBins; ++i) cls[b][i] = BitModel(kInitialStop[b][i]);
+  }
+};
+
+// A fresh copy of the initial models (copying is cheaper than re-running the loops).
+const Models& initial_models() {
+  static const Models models;
+  return models;
+}
+
+struct Expectation {
+  int64_t prediction = 0;
+  uint32_t bucket = 0;  // bit length of the expected |residual|
+  uint8_t cls = 0;
+};
+
+uint64_t magnitude(int64_t v) { return v < 0 ? static_cast<uint64_t>(-v) : static_cast<uint64_t>(v); }
+
+// round(num / den), halves away from zero, den > 0; exact integer arithmetic.
+int64_t round_div(int64_t num, int64_t den) {
+  return num >= 0 ? (num + den / 2) / den : -((-num + den / 2) / den);
+}
+
+// Bucket of a non-negative expected magnitude; doubles are exact-rounded on every machine
+// (+ - * / only), and the bucket is their integer part's bit length.
+uint32_t bucket_of(double expected) {
+  if (!(expected >= 1.0)) return 0;
+  if (expected > 1e12) expected = 1e12;
+  return static_cast<uint32_t>(std::bit_width(static_cast<uint64_t>(expected)));
+}
+
+constexpr int kPriorSlot[kValuesPerNode] = {0, 1, 2, -1, 3, 4, 5, 6, 7, 8};
+constexpr int kChannelSlots[3] = {kTranslationCode, kRotationCode, kScaleCode};
+constexpr uint8_t kChannelBits[3] = {kChannelTranslation, kChannelRotation, kChannelScale};
+
+int references_in(const PoseReference& ref) {
+  if (ref.baseline == nullptr) return 0;
+  if (ref.prior == nullptr) return 1;
+  return ref.older == nullptr ? 2 : 3;
+}
+
+// Null when the first `count` references are usable for `format`, else the reason.
+const char* reference_problem(const PoseFormat& format, const PoseReference& ref, int count) {
+  const std::size_t size = format.node_count() * kValuesPerNode;
+  const QuantizedPose* poses[3] = {ref.baseline, ref.prior, ref.older};
+  const uint32_t ages[3] = {ref.baseline_age, ref.prior_age, ref.older_age};
+  for (int i = 0; i < count; ++i) {
+    if (poses[i] == nullptr) return "a reference pose the receiver does not hold";
+    if (poses[i]->values.size() != size) return "a reference pose of another format";
+    if (ages[i] == 0 || ages[i] > kMaxReferenceAge) return "a reference age out of range";
+  }
+  return nullptr;
+}
+
+// Shared by encoder and decoder: the prediction and context of every code.
+class Predictor {
+ public:
+  Predictor(const PoseFormat& format, const PoseReference& ref, int references)
+      : format_(format), ref_(ref), references_(references) {}
+
+  int32_t reference_axis(std::size_t node) const {
+    return references_ == 0 ? -1 : ref_.baseline->values[node * kValuesPerNode + kRotationAxis];
+  }
+
+  // `channel` 0..2 (T, R, S), `slot` the code index within the node, `axis` the decoded
+  // rotation axis (R only).
+  Expectation expect(std::size_t node, int channel, int slot, int32_t axis) const {
+    const std::size_t base = node * kValuesPerNode;
+    const std::size_t i = base + static_cast<std::size_t>(slot);
+    const std::size_t prior_i = node * kPriorComponentsPerNode + static_cast<std::size_t>(kPriorSlot[slot]);
+    const bool rotation = channel == 1;
+    // How many references agree with this code's representation (rotation axes must match).
+    int usable = references_;
+    if (rotation) {
+      const QuantizedPose* poses[3] = {ref_.baseline, ref_.prior, ref_.older};
+      for (int r = 0; r < usable; ++r) {
+        if (poses[r]->values[base + kRotationAxis] != axis) {
+          usable = r;
+          break;
+        }
+      }
+    }
+    Expectation e;
+    if (usable == 0) {
+      e.bucket = bucket_of(static_cast<double>(format_.value_prior[prior_i]));
+      e.cls = static_cast<uint8_t>(channel * kKinds + kKindAbsolute);
+      return e;
+    }
+    const int64_t b = ref_.baseline->values[i];
+    if (usable == 1) {
+      e.prediction = b;
+      e.bucket = bucket_of(static_cast<double>(format_.speed_prior[prior_i]) *
+                           static_cast<double>(ref_.baseline_age) /
+                           static_cast<double>(std::max<uint32_t>(1, ref_.tick_rate_hz)));
+      e.cls = static_cast<uint8_t>(channel * kKinds + kKindBaseline);
+      return e;
+    }
+    const int64_t p = ref_.prior->values[i];
+    const int64_t age = ref_.baseline_age;
+    const int64_t a1 = ref_.prior_age;
+    const int64_t limit = channel == 1 ? format_.precision[node].rotation_limit : kMaxLinearCode;
+    const int64_t step = round_div((b - p) * age, a1);
+    e.prediction = std::clamp<int64_t>(b + step, -limit, limit);
+    const double velocity = std::fabs(static_cast<double>(step));
+    if (usable == 2) {
+      e.bucket = bucket_of(velocity);
+      e.cls = static_cast<uint8_t>(channel * kKinds + kKindVelocity);
+      return e;
+    }
+    // Constant-acceleration estimate of what linear extrapolation misses:
+    //   [(b - p)/a1 - (p - o)/a0] * age * (age + a1) / (a1 + a0)
+    const int64_t o = ref_.older->values[i];
+    const double a0 = static_cast<double>(ref_.older_age);
+    const double a1d = static_cast<double>(a1);
+    const double agd = static_cast<double>(age);
+    const double change = static_cast<double>(b - p) / a1d - static_cast<double>(p - o) / a0;
+    const double accel = std::fabs(change * agd * (agd + a1d) / (a1d + a0));
+    e.bucket = bucket_of((accel + 0.5 * velocity) * 0.5);
+    e.cls = static_cast<uint8_t>(channel * kKinds + kKindAccel);
+    return e;
+  }
+
+ private:
+  const PoseFormat& format_;
+  const PoseReference& ref_;
+  int references_;
+};
+
+// ---------- entropy stages ----------
+
+uint32_t shift_for(uint32_t bucket) {
+  return std::min(bucket > kShiftOffset ? bucket - kShiftOffset : 0u, kMaxShift);
+}
+
+struct RangeSink {
+  RangeEncoder rc;
+  Models models;
+
+  void residual(const Expectation& e, int64_t r) {
+    const uint32_t k = shift_for(e.bucket);
+    const uint64_t a = magnitude(r);
+    const uint64_t q = a >> k;
+    BitModel* bins = models.unary[e.cls][std::min(e.bucket, kShapeBuckets - 1)];
+    uint32_t i = 0;
+    for (; i < kUnaryBins; ++i) {
+      const uint32_t more = q > i ? 1u : 0u;
+      rc.encode(bins[i], more);
+      if (!more) break;
+    }
+    if (i == kUnaryBins) {  // escape: Exp-Golomb of q - kUnaryBins, raw bits
+      const uint64_t v = q - kUnaryBins + 1;
+      const auto n = static_cast<uint32_t>(std::bit_width(v) - 1);
+      rc.encode_direct(n, 6);
+      raw(v & ((uint64_t{1} << n) - 1), n);
+    }
+    raw(a & ((uint64_t{1} << k) - 1), k);
+    if (a != 0) rc.encode_direct(r < 0 ? 1u : 0u, 1);
+  }
+  void axis(int32_t expected, int32_t axis) {
+    BitModel& m = expected >= 0 ? models.axis_same : models.axis_is_w;
+    const int32_t likely = expected >= 0 ? expected : 3;
+    rc.encode(m, axis == likely ? 0u : 1u);
+    if (axis != likely) rc.encode_direct(static_cast<uint32_t>(axis), 2);
+  }
+  void raw(uint64_t v, uint32_t n) {
+    while (n > 24) {
+      n -= 24;
+      rc.encode_direct(static_cast<uint32_t>(v >> n) & 0xFFFFFFu, 24);
+    }
+    rc.encode_direct(static_cast<uint32_t>(v) & ((1u << n) - 1u), n);
+  }
+};
+
+struct RangeSource {
+  RangeDecoder rc;
+  Models models;
+  bool failed = false;
+
+  int64_t residual(const Expectation& e) {
+    const uint32_t k = shift_for(e.bucket);
+    BitModel* bins = models.unary[e.cls][std::min(e.bucket, kShapeBuckets - 1)];
+    uint64_t q = 0;
+    while (q < kUnaryBins && rc.decode(bins[q]) != 0) ++q;
+    if (q == kUnaryBins) {
+      const uint32_t n = rc.decode_direct(6);
+      if (n > 36) {
+        failed = true;
+        return 0;
+      }
+      q = kUnaryBins + ((uint64_t{1} << n) | raw(n)) - 1;
+    }
+    if (q > (kMaxMagnitude >> k)) {
+      failed = true;
+      return 0;
+    }
+    const uint64_t a = (q << k) | raw(k);
+    if (a == 0) return 0;
+    return rc.decode_direct(1) != 0 ? -static_cast<int64_t>(a) : static_cast<int64_t>(a);
+  }
+  int32_t axis(int32_t expected) {
+    BitModel& m = expected >= 0 ? models.axis_same : models.axis_is_w;
+    const int32_t likely = expected >= 0 ? expected : 3;
+    if (rc.decode(m) == 0) return likely;
+    return static_cast<int32_t>(rc.decode_direct(2));
+  }
+  uint64_t raw(uint32_t n) {
+    uint64_t v = 0;
+    while (n > 24) {
+      n -= 24;
+      v = (v << 24) | rc.decode_direct(24);
+    }
+    return (v << n) | rc.decode_direct(n);
+  }
+};
+
+// Bit-packed reference stage: zigzag residual, Exp-Golomb of order k from the same context.
+uint32_t golomb_order(uint32_t bucket) { return bucket > 1 ? std::min(bucket - 1, 24u) : 0u; }
+
+struct BitSink {
+  BitWriter bits;
+  void residual(const Expectation& e, int64_t r) {
+    const uint64_t z = r >= 0 ? static_cast<uint64_t>(r) << 1 : (magnitude(r) << 1) - 1;
+    const uint32_t k = golomb_order(e.bucket);
+    bits.write_exp_golomb(z >> k, 0);
+    bits.write(static_cast<uint32_t>(z & ((uint64_t{1} << k) - 1)), k);
+  }
+  void axis(int32_t expected, int32_t axis) {
+    const int32_t likely = expected >= 0 ? expected : 3;
+    bits.write_bit(axis == likely ? 0u : 1u);
+    if (axis != likely) bits.write(static_cast<uint32_t>(axis), 2);
+  }
+};
+
+struct BitSource {
+  BitReader bits;
+  bool failed = false;
+  int64_t residual(const Expectation& e) {
+    const uint32_t k = golomb_order(e.bucket);
+    const uint64_t high = bits.read_exp_golomb(0);
+    const uint64_t z = (high << k) | bits.read(k);
+    if (bits.failed() || z > (kMaxMagnitude << 1)) {
+      failed = true;
+      return 0;
+    }
+    return (z & 1) ? -static_cast<int64_t>((z + 1) >> 1) : static_cast<int64_t>(z >> 1);
+  }
+  int32_t axis(int32_t expected) {
+    const int32_t likely = expected >= 0 ? expected : 3;
+    if (bits.read_bit() == 0) return likely;
+    return static_cast<int32_t>(bits.read(2));
+  }
+};
+
+// ---------- the walk over nodes and channels, shared by both directions ----------
+
+template <class Sink>
+void encode_body(const PoseFormat& format, const QuantizedPose& pose, const Predictor& predictor,
+                 Sink& sink) {
+  for (std::size_t n = 0; n < format.node_count(); ++n) {
+    const uint8_t coded = pose.off_layout ? 7 : format.channels[n];
+    if (coded == 0) continue;
+    const int32_t* codes = &pose.values[n * kValuesPerNode];
+    for (int c = 0; c < 3; ++c) {
+      if (!(coded & kChannelBits[c])) continue;
+      int32_t axis = 0;
+      if (c == 1) {
+        axis = codes[kRotationAxis];
+        sink.axis(predictor.reference_axis(n), axis);
+      }
+      for (int k = 0; k < 3; ++k) {
+        const int slot = kChannelSlots[c] + k;
+        const Expectation e = predictor.expect(n, c, slot, axis);
+        sink.residual(e, static_cast<int64_t>(codes[slot]) - e.prediction);
+      }
+    }
+  }
+}
+
+template <class Source>
+Status decode_body(const PoseFormat& format, const Predictor& predictor, Source& source,
+                   QuantizedPose& out) {
+  for (std::size_t n = 0; n < format.node_count(); ++n) {
+    const uint8_t coded = out.off_layout ? 7 : format.channels[n];
+    int32_t* codes = &out.values[n * kValuesPerNode];
+    for (int v = 0; v < kValuesPerNode; ++v) codes[v] = 0;
+    codes[kRotationAxis] = 3;
+    for (int c = 0; c < 3; ++c) {
+      if (!(coded & kChannelBits[c])) continue;
+      int32_t axis = 0;
+      if (c == 1) {
+        axis = source.axis(predictor.reference_axis(n));
+        codes[kRotationAxis] = axis;
+      }
+      const int64_t limit = c == 1 ? format.precision[n].rotation_limit : kMaxLinearCode;
+      for (int k = 0; k < 3; ++k) {
+        const int slot = kChannelSlots[c] + k;
+        const Expectation e = predictor.expect(n, c, slot, axis);
+        const int64_t value = e.prediction + source.residual(e);
+        if (source.failed) {
+          return Error{"pose: corrupt residual at node " + std::to_string(n)};
+        }
+        if (value > limit || value < -limit) {
+          return Error{"pose: node " + std::to_string(n) + " code " + std::to_string(slot) +
+                       " out of range"};
+        }
+        codes[slot] = static_cast<int32_t>(value);
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+PoseEncoder::PoseEncoder(const PoseFormat& format) : format_(format) {}
+
+bool PoseEncoder::encode(const QuantizedPose& pose, const PoseReference& reference,
+                         std::vector<uint8_t>& out, const PoseEncodeOptions& options) {
+  if (pose.values.size() != format_.node_count() * kValuesPerNode) return false;
+  const int references =
+      std::clamp(std::min(references_in(reference), options.max_references), 0, kMaxReferences);
+  if (reference_problem(format_, reference, references) != nullptr) return false;
+  const Predictor predictor(format_, reference, references);
+  if (options.coding == PoseCoding::kBitPacked) {
+    out.push_back(static_cast<uint8_t>(references | (pose.off_layout ? 4 : 0)));
+    BitSink sink{BitWriter(out)};
+    encode_body(format_, pose, predictor, sink);
+    return true;
+  }
+  RangeSink sink{RangeEncoder(out), initial_models()};
+  sink.rc.encode(sink.models.full_references, references == kMaxReferences ? 0u : 1u);
+  if (references != kMaxReferences) sink.rc.encode_direct(static_cast<uint32_t>(references), 2);
+  sink.rc.encode(sink.models.off_layout, pose.off_layout ? 1u : 0u);
+  encode_body(format_, pose, predictor, sink);
+  sink.rc.finish();
+  return true;
+}
+
+Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
+                   const PoseReference& reference, QuantizedPose& out, PoseCoding coding) {
+  out.values.resize(format.node_count() * kValuesPerNode);
+  int references = 0;
+  auto check_references = [&]() -> Status {
+    if (const char* problem = reference_problem(format, reference, references)) {
+      return Error{"pose: coded against " + std::to_string(references) +
+                   " reference pose(s), but " + problem};
+    }
+    return {};
+  };
+  if (coding == PoseCoding::kBitPacked) {
+    if (bytes.empty()) return Error{"pose: empty"};
+    const uint8_t header = bytes[0];
+    if ((header & 0xF8u) != 0) return Error{"pose: reserved header bits set"};
+    references = header & 3;
+    out.off_layout = (header & 4u) != 0;
+    if (Status st = check_references(); !st) return st;
+    const Predictor predictor(format, reference, references);
+    BitSource source{BitReader(bytes.subspan(1))};
+    if (Status st = decode_body(format, predictor, source, out); !st) return st;
+    if (source.bits.bytes_consumed() != bytes.size() - 1) return Error{"pose: trailing bytes"};
+    return {};
+  }
+  RangeSource source{RangeDecoder(bytes), initial_models()};
+  references = source.rc.decode(source.models.full_references) == 0
+                   ? kMaxReferences
+                   : static_cast<int>(source.rc.decode_direct(2));
+  out.off_layout = source.rc.decode(source.models.off_layout) != 0;
+  if (Status st = check_references(); !st) return st;
+  const Predictor predictor(format, reference, references);
+  if (Status st = decode_body(format, predictor, source, out); !st) return st;
+  if (source.rc.consumed() < bytes.size()) return Error{"pose: trailing bytes"};
+  return {};
+}
+
+}  // namespace posecast::protocol

@@ -1,0 +1,203 @@
+#include "posecast/protocol/quantization.h"
+
+#include <cmath>
+
+#include "posecast/det_math.h"
+#include "posecast/local_to_model.h"
+#include "posecast/palette.h"
+
+namespace posecast::protocol {
+namespace {
+
+glm::quat conjugate(const glm::quat& q) { return glm::quat(q.w, -q.x, -q.y, -q.z); }
+
+// Quaternion component i (0..3 = x, y, z, w).
+float component(const glm::quat& q, int i) {
+  switch (i) {
+    case 0: return q.x;
+    case 1: return q.y;
+    case 2: return q.z;
+    default: return q.w;
+  }
+}
+
+// The three component indices other than `axis`, in increasing order.
+constexpr int kOthers[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
+
+// Round half away from zero; false when |v| exceeds `limit` (or is not finite).
+bool round_code(float v, int32_t limit, int32_t& out) {
+  if (!(std::fabs(v) <= static_cast<float>(limit))) return false;
+  const float r = v < 0.0f ? -std::floor(-v + 0.5f) : std::floor(v + 0.5f);
+  out = static_cast<int32_t>(r);
+  return true;
+}
+
+bool finite3(const glm::vec3& v) {
+  return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z);
+}
+
+bool finite4(const glm::quat& q) {
+  return std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z) && std::isfinite(q.w);
+}
+
+// Codes of value - rest in steps (translation or scale).
+bool quantize_linear(const glm::vec3& value, const glm::vec3& rest, float step, int32_t* out) {
+  return round_code((value.x - rest.x) / step, kMaxLinearCode, out[0]) &&
+         round_code((value.y - rest.y) / step, kMaxLinearCode, out[1]) &&
+         round_code((value.z - rest.z) / step, kMaxLinearCode, out[2]);
+}
+
+glm::vec3 dequantize_linear(const glm::vec3& rest, const int32_t* codes, float step) {
+  return glm::vec3(rest.x + static_cast<float>(codes[0]) * step,
+                   rest.y + static_cast<float>(codes[1]) * step,
+                   rest.z + static_cast<float>(codes[2]) * step);
+}
+
+// Gibbs codes of the rotation `target` relative to `rest`: d = conj(rest) * target, axis a
+// (kept from `reference_axis` while |d[a]| is at least half the largest component, so |g| <= 2),
+// g = the other components over d[a]. out[0] = axis, out[1..3] = codes.
+bool quantize_rotation(const glm::quat& rest, const glm::quat& target, int reference_axis,
+                       float step, int32_t limit, int32_t* out) {
+  const glm::quat d = det_mul(conjugate(rest), target);
+  // Largest component, preferring w, then x, y, z on ties (fixed order: deterministic).
+  int axis = 3;
+  float largest = std::fabs(d.w);
+  for (int i = 0; i < 3; ++i) {
+    const float m = std::fabs(component(d, i));
+    if (m > largest) {
+      largest = m;
+      axis = i;
+    }
+  }
+  if (!(largest > 0.0f)) return false;  // zero or NaN quaternion
+  if (reference_axis >= 0 && reference_axis <= 3 && reference_axis != axis &&
+      std::fabs(component(d, reference_axis)) >= 0.5f * largest) {
+    axis = reference_axis;
+  }
+  const float pivot = component(d, axis);
+  out[0] = axis;
+  for (int k = 0; k < 3; ++k) {
+    if (!round_code(component(d, kOthers[axis][k]) / pivot / step, limit, out[1 + k])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool is_rest_rotation(const int32_t* codes) {
+  return codes[0] == 3 && codes[1] == 0 && codes[2] == 0 && codes[3] == 0;
+}
+
+bool is_zero3(const int32_t* codes) { return codes[0] == 0 && codes[1] == 0 && codes[2] == 0; }
+
+}  // namespace
+
+glm::quat dequantize_rotation(const Transform& rest, const int32_t* codes, float step) {
+  const int axis = codes[0] & 3;
+  const float g0 = static_cast<float>(codes[1]) * step;
+  const float g1 = static_cast<float>(codes[2]) * step;
+  const float g2 = static_cast<float>(codes[3]) * step;
+  const float n = 1.0f / std::sqrt(((1.0f + g0 * g0) + g1 * g1) + g2 * g2);
+  float c[4];
+  c[axis] = n;
+  c[kOthers[axis][0]] = g0 * n;
+  c[kOthers[axis][1]] = g1 * n;
+  c[kOthers[axis][2]] = g2 * n;
+  return det_mul(rest.rotation, glm::quat(c[3], c[0], c[1], c[2]));
+}
+
+void QuantizedPose::reset(const PoseFormat& format) {
+  values.assign(format.node_count() * kValuesPerNode, 0);
+  for (std::size_t n = 0; n < format.node_count(); ++n) values[n * kValuesPerNode + kRotationAxis] = 3;
+  off_layout = false;
+}
+
+PoseQuantizer::PoseQuantizer(const PoseFormat& format)
+    : format_(format), true_world_(format.node_count()), coded_world_(format.node_count()) {}
+
+bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPose* reference,
+                             QuantizedPose& out) {
+  const std::size_t count = format_.node_count();
+  if (pose.size() != count) return false;
+  if (reference != nullptr && reference->values.size() != count * kValuesPerNode) {
+    reference = nullptr;
+  }
+  if (out.values.size() != count * kValuesPerNode) out.values.resize(count * kValuesPerNode);
+  bool off_layout = false;
+  for (std::size_t n = 0; n < count; ++n) {
+    const Transform& src = pose[n];
+    const Transform& rest = format_.rest[n];
+    const NodePrecision& precision = format_.precision[n];
+    const uint8_t channels = format_.channels[n];
+    int32_t* codes = &out.values[n * kValuesPerNode];
+    if (!finite3(src.translation) || !finite4(src.rotation) || !finite3(src.scale)) return false;
+
+    if (!quantize_linear(src.translation, rest.translation, precision.translation_step,
+                         codes + kTranslationCode) ||
+        !quantize_linear(src.scale, rest.scale, precision.scale_step, codes + kScaleCode)) {
+      return false;
+    }
+    if (!(channels & kChannelTranslation) && !is_zero3(codes + kTranslationCode)) off_layout = true;
+    if (!(channels & kChannelScale) && !is_zero3(codes + kScaleCode)) off_layout = true;
+
+    const int parent = format_.parents[n];
+    true_world_[n] = parent < 0 ? src.rotation : det_mul(true_world_[parent], src.rotation);
+    const int reference_axis =
+        reference != nullptr ? reference->values[n * kValuesPerNode + kRotationAxis] : -1;
+    glm::quat target = src.rotation;
+    if ((channels & kChannelRotation) && format_.compensated && parent >= 0) {
+      // What this node's local rotation must be, given the parent's quantised world
+      // rotation, for its world rotation to be the true one.
+      target = det_mul(conjugate(coded_world_[parent]), true_world_[n]);
+    }
+    if (!quantize_rotation(rest.rotation, target, reference_axis, precision.rotation_step,
+                           precision.rotation_limit, codes + kRotationAxis)) {
+      return false;
+    }
+    if (!(channels & kChannelRotation) && !is_rest_rotation(codes + kRotationAxis)) {
+      off_layout = true;
+    }
+    const glm::quat coded = is_rest_rotation(codes + kRotationAxis)
+                                ? rest.rotation
+                                : dequantize_rotation(rest, codes + kRotationAxis,
+                                                      precision.rotation_step);
+    coded_world_[n] = parent < 0 ? coded : det_mul(coded_world_[parent], coded);
+  }
+  out.off_layout = off_layout;
+  return true;
+}
+
+void dequantize_pose(const PoseFormat& format, const QuantizedPose& pose,
+                     std::span<Transform> out) {
+  const std::size_t count = format.node_count();
+  for (std::size_t n = 0; n < count && n < out.size(); ++n) {
+    const int32_t* codes = &pose.values[n * kValuesPerNode];
+    const Transform& rest = format.rest[n];
+    const NodePrecision& precision = format.precision[n];
+    Transform& t = out[n];
+    t.translation = dequantize_linear(rest.translation, codes + kTranslationCode,
+                                      precision.translation_step);
+    t.rotation = is_rest_rotation(codes + kRotationAxis)
+                     ? rest.rotation
+                     : dequantize_rotation(rest, codes + kRotationAxis, precision.rotation_step);
+    t.scale = dequantize_linear(rest.scale, codes + kScaleCode, precision.scale_step);
+  }
+}
+
+bool quantized_palette(const Skeleton& skeleton, const PoseFormat& format,
+                       const QuantizedPose& pose, PaletteScratch& scratch,
+                       std::span<glm::mat4> palette) {
+  if (skeleton.node_count() != format.node_count() ||
+      pose.values.size() != format.node_count() * kValuesPerNode) {
+    return false;
+  }
+  scratch.locals.resize(format.node_count());
+  scratch.models.resize(format.node_count());
+  dequantize_pose(format, pose, scratch.locals);
+  LocalToModelJob to_model{&skeleton, scratch.locals, scratch.models};
+  if (!to_model.Run()) return false;
+  PaletteJob palette_job{&skeleton, scratch.models, palette};
+  return palette_job.Run();
+}
+
+}  // namespace posecast::protocol

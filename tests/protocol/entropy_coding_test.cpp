@@ -1,0 +1,147 @@
+// Range coder and bit packing: exact round trips, compact flush, safe on garbage.
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "posecast/protocol/bit_io.h"
+#include "posecast/protocol/range_coder.h"
+#include "protocol_rigs.h"
+
+namespace posecast::protocol {
+namespace {
+
+struct Symbol {
+  bool direct = false;
+  uint32_t model = 0;  // adaptive: model index
+  uint32_t value = 0;  // adaptive: bit; direct: value
+  uint32_t bits = 0;   // direct: bit count
+};
+
+std::vector<Symbol> random_symbols(test::TestRng& rng, std::size_t count) {
+  std::vector<Symbol> symbols;
+  for (std::size_t i = 0; i < count; ++i) {
+    Symbol s;
+    s.direct = rng() % 4 == 0;
+    if (s.direct) {
+      s.bits = rng() % 25;
+      s.value = s.bits == 0 ? 0 : static_cast<uint32_t>(rng()) & ((1u << s.bits) - 1u);
+    } else {
+      s.model = rng() % 8;
+      // Skewed bits so the models adapt.
+      s.value = (rng() % 10) < s.model ? 1u : 0u;
+    }
+    symbols.push_back(s);
+  }
+  return symbols;
+}
+
+TEST(RangeCoder, RoundTripsAdaptiveAndDirectBits) {
+  test::TestRng rng{7};
+  for (int trial = 0; trial < 200; ++trial) {
+    const auto symbols = random_symbols(rng, rng() % 300);
+    std::vector<uint8_t> bytes = {0xEE};  // something before the stream: must be left alone
+    {
+      BitModel models[8];
+      RangeEncoder enc(bytes);
+      for (const Symbol& s : symbols) {
+        if (s.direct) enc.encode_direct(s.value, s.bits);
+        else enc.encode(models[s.model], s.value);
+      }
+      enc.finish();
+    }
+    ASSERT_EQ(bytes[0], 0xEE);
+    BitModel models[8];
+    RangeDecoder dec(std::span<const uint8_t>(bytes).subspan(1));
+    for (const Symbol& s : symbols) {
+      const uint32_t got = s.direct ? dec.decode_direct(s.bits) : dec.decode(models[s.model]);
+      ASSERT_EQ(got, s.value) << "trial " << trial;
+    }
+    EXPECT_GE(dec.consumed(), bytes.size() - 1) << "the decoder reads every byte written";
+  }
+}
+
+TEST(RangeCoder, EmptyStreamIsZeroBytesAndFlushIsCompact) {
+  std::vector<uint8_t> bytes;
+  {
+    RangeEncoder enc(bytes);
+    enc.finish();
+  }
+  EXPECT_TRUE(bytes.empty());
+  // One highly probable bit costs well under a byte plus at most one flush byte.
+  std::vector<uint8_t> one;
+  {
+    BitModel m(4000);
+    RangeEncoder enc(one);
+    enc.encode(m, 0);
+    enc.finish();
+  }
+  EXPECT_LE(one.size(), 1u);
+}
+
+TEST(RangeCoder, SkewedBitsCompressBelowOneBitEach) {
+  std::vector<uint8_t> bytes;
+  BitModel m;
+  {
+    RangeEncoder enc(bytes);
+    for (int i = 0; i < 8000; ++i) enc.encode(m, i % 20 == 0 ? 1u : 0u);
+    enc.finish();
+  }
+  // Entropy of p = 0.05 is 0.286 bits: 8000 bits -> ~286 bytes; allow adaptation overhead.
+  EXPECT_LT(bytes.size(), 400u);
+}
+
+TEST(RangeCoder, DecodingGarbageTerminatesWithoutFaults) {
+  test::TestRng rng{99};
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<uint8_t> garbage(rng() % 40);
+    for (auto& b : garbage) b = static_cast<uint8_t>(rng());
+    RangeDecoder dec(garbage);
+    BitModel m[4];
+    for (int i = 0; i < 200; ++i) {
+      if (i % 3 == 0) (void)dec.decode_direct(static_cast<uint32_t>(rng() % 25));
+      else (void)dec.decode(m[i % 4]);
+    }
+    EXPECT_LE(dec.consumed(), garbage.size());
+  }
+}
+
+TEST(BitIo, RoundTripsFixedWidthAndExpGolomb) {
+  test::TestRng rng{3};
+  std::vector<uint8_t> bytes;
+  std::vector<std::pair<uint64_t, uint32_t>> fixed, golomb;
+  BitWriter w(bytes);
+  for (int i = 0; i < 1000; ++i) {
+    const uint32_t n = rng() % 33;
+    const uint32_t v = n == 0 ? 0 : (n == 32 ? static_cast<uint32_t>(rng()) : static_cast<uint32_t>(rng()) & ((1u << n) - 1));
+    w.write(v, n);
+    fixed.emplace_back(v, n);
+    const uint32_t k = rng() % 8;
+    const uint64_t g = (uint64_t{rng()} << 6) >> (rng() % 38);
+    w.write_exp_golomb(g, k);
+    golomb.emplace_back(g, k);
+  }
+  BitReader r(bytes);
+  for (std::size_t i = 0; i < fixed.size(); ++i) {
+    ASSERT_EQ(r.read(fixed[i].second), fixed[i].first);
+    ASSERT_EQ(r.read_exp_golomb(golomb[i].second), golomb[i].first);
+  }
+  EXPECT_FALSE(r.failed());
+  EXPECT_EQ(r.bytes_consumed(), bytes.size());
+}
+
+TEST(BitIo, ReadingPastTheEndFailsAndReturnsZeros) {
+  const std::vector<uint8_t> bytes = {0xFF};
+  BitReader r(bytes);
+  EXPECT_EQ(r.read(8), 0xFFu);
+  EXPECT_FALSE(r.failed());
+  EXPECT_EQ(r.read(4), 0u);
+  EXPECT_TRUE(r.failed());
+  const std::vector<uint8_t> zeros(20, 0);
+  BitReader z(zeros);
+  EXPECT_EQ(z.read_exp_golomb(0), 0u);  // 160 leading zeros: longer than any valid code
+  EXPECT_TRUE(z.failed());
+}
+
+}  // namespace
+}  // namespace posecast::protocol

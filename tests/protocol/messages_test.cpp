@@ -1,0 +1,198 @@
+// Wire messages: every type round-trips, versions are checked, hostile bytes give errors.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "posecast/protocol/messages.h"
+#include "posecast_messages_generated.h"
+#include "protocol_rigs.h"
+
+namespace posecast::protocol {
+namespace {
+
+std::vector<Message> sample_messages() {
+  Welcome welcome;
+  welcome.client_id = 7;
+  welcome.tick_rate_hz = 60;
+  welcome.send_rate_hz = 20;
+  welcome.server_tick = 1234;
+  welcome.assets = {{1, 0x1122334455667788ull, 24, "Fox.glb"}, {2, 42, 128, "gen-rig:128"}};
+  Snapshot snapshot;
+  snapshot.server_tick = 100;
+  snapshot.baseline_tick = 97;
+  snapshot.prior_tick = 94;
+  snapshot.entities = {{3, 1, {1, 2, 3}}, {9, 65535, {}}, {12, 2, std::vector<uint8_t>(300, 0xAB)}};
+  return {
+      ClientHello{kProtocolVersion, 0xDEADBEEFCAFEull, "viewer"},
+      ServerChallenge{5, 6},
+      ChallengeResponse{5, 6},
+      welcome,
+      snapshot,
+      Ack{100, 0xF0F0F0F0u},
+      ClientCommand{17, 3, 1, CommandOp::kCrossfade, 2, 1, 250000, 65536},
+      EntitySpawn{3, 1, 2, 0, 90},
+      EntityDespawn{3, 1, 120},
+      Disconnect{DisconnectReason::kProtocolMismatch, "peer speaks 2"},
+  };
+}
+
+TEST(Messages, EveryMessageTypeRoundTrips) {
+  for (const Message& m : sample_messages()) {
+    auto bytes = encode_message(m);
+    ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+    auto back = decode_message(bytes.value());
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back.value().index(), m.index());
+    EXPECT_TRUE(back.value() == m) << "message type " << m.index();
+  }
+}
+
+TEST(Messages, DecodesFromMisalignedBuffer) {
+  auto bytes = encode_message(Message{Ack{5, 3}});
+  ASSERT_TRUE(bytes.ok());
+  std::vector<uint8_t> shifted(bytes.value().size() + 1);
+  std::memcpy(shifted.data() + 1, bytes.value().data(), bytes.value().size());
+  auto back = decode_message(std::span<const uint8_t>(shifted).subspan(1));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(std::get<Ack>(back.value()) == (Ack{5, 3}));
+}
+
+TEST(Messages, ProtocolVersionMismatchIsRefusedWithBothVersions) {
+  EXPECT_TRUE(check_protocol_version(kProtocolVersion).ok());
+  const Status st = check_protocol_version(kProtocolVersion + 1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().message.find(std::to_string(kProtocolVersion + 1)), std::string::npos);
+  EXPECT_NE(st.error().message.find(std::to_string(kProtocolVersion)), std::string::npos);
+}
+
+TEST(Messages, EncodeRefusesFieldsThatDoNotFit) {
+  EXPECT_FALSE(encode_message(Message{ClientHello{1, 0, std::string(kMaxStringBytes + 1, 'x')}}).ok());
+  Snapshot s;
+  s.part_index = 1;
+  s.part_count = 1;
+  EXPECT_FALSE(encode_message(Message{s}).ok());
+  Snapshot big;
+  big.entities.push_back({1, 0, std::vector<uint8_t>(70000, 0)});
+  EXPECT_FALSE(encode_message(Message{big}).ok());
+}
+
+TEST(Messages, EmptyShortAndForeignBytesAreErrors) {
+  EXPECT_FALSE(decode_message({}).ok());
+  const std::vector<uint8_t> short_bytes = {1, 2, 3};
+  EXPECT_FALSE(decode_message(short_bytes).ok());
+  std::vector<uint8_t> foreign(64, 0);
+  const auto r = decode_message(foreign);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("PCW1"), std::string::npos);
+  EXPECT_FALSE(decode_message(std::vector<uint8_t>(kMaxDecodeBytes + 1, 0)).ok());
+}
+
+TEST(Messages, EveryTruncationIsAnErrorOrTheSameMessage) {
+  for (const Message& m : sample_messages()) {
+    const auto bytes = encode_message(m).value();
+    for (std::size_t len = 0; len < bytes.size(); ++len) {
+      const std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(len));
+      const auto r = decode_message(prefix);
+      // Cutting only trailing alignment padding leaves every referenced byte: the same message.
+      if (r.ok()) {
+        EXPECT_TRUE(r.value() == m) << "type " << m.index() << " truncated to " << len;
+        EXPECT_GE(len + 8, bytes.size());
+      }
+    }
+  }
+}
+
+TEST(Messages, RandomMutationsNeverCrash) {
+  test::TestRng rng{1234};
+  std::size_t decoded = 0, rejected = 0;
+  for (const Message& m : sample_messages()) {
+    const auto bytes = encode_message(m).value();
+    for (int round = 0; round < 400; ++round) {
+      std::vector<uint8_t> mutated = bytes;
+      const int flips = 1 + static_cast<int>(rng() % 4);
+      for (int f = 0; f < flips; ++f) {
+        mutated[rng() % mutated.size()] = static_cast<uint8_t>(rng());
+      }
+      const auto r = decode_message(mutated);
+      (r.ok() ? decoded : rejected) += 1;
+    }
+  }
+  // Both outcomes occur: mutations in payload values decode, structural ones are rejected.
+  EXPECT_GT(decoded, 0u);
+  EXPECT_GT(rejected, 0u);
+}
+
+// Builds an envelope directly with the generated API to reach values the adapters never write.
+std::vector<uint8_t> raw_envelope(const std::function<flatbuffers::Offset<void>(flatbuffers::FlatBufferBuilder&)>& make,
+                                  wire::Payload type) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto payload = make(fbb);
+  fbb.Finish(wire::CreateEnvelope(fbb, type, payload), wire::EnvelopeIdentifier());
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+TEST(Messages, OutOfRangeEnumsAreRejected) {
+  const auto bad_reason = raw_envelope(
+      [](flatbuffers::FlatBufferBuilder& fbb) {
+        return wire::CreateDisconnect(fbb, static_cast<wire::DisconnectReason>(200)).Union();
+      },
+      wire::Payload::Disconnect);
+  EXPECT_FALSE(decode_message(bad_reason).ok());
+  const auto bad_op = raw_envelope(
+      [](flatbuffers::FlatBufferBuilder& fbb) {
+        return wire::CreateClientCommand(fbb, 1, 2, 3, static_cast<wire::CommandOp>(99)).Union();
+      },
+      wire::Payload::ClientCommand);
+  EXPECT_FALSE(decode_message(bad_op).ok());
+  const auto bad_type = raw_envelope(
+      [](flatbuffers::FlatBufferBuilder& fbb) { return wire::CreateAck(fbb, 1, 2).Union(); },
+      static_cast<wire::Payload>(77));
+  EXPECT_FALSE(decode_message(bad_type).ok());
+  const auto no_payload = raw_envelope(
+      [](flatbuffers::FlatBufferBuilder&) { return flatbuffers::Offset<void>(0); },
+      wire::Payload::Ack);
+  EXPECT_FALSE(decode_message(no_payload).ok());
+}
+
+TEST(Messages, SnapshotRecordsMustMatchThePoseBytes) {
+  auto make = [](uint16_t first_size, std::size_t pose_bytes) {
+    return raw_envelope(
+        [&](flatbuffers::FlatBufferBuilder& fbb) {
+          std::vector<wire::EntityRecord> records = {wire::EntityRecord(1, 0, first_size),
+                                                     wire::EntityRecord(2, 0, 4)};
+          std::vector<uint8_t> poses(pose_bytes, 1);
+          const auto r = fbb.CreateVectorOfStructs(records);
+          const auto p = fbb.CreateVector(poses);
+          return wire::CreateSnapshot(fbb, 10, kNoTick, kNoTick, 0, 1, r, p).Union();
+        },
+        wire::Payload::Snapshot);
+  };
+  EXPECT_TRUE(decode_message(make(4, 8)).ok());
+  EXPECT_FALSE(decode_message(make(60000, 8)).ok());  // runs past the pose data
+  EXPECT_FALSE(decode_message(make(2, 8)).ok());      // bytes that belong to no record
+  const auto bad_part = raw_envelope(
+      [](flatbuffers::FlatBufferBuilder& fbb) {
+        return wire::CreateSnapshot(fbb, 10, kNoTick, kNoTick, 3, 2).Union();
+      },
+      wire::Payload::Snapshot);
+  EXPECT_FALSE(decode_message(bad_part).ok());
+}
+
+TEST(Messages, DeepOrHugeTablesAreRejectedByVerifierLimits) {
+  // A Welcome with more asset tables than the verifier allows.
+  const auto many = raw_envelope(
+      [](flatbuffers::FlatBufferBuilder& fbb) {
+        std::vector<flatbuffers::Offset<wire::AssetInfo>> assets;
+        for (int i = 0; i < 400; ++i) assets.push_back(wire::CreateAssetInfo(fbb, static_cast<uint32_t>(i)));
+        const auto v = fbb.CreateVector(assets);
+        return wire::CreateWelcome(fbb, kProtocolVersion, 1, 60, 20, 0, v).Union();
+      },
+      wire::Payload::Welcome);
+  EXPECT_FALSE(decode_message(many).ok());
+}
+
+}  // namespace
+}  // namespace posecast::protocol
