@@ -70,7 +70,8 @@ bool read_file(const std::string& path, std::vector<uint8_t>& out) {
 bool file_exists(const std::string& path, void* user) {
   const auto* state = static_cast<const LoaderState*>(user);
   if (!state->allow_files) return false;
-  const std::string prefix = state->base_dir + "/";
+  const std::string prefix =
+      !state->base_dir.empty() && state->base_dir.back() == '/' ? state->base_dir : state->base_dir + "/";
   if (path.rfind(prefix, 0) != 0) return false;
   const std::string rest = path.substr(prefix.size());
   if (rest.empty() || rest.front() == '/' || rest.find("://") != std::string::npos) return false;
