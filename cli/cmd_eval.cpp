@@ -52,8 +52,12 @@ std::string json_string(const std::string& s) {
 template <class Floats>
 std::string json_array(const Floats& values, int count) {
   std::string out = "[";
-  for (int i = 0; i < count; ++i) out += (i ? "," : "") + number(values[i]);
-  return out + "]";
+  for (int i = 0; i < count; ++i) {
+    if (i) out += ',';
+    out += number(values[i]);
+  }
+  out += ']';
+  return out;
 }
 
 // Resolves --clip: "rest", a clip name, or an index. Names win over indices.

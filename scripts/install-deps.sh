@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libasio-dev libflatbuffers-dev
   flatbuffers-compiler libglm-dev libtinygltf-dev libglfw3-dev libspdlog-dev libgtest-dev
   libbenchmark-dev libgl-dev libopengl-dev libegl-dev libgl1-mesa-dri libstb-dev
-  nlohmann-json3-dev xvfb xauth clang)
+  nlohmann-json3-dev xvfb xauth clang libimgui-dev python3)
 if [[ "${1:-}" == "--matrix" ]]; then
   packages+=(g++-aarch64-linux-gnu qemu-user)
 fi
