@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "debug_overlay.h"
 #include "frame_stats.h"
 #include "model_sync.h"
 #include "posecast/render/gl_context.h"
@@ -48,6 +49,16 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
   const float aspect = static_cast<float>(options.width) / static_cast<float>(options.height);
   const render::DrawOptions draw_options;
 
+  std::unique_ptr<DebugOverlay> overlay;
+  if (options.overlay) {
+    Result<std::unique_ptr<DebugOverlay>> created = DebugOverlay::create(nullptr);
+    if (!created) return fail(created.error().message);
+    overlay = std::move(created.value());
+  }
+  TimeHistory frame_history;
+  TimeHistory update_history;
+  const std::string context_text = render::describe_current_context();
+
   std::vector<double> frame_us;
   std::vector<double> update_us;
   frame_us.reserve(options.frames);
@@ -68,8 +79,24 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
     Result<render::DrawStats> drawn = renderer.value()->draw(view, source.entities(), draw_options);
     if (!drawn) return fail(drawn.error().message);
     last = drawn.value();
+    if (overlay) {
+      OverlayFrame overlay_frame;
+      overlay_frame.width = options.width;
+      overlay_frame.height = options.height;
+      overlay_frame.source = source.describe();
+      overlay_frame.context = context_text;
+      overlay_frame.frame_ms = &frame_history;
+      overlay_frame.update_ms = &update_history;
+      overlay_frame.stats = last;
+      overlay_frame.entities = source.entities();
+      render::DrawOptions shown = draw_options;
+      bool paused = false;
+      overlay->draw(overlay_frame, OverlayControls{&shown, &paused});
+    }
     glFinish();  // the frame is done when the GPU (llvmpipe) is: time what a viewer would wait
     frame_us.push_back(micros_since(start));
+    frame_history.push(static_cast<float>(frame_us.back() / 1000.0));
+    update_history.push(static_cast<float>(update_us.back() / 1000.0));
   }
   if (const GLenum error = glGetError(); error != GL_NO_ERROR) {
     return fail("OpenGL error 0x" + std::to_string(error) + " while rendering");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "debug_overlay.h"
 #include "frame_stats.h"
 #include "model_sync.h"
 #include "posecast/render/gl_context.h"
@@ -22,6 +23,8 @@ int fail(const std::string& why) {
 
 // Everything the GLFW callbacks change; reached through the window's user pointer.
 struct InputState {
+  const DebugOverlay* overlay = nullptr;
+  bool overlay_visible = true;
   render::OrbitCamera camera;
   render::DrawOptions draw;
   bool paused = false;
@@ -41,6 +44,7 @@ InputState& state_of(GLFWwindow* window) {
 void on_key(GLFWwindow* window, int key, int /*scancode*/, int action, int /*mods*/) {
   if (action != GLFW_PRESS) return;
   InputState& s = state_of(window);
+  if (s.overlay && s.overlay_visible && s.overlay->wants_keyboard()) return;
   switch (key) {
     case GLFW_KEY_ESCAPE:
     case GLFW_KEY_Q: glfwSetWindowShouldClose(window, GLFW_TRUE); break;
@@ -49,13 +53,16 @@ void on_key(GLFWwindow* window, int key, int /*scancode*/, int action, int /*mod
     case GLFW_KEY_X: s.draw.wireframe = !s.draw.wireframe; break;
     case GLFW_KEY_G: s.draw.grid = !s.draw.grid; break;
     case GLFW_KEY_SPACE: s.paused = !s.paused; break;
+    case GLFW_KEY_H: s.overlay_visible = !s.overlay_visible; break;
     default: break;
   }
 }
 
 void on_mouse_button(GLFWwindow* window, int button, int action, int mods) {
   InputState& s = state_of(window);
+  // Presses over the overlay belong to it; releases always end a drag.
   const bool pressed = action == GLFW_PRESS;
+  if (pressed && s.overlay && s.overlay_visible && s.overlay->wants_mouse()) return;
   glfwGetCursorPos(window, &s.last_x, &s.last_y);
   if (button == GLFW_MOUSE_BUTTON_LEFT) {
     const bool shift = (mods & GLFW_MOD_SHIFT) != 0;
@@ -78,7 +85,9 @@ void on_cursor(GLFWwindow* window, double x, double y) {
 }
 
 void on_scroll(GLFWwindow* window, double /*x*/, double y) {
-  state_of(window).camera.zoom(y > 0 ? 0.88f : 1.0f / 0.88f);
+  InputState& s = state_of(window);
+  if (s.overlay && s.overlay_visible && s.overlay->wants_mouse()) return;
+  s.camera.zoom(y > 0 ? 0.88f : 1.0f / 0.88f);
 }
 
 void on_framebuffer_size(GLFWwindow* window, int width, int height) {
@@ -111,6 +120,16 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
   glfwSetCursorPosCallback(window, on_cursor);
   glfwSetScrollCallback(window, on_scroll);
   glfwSetFramebufferSizeCallback(window, on_framebuffer_size);
+  // After the viewer's callbacks, so ImGui's chain to them.
+  Result<std::unique_ptr<DebugOverlay>> overlay = DebugOverlay::create(window);
+  if (overlay) {
+    input.overlay = overlay.value().get();
+  } else {
+    std::fprintf(stderr, "posecast-viewer: %s\n", overlay.error().message.c_str());
+  }
+  TimeHistory frame_history;
+  TimeHistory update_history;
+  const std::string context_text = render::describe_current_context();
 
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();  // play time 0 on the first frame
@@ -126,11 +145,15 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
       const auto step = std::chrono::duration_cast<std::chrono::microseconds>(now - last_frame);
       frame_us.push_back(static_cast<double>(step.count()));
       title_window_us.push_back(static_cast<double>(step.count()));
+      frame_history.push(static_cast<float>(step.count()) / 1000.0f);
       if (!input.paused) play_time_us += step.count();
     }
     last_frame = now;
 
+    const auto update_start = Clock::now();
     if (Status status = source.update(play_time_us); !status) return fail(status.error().message);
+    update_history.push(
+        std::chrono::duration<float, std::milli>(Clock::now() - update_start).count());
     if (Status status = sync_models(r, source); !status) return fail(status.error().message);
     if (input.frame_requested) {
       input.camera.frame(r.bounds(source.entities()));
@@ -146,6 +169,18 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
         render::make_frame_view(input.camera, aspect, r.bounds(source.entities()));
     Result<render::DrawStats> drawn = r.draw(view, source.entities(), input.draw);
     if (!drawn) return fail(drawn.error().message);
+    if (input.overlay && input.overlay_visible) {
+      OverlayFrame frame;
+      frame.width = input.framebuffer_width;
+      frame.height = input.framebuffer_height;
+      frame.source = source.describe();
+      frame.context = context_text;
+      frame.frame_ms = &frame_history;
+      frame.update_ms = &update_history;
+      frame.stats = drawn.value();
+      frame.entities = source.entities();
+      overlay.value()->draw(frame, OverlayControls{&input.draw, &input.paused});
+    }
     glfwSwapBuffers(window);
 
     if (now - last_title > std::chrono::milliseconds(500) && !title_window_us.empty()) {

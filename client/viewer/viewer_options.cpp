@@ -8,7 +8,7 @@ namespace posecast::viewer {
 const char kViewerUsage[] =
     "usage: posecast-viewer --model FILE|gen-rig:N [--clip NAME|INDEX|rest] [--count N]\n"
     "                       [--frames N] [--screenshot OUT.png] [--stats]\n"
-    "                       [--width W] [--height H] [--shader-dir DIR]\n"
+    "                       [--width W] [--height H] [--shader-dir DIR] [--overlay]\n"
     "  --model       a .gltf/.glb file, or gen-rig:N for the generated rig with N joints\n"
     "  --clip        clip to loop (default: walk (any case) if present, else the first clip; rest = bind pose)\n"
     "  --count       entities in a grid on the ground, each at a different phase (default 1)\n"
@@ -17,8 +17,9 @@ const char kViewerUsage[] =
     "  --stats       print frame-time statistics (median, p99) at exit\n"
     "  --width/--height  image or window size (default 1280x720)\n"
     "  --shader-dir  load the *.glsl shaders from DIR instead of the built-in copies\n"
+    "  --overlay     headless: draw the debug overlay into the image (interactive: always on)\n"
     "Interactive keys: left drag orbit, right/middle drag (or shift+left) pan, wheel zoom,\n"
-    "  F frame all, K skeleton lines, X wireframe, G grid, Space pause, Esc quit.\n"
+    "  F frame all, K skeleton lines, X wireframe, G grid, H overlay, Space pause, Esc quit.\n"
     "Without a display, run under xvfb-run (see docs/viewer.md); headless runs also work on\n"
     "Mesa's EGL surfaceless platform with no X server at all.\n";
 
@@ -49,6 +50,10 @@ Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
     }
     if (arg == "--stats") {
       options.stats = true;
+      continue;
+    }
+    if (arg == "--overlay") {
+      options.overlay = true;
       continue;
     }
     if (arg.rfind("--", 0) != 0) return Error{"unexpected argument '" + arg + "' (see --help)"};

@@ -22,6 +22,7 @@ struct ViewerOptions {
   int width = 1280;
   int height = 720;
   std::string shader_dir;     // load shaders/*.glsl from here instead of the embedded copies
+  bool overlay = false;       // headless: draw the debug overlay into the images too
   bool help = false;
 
   bool headless() const { return frames > 0 || !screenshot.empty(); }

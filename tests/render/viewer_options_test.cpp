@@ -2,15 +2,21 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <initializer_list>
+
 #include "frame_stats.h"
 #include "viewer_options.h"
 
 namespace posecast::viewer {
 namespace {
 
-Result<ViewerOptions> parse(std::vector<const char*> args) {
-  args.insert(args.begin(), "posecast-viewer");
-  return parse_viewer_options(static_cast<int>(args.size()), args.data());
+Result<ViewerOptions> parse(std::initializer_list<const char*> args) {
+  std::array<const char*, 32> argv{};
+  argv[0] = "posecast-viewer";
+  std::size_t argc = 1;
+  for (const char* arg : args) argv.at(argc++) = arg;
+  return parse_viewer_options(static_cast<int>(argc), argv.data());
 }
 
 TEST(ViewerOptionsTest, ParsesEveryOption) {

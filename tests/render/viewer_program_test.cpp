@@ -83,6 +83,35 @@ TEST_F(ViewerProgram, HeadlessRunOfFoxWritesANonEmptyPng) {
   expect_headless_screenshot(fox_path(), "viewer_headless_fox.png");
 }
 
+TEST_F(ViewerProgram, HeadlessOverlayIsDrawnIntoTheImage) {
+  const std::string with = std::string(POSECAST_RENDER_OUTPUT_DIR) + "/viewer_overlay_on.png";
+  const std::string without = std::string(POSECAST_RENDER_OUTPUT_DIR) + "/viewer_overlay_off.png";
+  const std::string common = "--model gen-rig:24 --frames 3 --width 480 --height 320 ";
+  const ProgramRun on = run_viewer(common + "--overlay --screenshot '" + with + "'");
+#ifdef POSECAST_VIEWER_HAS_IMGUI
+  ASSERT_EQ(on.exit_code, 0) << on.output;
+  const ProgramRun off = run_viewer(common + "--screenshot '" + without + "'");
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  Result<RgbaImage> a = read_png(with);
+  Result<RgbaImage> b = read_png(without);
+  ASSERT_TRUE(a.ok() && b.ok());
+  // The overlay window sits in the top-left corner: that region changes, the far corner not.
+  std::size_t changed_top_left = 0;
+  for (int y = 10; y < 60; ++y) {
+    for (int x = 10; x < 200; ++x) {
+      const std::size_t p = static_cast<std::size_t>(y * 480 + x) * 4;
+      changed_top_left += a.value().pixels[p] != b.value().pixels[p] ? 1u : 0u;
+    }
+  }
+  EXPECT_GT(changed_top_left, 1000u);
+  const std::size_t far_corner = static_cast<std::size_t>(310 * 480 + 470) * 4;
+  EXPECT_EQ(a.value().pixels[far_corner], b.value().pixels[far_corner]);
+#else
+  EXPECT_EQ(on.exit_code, 1);
+  EXPECT_NE(on.output.find("built without Dear ImGui"), std::string::npos) << on.output;
+#endif
+}
+
 TEST(ViewerProgramErrors, BadArgumentIsOneLineAndExitCode2) {
   const ProgramRun run = run_viewer("--model gen-rig:24 --count lots");
   EXPECT_EQ(run.exit_code, 2);

@@ -1,0 +1,156 @@
+// DebugOverlay on Dear ImGui 1.86 (Debian's libimgui-dev: headers in /usr/include/imgui, the
+// GLFW and OpenGL 3 backends compiled into libimgui.a, found through pkg-config "imgui").
+
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "debug_overlay.h"
+
+namespace posecast::viewer {
+
+namespace {
+
+struct Percentiles {
+  float median = 0.0f;
+  float p99 = 0.0f;
+  float max = 0.0f;
+};
+
+Percentiles percentiles(const std::array<float, TimeHistory::kFrames>& samples, std::size_t n) {
+  Percentiles p;
+  if (n == 0) return p;
+  std::array<float, TimeHistory::kFrames> sorted = samples;
+  std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n));
+  p.median = sorted[n / 2];
+  p.p99 = sorted[std::min(n - 1, (n * 99 + 99) / 100 - 1)];
+  p.max = sorted[n - 1];
+  return p;
+}
+
+void plot_times(const char* label, const TimeHistory* history) {
+  if (!history) return;
+  std::array<float, TimeHistory::kFrames> samples{};
+  const std::size_t n = history->ordered(samples);
+  const Percentiles p = percentiles(samples, n);
+  ImGui::Text("%s: median %.2f ms, p99 %.2f ms", label, static_cast<double>(p.median),
+              static_cast<double>(p.p99));
+  ImGui::PlotLines((std::string("##") + label).c_str(), samples.data(), static_cast<int>(n), 0,
+                   nullptr, 0.0f, std::max(p.max * 1.15f, 0.1f),
+                   ImVec2(ImGui::GetContentRegionAvail().x, 48.0f));
+}
+
+class ImGuiOverlay final : public DebugOverlay {
+ public:
+  explicit ImGuiOverlay(GLFWwindow* window) : window_(window) {}
+  ~ImGuiOverlay() override {
+    ImGui_ImplOpenGL3_Shutdown();
+    if (window_) ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+  }
+
+  bool wants_mouse() const override { return ImGui::GetIO().WantCaptureMouse; }
+  bool wants_keyboard() const override { return ImGui::GetIO().WantCaptureKeyboard; }
+
+  void draw(const OverlayFrame& frame, const OverlayControls& controls) override {
+    ImGuiIO& io = ImGui::GetIO();
+    ImGui_ImplOpenGL3_NewFrame();
+    if (window_) {
+      ImGui_ImplGlfw_NewFrame();
+    } else {
+      io.DisplaySize = ImVec2(static_cast<float>(frame.width), static_cast<float>(frame.height));
+      io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+      io.DeltaTime = std::max(frame.delta_seconds, 1e-4f);
+    }
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(10.0f, 10.0f), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowSize(ImVec2(380.0f, 0.0f), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowBgAlpha(0.8f);
+    ImGui::Begin("posecast (H hides)");
+    ImGui::TextWrapped("%s", frame.source.c_str());
+    ImGui::TextDisabled("%s", frame.context.c_str());
+    ImGui::Separator();
+    plot_times("frame", frame.frame_ms);
+    plot_times("pose update", frame.update_ms);
+    ImGui::Text("%u entities, %u draws, %llu triangles", frame.stats.entities,
+                frame.stats.draw_calls, static_cast<unsigned long long>(frame.stats.triangles));
+    ImGui::Text("palette upload: %zu bytes/frame", frame.stats.palette_bytes);
+    ImGui::Separator();
+    if (controls.draw) {
+      ImGui::Checkbox("skeleton (K)", &controls.draw->skeleton);
+      ImGui::SameLine();
+      ImGui::Checkbox("wireframe (X)", &controls.draw->wireframe);
+      ImGui::SameLine();
+      ImGui::Checkbox("grid (G)", &controls.draw->grid);
+    }
+    if (controls.paused) ImGui::Checkbox("paused (Space)", controls.paused);
+    if (ImGui::CollapsingHeader("entities", ImGuiTreeNodeFlags_DefaultOpen)) {
+      draw_entity_table(frame.entities);
+    }
+    ImGui::End();
+    ImGui::Render();
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  }
+
+ private:
+  static void draw_entity_table(std::span<const render::RenderEntity> entities) {
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+    if (!ImGui::BeginTable("entities", 6, flags, ImVec2(0.0f, 180.0f))) return;
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* name : {"#", "model", "rig", "joints", "bytes", "position"}) {
+      ImGui::TableSetupColumn(name);
+    }
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;  // only visible rows cost anything, even for 10000 entities
+    clipper.Begin(static_cast<int>(entities.size()));
+    while (clipper.Step()) {
+      for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
+        const render::RenderEntity& e = entities[static_cast<std::size_t>(row)];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", row);
+        ImGui::TableNextColumn();
+        ImGui::Text("%u", e.model);
+        ImGui::TableNextColumn();
+        ImGui::Text("%u", e.rig);
+        ImGui::TableNextColumn();
+        ImGui::Text("%zu", e.palette.size());
+        ImGui::TableNextColumn();
+        ImGui::Text("%zu", e.palette.size_bytes());
+        ImGui::TableNextColumn();
+        ImGui::Text("%.2f %.2f %.2f", static_cast<double>(e.world[3].x),
+                    static_cast<double>(e.world[3].y), static_cast<double>(e.world[3].z));
+      }
+    }
+    ImGui::EndTable();
+  }
+
+  GLFWwindow* window_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<DebugOverlay>> DebugOverlay::create(GLFWwindow* window) {
+  if (ImGui::GetCurrentContext()) return Error{"debug overlay: one overlay at a time"};
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // no imgui.ini beside the user's files
+  ImGui::StyleColorsDark();
+  if (window && !ImGui_ImplGlfw_InitForOpenGL(window, true)) {
+    ImGui::DestroyContext();
+    return Error{"debug overlay: ImGui GLFW backend failed to start"};
+  }
+  if (!ImGui_ImplOpenGL3_Init("#version 330 core")) {
+    if (window) ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    return Error{"debug overlay: ImGui OpenGL 3 backend failed to start"};
+  }
+  return std::unique_ptr<DebugOverlay>(std::make_unique<ImGuiOverlay>(window));
+}
+
+}  // namespace posecast::viewer
