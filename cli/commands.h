@@ -13,5 +13,6 @@ inline constexpr int kExitUsage = 2;     // bad command line
 int info_command(int argc, char** argv);
 int eval_command(int argc, char** argv);
 int gen_rig_command(int argc, char** argv);
+int run_command(int argc, char** argv);  // cmd_run.cpp
 
 }  // namespace posecast::cli

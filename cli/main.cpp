@@ -21,6 +21,8 @@ constexpr Command kCommands[] = {
     {"eval", "evaluate a clip at a time: local TRS and palette per joint (text or --json)",
      posecast::cli::eval_command},
     {"gen-rig", "write the generated rig (N joints) as a .glb", posecast::cli::gen_rig_command},
+    {"run", "run a scenario headless: per-tick palette hashes, final world hash",
+     posecast::cli::run_command},
 };
 
 void print_usage(std::FILE* out) {

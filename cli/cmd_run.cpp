@@ -1,0 +1,195 @@
+// posecast run SCENARIO.json [--ticks N] [--threads N] [--hashes OUT] [--no-progress]
+//
+// Runs a scenario headless (docs/scenario-format.md): loads its models, applies its commands at
+// their ticks, and prints the final world hash and the run hash (docs/determinism.md); with
+// --hashes, one line per tick: the tick, then each entity's palette hash (id order), in hex.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "commands.h"
+#include "posecast/rig/model_source.h"
+#include "posecast/sim/scenario.h"
+#include "posecast/sim/scenario_runner.h"
+
+namespace posecast::cli {
+
+namespace {
+
+constexpr const char kUsage[] =
+    "usage: posecast run SCENARIO.json [--ticks N] [--threads N] [--hashes OUT] [--no-progress]\n"
+    "  Runs the scenario with no window and no network and prints its final world hash and run\n"
+    "  hash (the same on every build, thread count and CPU: docs/determinism.md).\n"
+    "  --ticks N     run N ticks instead of the scenario's \"ticks\"\n"
+    "  --threads N   evaluation threads (default 1); results do not depend on it\n"
+    "  --hashes OUT  write one line per tick: the tick, then every entity's palette hash in id\n"
+    "                order, 16 hex digits each, separated by spaces\n"
+    "  A progress bar appears on stderr when stderr is a terminal and the run is long.\n"
+    "  Scenario format: docs/scenario-format.md.\n";
+
+int fail(const std::string& why, int code) {
+  std::fprintf(stderr, "posecast run: %s\n", why.c_str());
+  return code;
+}
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot open '" + path + "'"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Error{"cannot read '" + path + "'"};
+  return text.str();
+}
+
+// Model sources are paths relative to the scenario file (or gen-rig:N).
+std::string resolve_source(const std::string& source, const std::filesystem::path& scenario_dir) {
+  if (rig::is_generated_rig_source(source)) return source;
+  const std::filesystem::path p(source);
+  if (p.is_absolute()) return source;
+  return (scenario_dir / p).lexically_normal().string();
+}
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+// A one-line progress bar on stderr, redrawn at most ten times a second; only on a terminal
+// and only once the run has taken half a second (short runs print nothing).
+class Progress {
+ public:
+  Progress(uint64_t total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO) != 0) {}
+  void update(uint64_t done) {
+    if (!enabled_ || total_ == 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::milliseconds(500) || now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const int width = 40;
+    const auto filled = static_cast<int>(done * width / total_);
+    std::string bar(static_cast<std::size_t>(filled), '#');
+    bar.resize(width, '.');
+    std::fprintf(stderr, "\r[%s] %3d%% tick %" PRIu64 "/%" PRIu64, bar.c_str(),
+                 static_cast<int>(done * 100 / total_), done, total_);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\r%*s\r", 70, "");
+  }
+
+ private:
+  uint64_t total_;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+};
+
+}  // namespace
+
+int run_command(int argc, char** argv) {
+  ArgSpec spec;
+  spec.options = {"ticks", "threads", "hashes"};
+  spec.switches = {"no-progress"};
+  Result<Args> args = parse_args(argc, argv, 2, spec);
+  if (!args) return fail(args.error().message + "\n" + kUsage, kExitUsage);
+  if (args->has("help")) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (args->positional.size() != 1) return fail(std::string("expected one scenario file\n") + kUsage, kExitUsage);
+  const std::string path = args->positional[0];
+
+  unsigned threads = 1;
+  if (auto t = args->get("threads")) {
+    Result<long long> n = parse_integer("threads", *t, 1, 256);
+    if (!n) return fail(n.error().message, kExitUsage);
+    threads = static_cast<unsigned>(n.value());
+  }
+  std::optional<uint64_t> ticks_override;
+  if (auto t = args->get("ticks")) {
+    Result<long long> n = parse_integer("ticks", *t, 0, 1LL << 40);
+    if (!n) return fail(n.error().message, kExitUsage);
+    ticks_override = static_cast<uint64_t>(n.value());
+  }
+
+  Result<std::string> text = read_text(path);
+  if (!text) return fail(text.error().message, kExitFailure);
+  const std::string name = std::filesystem::path(path).filename().string();
+  Result<sim::ScenarioHeader> header = sim::read_scenario_header(text.value(), name);
+  if (!header) return fail(header.error().message, kExitFailure);
+
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::vector<std::shared_ptr<const Model>> models;
+  for (const sim::ScenarioModelSource& source : header->models) {
+    Result<Model> model = rig::load_model_source(resolve_source(source.source, dir));
+    if (!model) return fail(name + ": models." + source.name + ": " + model.error().message, kExitFailure);
+    models.push_back(std::make_shared<const Model>(std::move(model.value())));
+  }
+  Result<sim::Scenario> scenario = sim::parse_scenario(text.value(), name, std::move(models));
+  if (!scenario) return fail(scenario.error().message, kExitFailure);
+  Result<std::unique_ptr<sim::ScenarioRunner>> created = sim::ScenarioRunner::create(scenario.value(), threads);
+  if (!created) return fail(name + ": " + created.error().message, kExitFailure);
+  sim::ScenarioRunner& runner = *created.value();
+
+  std::FILE* hashes = nullptr;
+  if (auto out = args->get("hashes")) {
+    hashes = std::fopen(out->c_str(), "w");
+    if (hashes == nullptr) return fail("cannot write '" + *out + "'", kExitFailure);
+  }
+  const uint64_t ticks = ticks_override.value_or(scenario->header.ticks);
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t entity_ticks = 0;
+  {
+    Progress progress(ticks, !args->has("no-progress"));
+    std::string line;
+    for (uint64_t t = 0; t < ticks; ++t) {
+      runner.step();
+      const sim::World& world = runner.world();
+      entity_ticks += world.entity_count();
+      if (hashes != nullptr) {
+        line = std::to_string(t);
+        for (std::size_t e = 0; e < world.entity_count(); ++e) line += " " + hex(world.palette_hash_at(e));
+        line += '\n';
+        std::fputs(line.c_str(), hashes);
+      }
+      progress.update(t + 1);
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (hashes != nullptr && std::fclose(hashes) != 0) return fail("cannot write the hashes file", kExitFailure);
+
+  const sim::World& world = runner.world();
+  const sim::WorldStats& stats = world.stats();
+  std::printf("scenario %s\n", path.c_str());
+  std::printf("ticks %" PRIu64 " at %u Hz, %zu entities at the end, threads %u\n", ticks,
+              world.tick_rate_hz(), world.entity_count(), world.threads());
+  std::printf("commands %" PRIu64 " applied, %" PRIu64 " rejected\n", stats.commands_applied,
+              stats.commands_rejected);
+  std::printf("time %.3f s (%.0f ns per entity-tick, hashing included)\n", seconds,
+              entity_ticks ? seconds * 1e9 / static_cast<double>(entity_ticks) : 0.0);
+  std::printf("final_world_hash %s\n", hex(world.world_hash()).c_str());
+  std::printf("run_hash %s\n", hex(runner.run_hash()).c_str());
+  if (stats.commands_rejected != 0) {
+    std::fprintf(stderr, "posecast run: warning: %" PRIu64 " commands rejected; last: %s\n",
+                 stats.commands_rejected, stats.last_rejection.c_str());
+  }
+  if (stats.evaluation_failures != 0) {
+    return fail(std::to_string(stats.evaluation_failures) + " entity-ticks could not be evaluated", kExitFailure);
+  }
+  return kExitOk;
+}
+
+}  // namespace posecast::cli
