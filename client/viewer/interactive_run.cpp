@@ -1,6 +1,7 @@
 #include "interactive_run.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <vector>
 
@@ -15,6 +16,10 @@
 namespace posecast::viewer {
 
 namespace {
+
+// Ctrl+C (SIGINT/SIGTERM) ends the loop normally, so --stats still prints.
+volatile std::sig_atomic_t g_stop_requested = 0;
+extern "C" void request_stop(int /*signal*/) { g_stop_requested = 1; }
 
 int fail(const std::string& why) {
   std::fprintf(stderr, "posecast-viewer: %s\n", why.c_str());
@@ -138,7 +143,9 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
   int64_t play_time_us = 0;
   std::vector<double> frame_us;
   std::vector<double> title_window_us;
-  while (!glfwWindowShouldClose(window)) {
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+  while (!glfwWindowShouldClose(window) && !g_stop_requested) {
     glfwPollEvents();
     const auto now = Clock::now();
     if (now != start) {
