@@ -16,7 +16,6 @@
 // generated rig with 128 joints.
 
 #include <benchmark/benchmark.h>
-
 #include <time.h>
 
 #include <cstdint>
@@ -85,8 +84,8 @@ BenchModel load_generated_rig(uint32_t joints) {
   options.joints = joints;
   auto glb = posecast::rig::generate_rig_glb(options);
   if (!glb.ok()) return BenchModel{{}, nullptr, nullptr, glb.error().message};
-  return from_result(
-      posecast::import_gltf_memory(glb.value(), "gen-rig:" + std::to_string(joints)), "walk");
+  return from_result(posecast::import_gltf_memory(glb.value(), "gen-rig:" + std::to_string(joints)),
+                     "walk");
 }
 
 // Per-entity playback state for N entities, stored flat (cursor words then times).

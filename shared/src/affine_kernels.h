@@ -16,9 +16,8 @@
 // to_matrix()/affine_mul() on every compiler, CPU and optimisation level.
 // tests/sampling/local_to_model_palette_test.cpp checks this bit for bit.
 
-#include <glm/mat4x4.hpp>
-
 #include <cstddef>
+#include <glm/mat4x4.hpp>
 
 #include "posecast/transform.h"
 #include "simd4.h"
@@ -62,8 +61,8 @@ POSECAST_INLINE Affine8 with_exact_last_row(Float8 lo, Float8 hi) {
 }
 
 // affine_mul(a, b), bit for bit, with b's columns given as [b_c.x | b_c+1.x] etc.
-POSECAST_INLINE Affine8 mul_broadcast(const LeftFactor& a, Float8 x01, Float8 y01, Float8 z01, Float8 x23,
-                             Float8 y23, Float8 z23) {
+POSECAST_INLINE Affine8 mul_broadcast(const LeftFactor& a, Float8 x01, Float8 y01, Float8 z01,
+                                      Float8 x23, Float8 y23, Float8 z23) {
   const Float8 lo = (a.c0 * x01 + a.c1 * y01) + a.c2 * z01;
   const Float8 hi = ((a.c0 * x23 + a.c1 * y23) + a.c2 * z23) + a.c3;
   return with_exact_last_row(lo, hi);

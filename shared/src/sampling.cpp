@@ -107,8 +107,9 @@ class SlerpQueue {
     const detail::Float4 t1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
     const detail::Float4 t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
     const detail::Float4 t3 = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
-    return {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
-            __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+    return {
+        __builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
+        __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
   }
 
   detail::Float4 key0_[kCapacity];
@@ -175,8 +176,8 @@ inline void sample_track(const Track& track, const float* times, const float* va
   if constexpr (Comps == 4) {
     slerps.add(key0, key1, s, out);
   } else {
-    const glm::vec3 v = det_lerp(glm::vec3(key0[0], key0[1], key0[2]),
-                                 glm::vec3(key1[0], key1[1], key1[2]), s);
+    const glm::vec3 v =
+        det_lerp(glm::vec3(key0[0], key0[1], key0[2]), glm::vec3(key1[0], key1[1], key1[2]), s);
     out[0] = v.x;
     out[1] = v.y;
     out[2] = v.z;
@@ -226,11 +227,11 @@ void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* outpu
     float* out = reinterpret_cast<float*>(&output[track.node]) +
                  kTargetOffset[static_cast<uint8_t>(track.target)];
     if (track.target == TrackTarget::kRotation) {
-      sample_track<4>(track, times + track.times_offset, values + track.values_offset, t,
-                      cursor[i], out, slerps);
+      sample_track<4>(track, times + track.times_offset, values + track.values_offset, t, cursor[i],
+                      out, slerps);
     } else {
-      sample_track<3>(track, times + track.times_offset, values + track.values_offset, t,
-                      cursor[i], out, slerps);
+      sample_track<3>(track, times + track.times_offset, values + track.values_offset, t, cursor[i],
+                      out, slerps);
     }
   }
   slerps.flush();

@@ -68,8 +68,8 @@ POSECAST_INLINE Quat4 slerp4(const Quat4& a, Quat4 b, Float4 t) {
   const Float4 inv_sin = 1.0f / sqrt4(1.0f - d * d);
   const Float4 wa = select(near, s, sin_half_pi4(s * theta) * inv_sin);
   const Float4 wb = select(near, t, sin_half_pi4(t * theta) * inv_sin);
-  return normalize4({a.x * wa + b.x * wb, a.y * wa + b.y * wb, a.z * wa + b.z * wb,
-                     a.w * wa + b.w * wb});
+  return normalize4(
+      {a.x * wa + b.x * wb, a.y * wa + b.y * wb, a.z * wa + b.z * wb, a.w * wa + b.w * wb});
 }
 
 }  // namespace posecast::detail

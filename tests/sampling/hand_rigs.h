@@ -2,10 +2,9 @@
 // Hand-built skeletons and clips for the sampling tests, so the jobs can be checked against
 // hand-worked values without any importer.
 
-#include <glm/gtc/quaternion.hpp>
-
 #include <cmath>
 #include <cstdint>
+#include <glm/gtc/quaternion.hpp>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -57,7 +56,8 @@ class ClipBuilder {
     return *this;
   }
   Clip build() {
-    clip_.duration_us = static_cast<int64_t>(std::llround(static_cast<double>(clip_.duration_seconds) * 1e6));
+    clip_.duration_us =
+        static_cast<int64_t>(std::llround(static_cast<double>(clip_.duration_seconds) * 1e6));
     return clip_;
   }
 

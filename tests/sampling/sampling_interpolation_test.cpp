@@ -50,11 +50,10 @@ TEST(SampleJobLinear, TranslationIsLerpOfTheSurroundingKeys) {
 //   t = 0.5 -> s = 0.5 of [0,1];  t = 2.0 -> s = 0.25 of [1,5]
 TEST(SampleJobLinear, ScaleUsesTheKeyIntervalContainingT) {
   const Skeleton skeleton = test::chain_skeleton(1);
-  const Clip clip =
-      ClipBuilder()
-          .track(0, TrackTarget::kScale, Interpolation::kLinear, {0.0f, 1.0f, 5.0f},
-                 {1.0f, 1.0f, 1.0f, 3.0f, 5.0f, 9.0f, 7.0f, 5.0f, 1.0f})
-          .build();
+  const Clip clip = ClipBuilder()
+                        .track(0, TrackTarget::kScale, Interpolation::kLinear, {0.0f, 1.0f, 5.0f},
+                               {1.0f, 1.0f, 1.0f, 3.0f, 5.0f, 9.0f, 7.0f, 5.0f, 1.0f})
+                        .build();
   expect_vec3_eq(sample(skeleton, clip, kSecond / 2)[0].scale, 2.0f, 3.0f, 5.0f);
   expect_vec3_eq(sample(skeleton, clip, 2 * kSecond)[0].scale, 4.0f, 5.0f, 7.0f);
 }
@@ -66,11 +65,11 @@ TEST(SampleJobLinear, ScaleUsesTheKeyIntervalContainingT) {
 //            0.0        0.5        1.0
 TEST(SampleJobLinear, RotationIsSlerp) {
   const Skeleton skeleton = test::chain_skeleton(1);
-  const Clip clip = ClipBuilder()
-                        .track(0, TrackTarget::kRotation, Interpolation::kLinear, {0.0f, 1.0f},
-                               test::concat({{0.0f, 0.0f, 0.0f, 1.0f},
-                                             test::axis_angle_xyzw(0, 0, 1, 90.0)}))
-                        .build();
+  const Clip clip =
+      ClipBuilder()
+          .track(0, TrackTarget::kRotation, Interpolation::kLinear, {0.0f, 1.0f},
+                 test::concat({{0.0f, 0.0f, 0.0f, 1.0f}, test::axis_angle_xyzw(0, 0, 1, 90.0)}))
+          .build();
   const glm::quat q = sample(skeleton, clip, kSecond / 2)[0].rotation;
   const std::vector<float> expected = test::axis_angle_xyzw(0, 0, 1, 45.0);
   EXPECT_NEAR(q.x, expected[0], 2e-6);
@@ -128,12 +127,12 @@ TEST(SampleJobStep, RotationKeysAreCopiedUnchanged) {
 // would differ (e.g. x at s = 0.5 would be 1.875).
 TEST(SampleJobCubicSpline, TranslationFollowsHermiteWithTangentsScaledByKeyInterval) {
   const Skeleton skeleton = test::chain_skeleton(1);
-  const Clip clip = ClipBuilder()
-                        .track(0, TrackTarget::kTranslation, Interpolation::kCubicSpline,
-                               {0.0f, 2.0f},
-                               {9.0f, 9.0f, 9.0f, 0.0f, 0.0f, 0.0f, 1.0f, 2.0f, 0.0f,  // key 0
-                                3.0f, -2.0f, 0.0f, 4.0f, 0.0f, 2.0f, 9.0f, 9.0f, 9.0f})  // key 1
-                        .build();
+  const Clip clip =
+      ClipBuilder()
+          .track(0, TrackTarget::kTranslation, Interpolation::kCubicSpline, {0.0f, 2.0f},
+                 {9.0f, 9.0f, 9.0f, 0.0f, 0.0f, 0.0f, 1.0f, 2.0f, 0.0f,    // key 0
+                  3.0f, -2.0f, 0.0f, 4.0f, 0.0f, 2.0f, 9.0f, 9.0f, 9.0f})  // key 1
+          .build();
   expect_vec3_eq(sample(skeleton, clip, kSecond)[0].translation, 1.5f, 1.0f, 1.0f);
   expect_vec3_eq(sample(skeleton, clip, kSecond / 2)[0].translation, 0.625f, 0.75f, 0.3125f);
   // Clamped ends give the key's value element, never a tangent.
@@ -151,8 +150,8 @@ TEST(SampleJobCubicSpline, RotationIsNormalisedAfterHermite) {
   const std::vector<float> q0 = {0.0f, 0.0f, 0.0f, 1.0f};
   const std::vector<float> q1 = test::axis_angle_xyzw(0, 0, 1, 90.0);
   const Clip flat = ClipBuilder()
-                        .track(0, TrackTarget::kRotation, Interpolation::kCubicSpline,
-                               {0.0f, 1.0f}, test::concat({zero, q0, zero, zero, q1, zero}))
+                        .track(0, TrackTarget::kRotation, Interpolation::kCubicSpline, {0.0f, 1.0f},
+                               test::concat({zero, q0, zero, zero, q1, zero}))
                         .build();
   const glm::quat half = sample(skeleton, flat, kSecond / 2)[0].rotation;
   const std::vector<float> expected = test::axis_angle_xyzw(0, 0, 1, 45.0);
@@ -163,8 +162,8 @@ TEST(SampleJobCubicSpline, RotationIsNormalisedAfterHermite) {
 
   const std::vector<float> tangent = {0.5f, -1.0f, 2.0f, 0.25f};
   const Clip bent = ClipBuilder()
-                        .track(0, TrackTarget::kRotation, Interpolation::kCubicSpline,
-                               {0.0f, 1.0f}, test::concat({zero, q0, tangent, tangent, q1, zero}))
+                        .track(0, TrackTarget::kRotation, Interpolation::kCubicSpline, {0.0f, 1.0f},
+                               test::concat({zero, q0, tangent, tangent, q1, zero}))
                         .build();
   const glm::quat r = sample(skeleton, bent, kSecond / 4)[0].rotation;
   // Hand formula in double: s = 0.25, dt = 1.
@@ -172,8 +171,8 @@ TEST(SampleJobCubicSpline, RotationIsNormalisedAfterHermite) {
   double p[4];
   double len2 = 0.0;
   for (int c = 0; c < 4; ++c) {
-    p[c] = h00 * static_cast<double>(q0[c]) + h10 * static_cast<double>(tangent[c]) + h01 * static_cast<double>(q1[c]) +
-           h11 * static_cast<double>(tangent[c]);
+    p[c] = h00 * static_cast<double>(q0[c]) + h10 * static_cast<double>(tangent[c]) +
+           h01 * static_cast<double>(q1[c]) + h11 * static_cast<double>(tangent[c]);
     len2 += p[c] * p[c];
   }
   const double len = std::sqrt(len2);
@@ -193,13 +192,12 @@ TEST(SampleJobClamping, TimesOutsideTheKeysGiveTheEndKeysExactly) {
   const Skeleton skeleton = test::chain_skeleton(1);
   const std::vector<float> q1 = test::axis_angle_xyzw(1, 2, 3, 70.0);
   for (Interpolation mode : {Interpolation::kStep, Interpolation::kLinear}) {
-    const Clip clip =
-        ClipBuilder()
-            .track(0, TrackTarget::kTranslation, mode, {1.0f, 2.0f},
-                   {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f})
-            .track(0, TrackTarget::kRotation, mode, {1.0f, 2.0f},
-                   test::concat({{0.0f, 0.0f, 0.0f, 1.0f}, q1}))
-            .build();
+    const Clip clip = ClipBuilder()
+                          .track(0, TrackTarget::kTranslation, mode, {1.0f, 2.0f},
+                                 {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f})
+                          .track(0, TrackTarget::kRotation, mode, {1.0f, 2.0f},
+                                 test::concat({{0.0f, 0.0f, 0.0f, 1.0f}, q1}))
+                          .build();
     for (int64_t t : {-3 * kSecond, int64_t{0}, kSecond - 1}) {
       const Transform n = sample(skeleton, clip, t)[0];
       expect_vec3_eq(n.translation, 1.0f, 2.0f, 3.0f);
@@ -220,11 +218,10 @@ TEST(SampleJobSingleKey, EveryModeGivesTheKeyValueAtAnyTime) {
     const bool cubic = mode == Interpolation::kCubicSpline;
     const std::vector<float> t3 = {-1.0f, 2.5f, 3.0f};
     const std::vector<float> junk = {99.0f, 98.0f, 97.0f};
-    const Clip clip =
-        ClipBuilder()
-            .track(0, TrackTarget::kScale, mode, {0.5f},
-                   cubic ? test::concat({junk, t3, junk}) : t3)
-            .build();
+    const Clip clip = ClipBuilder()
+                          .track(0, TrackTarget::kScale, mode, {0.5f},
+                                 cubic ? test::concat({junk, t3, junk}) : t3)
+                          .build();
     for (int64_t t : {-kSecond, int64_t{0}, kSecond / 2, 7 * kSecond}) {
       expect_vec3_eq(sample(skeleton, clip, t)[0].scale, -1.0f, 2.5f, 3.0f);
     }
@@ -234,11 +231,11 @@ TEST(SampleJobSingleKey, EveryModeGivesTheKeyValueAtAnyTime) {
 // Nodes and components without a track keep the skeleton's rest TRS, bit for bit.
 TEST(SampleJobRest, UnanimatedNodesAndComponentsKeepRestValues) {
   const Skeleton skeleton = test::chain_skeleton(3);
-  const Clip clip = ClipBuilder()
-                        .track(1, TrackTarget::kRotation, Interpolation::kLinear, {0.0f, 1.0f},
-                               test::concat({{0.0f, 0.0f, 0.0f, 1.0f},
-                                             test::axis_angle_xyzw(0, 1, 0, 30.0)}))
-                        .build();
+  const Clip clip =
+      ClipBuilder()
+          .track(1, TrackTarget::kRotation, Interpolation::kLinear, {0.0f, 1.0f},
+                 test::concat({{0.0f, 0.0f, 0.0f, 1.0f}, test::axis_angle_xyzw(0, 1, 0, 30.0)}))
+          .build();
   const std::vector<Transform> pose = sample(skeleton, clip, kSecond / 3);
   ASSERT_EQ(pose.size(), 3u);
   for (int i : {0, 2}) {

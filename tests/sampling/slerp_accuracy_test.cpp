@@ -59,7 +59,8 @@ TEST(DetAcosUnit, MatchesDoubleAcosOverZeroToOne) {
   constexpr int kSteps = 200000;
   for (int i = 0; i <= kSteps; ++i) {
     const float x = static_cast<float>(i) / kSteps;
-    const double err = std::fabs(static_cast<double>(det_acos_unit(x)) - std::acos(static_cast<double>(x)));
+    const double err =
+        std::fabs(static_cast<double>(det_acos_unit(x)) - std::acos(static_cast<double>(x)));
     if (err > worst) {
       worst = err;
       worst_at = static_cast<double>(x);
@@ -69,7 +70,7 @@ TEST(DetAcosUnit, MatchesDoubleAcosOverZeroToOne) {
   // about one ulp there (1.2e-7).
   EXPECT_LT(worst, 2.5e-7) << "worst at x=" << worst_at;
   EXPECT_EQ(det_acos_unit(1.0f), 0.0f);
-  EXPECT_EQ(det_acos_unit(2.0f), 0.0f);                 // clamped
+  EXPECT_EQ(det_acos_unit(2.0f), 0.0f);                  // clamped
   EXPECT_EQ(det_acos_unit(-1.0f), det_acos_unit(0.0f));  // clamped
 }
 
@@ -78,7 +79,8 @@ TEST(DetSinHalfPi, MatchesDoubleSinOverZeroToHalfPi) {
   constexpr int kSteps = 200000;
   for (int i = 0; i <= kSteps; ++i) {
     const float x = static_cast<float>(kPi / 2.0 * i / kSteps);
-    const double err = std::fabs(static_cast<double>(det_sin_half_pi(x)) - std::sin(static_cast<double>(x)));
+    const double err =
+        std::fabs(static_cast<double>(det_sin_half_pi(x)) - std::sin(static_cast<double>(x)));
     if (err > worst) {
       worst = err;
       worst_at = static_cast<double>(x);
@@ -101,7 +103,8 @@ TEST(DetSlerp, MatchesDoubleSlerpOnLargeArcs) {
     const QuatD bd = to_double(b);
     for (float t : {0.0f, 0.1f, 0.25f, 0.5f, 0.75f, 0.9f, 1.0f}) {
       SCOPED_TRACE(testing::Message() << degrees << " degrees, t=" << t);
-      expect_quat_near(det_slerp(from_xyzw(a), b, t), slerp_reference(ad, bd, static_cast<double>(t)), 2e-6);
+      expect_quat_near(det_slerp(from_xyzw(a), b, t),
+                       slerp_reference(ad, bd, static_cast<double>(t)), 2e-6);
     }
   }
 }
@@ -150,7 +153,8 @@ TEST(SampleJobLinear, RotationMatchesDoubleSlerpIncludingNegativeDotKeys) {
                         .build();
   for (int64_t us : {100'000, 500'000, 800'000}) {
     const glm::quat q = test::sample(skeleton, clip, us)[0].rotation;
-    expect_quat_near(q, slerp_reference(to_double(k0), to_double(k1), static_cast<double>(us) / 1e6), 2e-6);
+    expect_quat_near(
+        q, slerp_reference(to_double(k0), to_double(k1), static_cast<double>(us) / 1e6), 2e-6);
   }
 }
 
