@@ -2,7 +2,7 @@
 //
 // Benchmarks are named BM_Codec/<scenario>/<send rate>/<reference>:
 //   scenarios   FoxRun (Fox.glb "Run" looping), FoxWalkRun (Fox "Walk" <-> "Run" crossfades:
-//               0.5 s fades every 1.5 s, rotations nlerped per joint), CesiumManWalk
+//               0.5 s fades every 1.5 s, blended by BlendJob like the animator), CesiumManWalk
 //               (cesium_man.gltf's only clip), GenRig128 (the generated 128-joint rig, "run")
 //   send rates  60Hz, 30Hz, 20Hz of a 60 Hz server tick (baseline age 1, 2, 3 ticks)
 //   reference   delta     each update against the previous three (the last acked snapshots
@@ -18,7 +18,9 @@
 //   max_error_cm_scaled        worst virtual-vertex error of any joint in any update (3 cm shell,
 //                              scaled cm; bound 0.01)
 //   max_skinned_error_cm_scaled  worst real-vertex displacement (CPU skinning)
-//   ns_per_entity              quantise + encode + decode + dequantise, per entity-update
+//   ns_per_entity              encode + decode CPU time per entity-update (per client)
+//   ns_quantize, ns_dequantize quantising a pose (server, once per entity and tick, shared by
+//                              every client) and dequantising it (client), CPU ns
 //   raw_float_bytes_per_joint  reference: float TRS, 40 bytes per joint
 //   smallest3_bytes_per_joint  reference: 32-bit smallest-three rotation (2+3x10 bits) per
 //                              animated rotation, floats for animated translations/scales
@@ -40,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "posecast/det_math.h"
+#include "posecast/blending.h"
 #include "posecast/gltf_import.h"
 #include "posecast/local_to_model.h"
 #include "posecast/palette.h"
@@ -98,14 +100,12 @@ struct ClipPlayer {
   }
 };
 
-// Per node: translation/scale lerped, rotation nlerped (shortest path), weight w of b.
+// The animator's blend (BlendJob): weight 1 - w of a, w of b.
 void blend(std::span<const Transform> a, std::span<const Transform> b, float w,
-           std::span<Transform> out) {
-  for (std::size_t n = 0; n < out.size(); ++n) {
-    out[n].translation = det_lerp(a[n].translation, b[n].translation, w);
-    out[n].rotation = det_nlerp(a[n].rotation, b[n].rotation, w);
-    out[n].scale = det_lerp(a[n].scale, b[n].scale, w);
-  }
+           std::span<const Transform> rest, std::span<Transform> out) {
+  const BlendInput inputs[2] = {{a, 1.0f - w}, {b, w}};
+  BlendJob job{inputs, rest, out};
+  (void)job.Run();
 }
 
 // Weight of "Run" at time t in the crossfade cycle: walk 1 s, fade 0.5 s, run 1 s, fade back.
@@ -170,7 +170,8 @@ Scenario build(const std::string& source, const std::string& clip_a, const std::
       continue;
     }
     pb.sample(time_us);
-    blend(pa.out, pb.out, crossfade_weight(static_cast<double>(time_us) / 1e6), mixed);
+    blend(pa.out, pb.out, crossfade_weight(static_cast<double>(time_us) / 1e6),
+          s.rig->skeleton.rest, mixed);
     s.poses.push_back(mixed);
   }
   return s;
@@ -296,6 +297,36 @@ ErrorStats errors(const Scenario& s, const std::vector<QuantizedPose>& q) {
   return e;
 }
 
+// CPU time of the calling thread, in nanoseconds.
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+// Mean CPU ns of PoseQuantizer::quantize / dequantize_pose per pose over a few passes.
+double time_quantize(const Scenario& s, const std::vector<QuantizedPose>& q) {
+  PoseQuantizer quantizer(*s.format);
+  QuantizedPose out;
+  out.reset(*s.format);
+  const int passes = 20;
+  const double start = thread_cpu_ns();
+  for (int pass = 0; pass < passes; ++pass)
+    for (std::size_t u = 1; u < q.size(); ++u) quantizer.quantize(s.poses[u], &q[u - 1], out);
+  benchmark::DoNotOptimize(out.values.data());
+  return (thread_cpu_ns() - start) / (passes * static_cast<double>(q.size() - 1));
+}
+
+double time_dequantize(const Scenario& s, const std::vector<QuantizedPose>& q) {
+  std::vector<Transform> out(s.format->node_count());
+  const int passes = 20;
+  const double start = thread_cpu_ns();
+  for (int pass = 0; pass < passes; ++pass)
+    for (const QuantizedPose& p : q) dequantize_pose(*s.format, p, out);
+  benchmark::DoNotOptimize(out.data());
+  return (thread_cpu_ns() - start) / (passes * static_cast<double>(q.size()));
+}
+
 // ---------------------------------------------------------------- the benchmark
 
 void run_codec(benchmark::State& state, const std::string& source, const std::string& clip_a,
@@ -310,30 +341,28 @@ void run_codec(benchmark::State& state, const std::string& source, const std::st
   const PoseFormat& f = *s.format;
   const double joints = std::max<double>(1.0, f.animated_node_count);
 
-  // Timed: the server's quantise + encode and the client's decode + dequantise per update.
-  PoseQuantizer quantizer(f);
+  // Timed: the server's encode and the client's decode of one entity-update (quantising is
+  // once per entity and tick, shared by every client; it and dequantising are timed below).
   PoseEncoder encoder(f);
   std::vector<uint8_t> bytes;
   bytes.reserve(4096);
-  QuantizedPose server_q, client_q;
-  server_q.reset(f);
+  QuantizedPose client_q;
   client_q.reset(f);
-  std::vector<Transform> client_pose(f.node_count());
-  std::size_t u = 1;
+  std::size_t u = 3;
   int64_t updates = 0;
   for (auto _ : state) {
     const PoseReference ref = reference_for(q, u, delta, age);
-    quantizer.quantize(s.poses[u], delta ? &q[u - 1] : nullptr, server_q);
     bytes.clear();
-    encoder.encode(server_q, ref, bytes);
+    encoder.encode(q[u], ref, bytes);
     const Status st = decode_pose(f, bytes, ref, client_q);
-    dequantize_pose(f, client_q, client_pose);
     benchmark::DoNotOptimize(st);
-    benchmark::DoNotOptimize(client_pose.data());
-    if (++u == q.size()) u = 1;
+    benchmark::DoNotOptimize(client_q.values.data());
+    if (++u == q.size()) u = 3;
     ++updates;
   }
   state.SetItemsProcessed(updates);
+  const double quantize_ns = time_quantize(s, q);
+  const double dequantize_ns = time_dequantize(s, q);
 
   const std::vector<double> range_sizes = sizes(s, q, delta, age, {});
   PoseEncodeOptions packed;
@@ -364,6 +393,8 @@ void run_codec(benchmark::State& state, const std::string& source, const std::st
   k["max_error_cm_scaled"] = e.codec_cm;
   k["max_skinned_error_cm_scaled"] = e.skinned_cm;
   k["animated_joints"] = joints;
+  k["ns_quantize"] = quantize_ns;
+  k["ns_dequantize"] = dequantize_ns;
   k["raw_float_bytes_per_joint"] = 40.0;
   k["smallest3_bytes_per_joint"] = (4.0 * rot + 12.0 * trans + 12.0 * scale) / joints;
   k["smallest3_error_cm_scaled"] = e.smallest3_cm;

@@ -63,15 +63,18 @@ std::string TrackErrorReport::describe(const Skeleton& skeleton) const {
     const std::size_t node = skeleton.joint_nodes[static_cast<std::size_t>(worst_.joint)];
     if (node < skeleton.names.size()) name = skeleton.names[node];
   }
-  char buffer[256];
-  std::snprintf(buffer, sizeof buffer,
-                "worst joint '%s' (%d) at tick %lld: %.5f cm scaled (bound %.5f cm); skinned "
-                "vertices: %.5f cm scaled at tick %lld",
-                name.c_str(), worst_.joint, static_cast<long long>(worst_tick_),
-                static_cast<double>(worst_cm_scaled()),
-                static_cast<double>(scale_.bound / scale_.units_per_cm),
-                static_cast<double>(worst_skinned_cm_scaled()),
-                static_cast<long long>(worst_skinned_tick_));
+  char buffer[320];
+  int used = std::snprintf(buffer, sizeof buffer,
+                           "worst joint '%s' (%d) at tick %lld: %.5f cm scaled (bound %.5f cm)",
+                           name.c_str(), worst_.joint, static_cast<long long>(worst_tick_),
+                           static_cast<double>(worst_cm_scaled()),
+                           static_cast<double>(scale_.bound / scale_.units_per_cm));
+  if (worst_skinned_tick_ >= 0 && used > 0 && static_cast<std::size_t>(used) < sizeof buffer) {
+    std::snprintf(buffer + used, sizeof buffer - static_cast<std::size_t>(used),
+                  "; skinned vertices: %.5f cm scaled at tick %lld",
+                  static_cast<double>(worst_skinned_cm_scaled()),
+                  static_cast<long long>(worst_skinned_tick_));
+  }
   return buffer;
 }
 

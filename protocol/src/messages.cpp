@@ -91,7 +91,7 @@ class Encoder {
     const auto recs = fbb_.CreateVectorOfStructs(records);
     return finish(w::Payload::Snapshot,
                   w::CreateSnapshot(fbb_, m.server_tick, m.baseline_tick, m.prior_tick,
-                                    m.part_index, m.part_count, recs, poses)
+                                    m.part_index, m.part_count, recs, poses, m.older_tick)
                       .Union());
   }
   Result<std::vector<uint8_t>> operator()(const Ack& m) {
@@ -182,14 +182,16 @@ Result<Message> decode_snapshot(const w::Snapshot& t) {
   m.server_tick = t.server_tick();
   m.baseline_tick = t.baseline_tick();
   m.prior_tick = t.prior_tick();
+  m.older_tick = t.older_tick();
   m.part_index = t.part_index();
   m.part_count = t.part_count();
   if (m.part_count == 0 || m.part_index >= m.part_count) {
     return field_error("snapshot", "part_index " + std::to_string(m.part_index) +
                                        " is not below part_count " + std::to_string(m.part_count));
   }
-  if (m.baseline_tick == kNoTick && m.prior_tick != kNoTick) {
-    return field_error("snapshot", "prior_tick without baseline_tick");
+  if ((m.baseline_tick == kNoTick && m.prior_tick != kNoTick) ||
+      (m.prior_tick == kNoTick && m.older_tick != kNoTick)) {
+    return field_error("snapshot", "a reference tick without the newer ones");
   }
   const auto* records = t.records();
   const auto* poses = t.poses();

@@ -110,11 +110,28 @@ const char* reference_problem(const PoseFormat& format, const PoseReference& ref
   return nullptr;
 }
 
-// Shared by encoder and decoder: the prediction and context of every code.
+// Shared by encoder and decoder: the prediction and context of every code. Everything that
+// depends only on the ages is worked out once per record; when the ages are equal (the steady
+// state: one snapshot per send interval, all acked) the per-code work is integer only.
 class Predictor {
  public:
   Predictor(const PoseFormat& format, const PoseReference& ref, int references)
-      : format_(format), ref_(ref), references_(references) {}
+      : format_(format), ref_(ref), references_(references) {
+    if (references_ >= 1) {
+      speed_scale_ = static_cast<double>(ref.baseline_age) /
+                     static_cast<double>(std::max<uint32_t>(1, ref.tick_rate_hz));
+    }
+    if (references_ >= 2) unit_step_ = ref.baseline_age == ref.prior_age;
+    if (references_ >= 3) {
+      equal_ages_ = unit_step_ && ref.prior_age == ref.older_age;
+      // What linear extrapolation misses under constant acceleration:
+      //   [(b - p)/a1 - (p - o)/a0] * age * (age + a1) / (a1 + a0)
+      const double age = ref.baseline_age, a1 = ref.prior_age, a0 = ref.older_age;
+      const double common = age * (age + a1) / (a1 + a0);
+      newer_factor_ = common / a1;
+      older_factor_ = common / a0;
+    }
+  }
 
   int32_t reference_axis(std::size_t node) const {
     return references_ == 0 ? -1 : ref_.baseline->values[node * kValuesPerNode + kRotationAxis];
@@ -125,63 +142,67 @@ class Predictor {
   Expectation expect(std::size_t node, int channel, int slot, int32_t axis) const {
     const std::size_t base = node * kValuesPerNode;
     const std::size_t i = base + static_cast<std::size_t>(slot);
-    const std::size_t prior_i = node * kPriorComponentsPerNode + static_cast<std::size_t>(kPriorSlot[slot]);
-    const bool rotation = channel == 1;
-    // How many references agree with this code's representation (rotation axes must match).
+    // How many references share this code's representation (rotation axes must match).
     int usable = references_;
-    if (rotation) {
-      const QuantizedPose* poses[3] = {ref_.baseline, ref_.prior, ref_.older};
-      for (int r = 0; r < usable; ++r) {
-        if (poses[r]->values[base + kRotationAxis] != axis) {
-          usable = r;
-          break;
-        }
-      }
+    if (channel == 1) {
+      if (usable >= 1 && ref_.baseline->values[base + kRotationAxis] != axis) usable = 0;
+      if (usable >= 2 && ref_.prior->values[base + kRotationAxis] != axis) usable = 1;
+      if (usable >= 3 && ref_.older->values[base + kRotationAxis] != axis) usable = 2;
     }
     Expectation e;
+    e.cls = static_cast<uint8_t>(channel * kKinds);
     if (usable == 0) {
-      e.bucket = bucket_of(static_cast<double>(format_.value_prior[prior_i]));
-      e.cls = static_cast<uint8_t>(channel * kKinds + kKindAbsolute);
+      e.bucket = bucket_of(static_cast<double>(format_.value_prior[prior_index(node, slot)]));
+      e.cls = static_cast<uint8_t>(e.cls + kKindAbsolute);
       return e;
     }
     const int64_t b = ref_.baseline->values[i];
     if (usable == 1) {
       e.prediction = b;
-      e.bucket = bucket_of(static_cast<double>(format_.speed_prior[prior_i]) *
-                           static_cast<double>(ref_.baseline_age) /
-                           static_cast<double>(std::max<uint32_t>(1, ref_.tick_rate_hz)));
-      e.cls = static_cast<uint8_t>(channel * kKinds + kKindBaseline);
+      e.bucket = bucket_of(static_cast<double>(format_.speed_prior[prior_index(node, slot)]) *
+                           speed_scale_);
+      e.cls = static_cast<uint8_t>(e.cls + kKindBaseline);
       return e;
     }
     const int64_t p = ref_.prior->values[i];
-    const int64_t age = ref_.baseline_age;
-    const int64_t a1 = ref_.prior_age;
+    const int64_t step =
+        unit_step_ ? b - p
+                   : round_div((b - p) * static_cast<int64_t>(ref_.baseline_age),
+                               static_cast<int64_t>(ref_.prior_age));
     const int64_t limit = channel == 1 ? format_.precision[node].rotation_limit : kMaxLinearCode;
-    const int64_t step = round_div((b - p) * age, a1);
     e.prediction = std::clamp<int64_t>(b + step, -limit, limit);
-    const double velocity = std::fabs(static_cast<double>(step));
+    const uint64_t velocity = magnitude(step);
     if (usable == 2) {
-      e.bucket = bucket_of(velocity);
-      e.cls = static_cast<uint8_t>(channel * kKinds + kKindVelocity);
+      e.bucket = static_cast<uint32_t>(std::bit_width(velocity));
+      e.cls = static_cast<uint8_t>(e.cls + kKindVelocity);
       return e;
     }
-    // Constant-acceleration estimate of what linear extrapolation misses:
-    //   [(b - p)/a1 - (p - o)/a0] * age * (age + a1) / (a1 + a0)
     const int64_t o = ref_.older->values[i];
-    const double a0 = static_cast<double>(ref_.older_age);
-    const double a1d = static_cast<double>(a1);
-    const double agd = static_cast<double>(age);
-    const double change = static_cast<double>(b - p) / a1d - static_cast<double>(p - o) / a0;
-    const double accel = std::fabs(change * agd * (agd + a1d) / (a1d + a0));
-    e.bucket = bucket_of((accel + 0.5 * velocity) * 0.5);
-    e.cls = static_cast<uint8_t>(channel * kKinds + kKindAccel);
+    e.cls = static_cast<uint8_t>(e.cls + kKindAccel);
+    // Expected |residual|: the mean of the acceleration estimate and half the step.
+    if (equal_ages_) {
+      const uint64_t accel = magnitude(b - 2 * p + o);
+      e.bucket = static_cast<uint32_t>(std::bit_width((2 * accel + velocity) >> 2));
+    } else {
+      const double accel = std::fabs(static_cast<double>(b - p) * newer_factor_ -
+                                     static_cast<double>(p - o) * older_factor_);
+      e.bucket = bucket_of((accel + 0.5 * static_cast<double>(velocity)) * 0.5);
+    }
     return e;
   }
 
  private:
+  static std::size_t prior_index(std::size_t node, int slot) {
+    return node * kPriorComponentsPerNode + static_cast<std::size_t>(kPriorSlot[slot]);
+  }
+
   const PoseFormat& format_;
   const PoseReference& ref_;
   int references_;
+  double speed_scale_ = 0.0;  // baseline age in seconds
+  bool unit_step_ = false;    // baseline_age == prior_age: the step is b - p exactly
+  bool equal_ages_ = false;   // all three ages equal
+  double newer_factor_ = 0.0, older_factor_ = 0.0;
 };
 
 // ---------- entropy stages ----------
@@ -221,11 +242,11 @@ struct RangeSink {
     if (axis != likely) rc.encode_direct(static_cast<uint32_t>(axis), 2);
   }
   void raw(uint64_t v, uint32_t n) {
-    while (n > 24) {
-      n -= 24;
-      rc.encode_direct(static_cast<uint32_t>(v >> n) & 0xFFFFFFu, 24);
+    if (n > 32) {
+      rc.encode_direct(static_cast<uint32_t>(v >> 32), n - 32);
+      n = 32;
     }
-    rc.encode_direct(static_cast<uint32_t>(v) & ((1u << n) - 1u), n);
+    rc.encode_direct(static_cast<uint32_t>(v), n);
   }
 };
 
@@ -262,12 +283,12 @@ struct RangeSource {
     return static_cast<int32_t>(rc.decode_direct(2));
   }
   uint64_t raw(uint32_t n) {
-    uint64_t v = 0;
-    while (n > 24) {
-      n -= 24;
-      v = (v << 24) | rc.decode_direct(24);
+    uint64_t high = 0;
+    if (n > 32) {
+      high = rc.decode_direct(n - 32);
+      n = 32;
     }
-    return (v << n) | rc.decode_direct(n);
+    return (high << n) | rc.decode_direct(n);
   }
 };
 

@@ -132,9 +132,16 @@ bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPos
     int32_t* codes = &out.values[n * kValuesPerNode];
     if (!finite3(src.translation) || !finite4(src.rotation) || !finite3(src.scale)) return false;
 
-    if (!quantize_linear(src.translation, rest.translation, precision.translation_step,
-                         codes + kTranslationCode) ||
-        !quantize_linear(src.scale, rest.scale, precision.scale_step, codes + kScaleCode)) {
+    // Nodes without a track hold the rest value exactly: no arithmetic needed.
+    if (src.translation == rest.translation) {
+      codes[kTranslationCode] = codes[kTranslationCode + 1] = codes[kTranslationCode + 2] = 0;
+    } else if (!quantize_linear(src.translation, rest.translation, precision.translation_step,
+                                codes + kTranslationCode)) {
+      return false;
+    }
+    if (src.scale == rest.scale) {
+      codes[kScaleCode] = codes[kScaleCode + 1] = codes[kScaleCode + 2] = 0;
+    } else if (!quantize_linear(src.scale, rest.scale, precision.scale_step, codes + kScaleCode)) {
       return false;
     }
     if (!(channels & kChannelTranslation) && !is_zero3(codes + kTranslationCode)) off_layout = true;
@@ -150,8 +157,11 @@ bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPos
       // rotation, for its world rotation to be the true one.
       target = det_mul(conjugate(coded_world_[parent]), true_world_[n]);
     }
-    if (!quantize_rotation(rest.rotation, target, reference_axis, precision.rotation_step,
-                           precision.rotation_limit, codes + kRotationAxis)) {
+    if (!(channels & kChannelRotation) && src.rotation == rest.rotation) {
+      codes[kRotationAxis] = 3;
+      codes[kRotationCode] = codes[kRotationCode + 1] = codes[kRotationCode + 2] = 0;
+    } else if (!quantize_rotation(rest.rotation, target, reference_axis, precision.rotation_step,
+                                  precision.rotation_limit, codes + kRotationAxis)) {
       return false;
     }
     if (!(channels & kChannelRotation) && !is_rest_rotation(codes + kRotationAxis)) {

@@ -14,6 +14,7 @@ std::size_t empty_snapshot_bytes() {
     s.server_tick = 0xFFFFFFFEu;
     s.baseline_tick = 0xFFFFFFFEu;
     s.prior_tick = 0xFFFFFFFEu;
+    s.older_tick = 0xFFFFFFFEu;
     s.part_index = 254;
     s.part_count = 255;
     auto encoded = encode_message(Message{s});
@@ -70,6 +71,7 @@ Result<std::vector<std::vector<uint8_t>>> encode_snapshot_packets(
   part.server_tick = header.server_tick;
   part.baseline_tick = header.baseline_tick;
   part.prior_tick = header.prior_tick;
+  part.older_tick = header.older_tick;
   part.part_count = static_cast<uint8_t>(groups.size());
   for (std::size_t g = 0; g < groups.size(); ++g) {
     part.part_index = static_cast<uint8_t>(g);

@@ -24,6 +24,7 @@ std::vector<Message> sample_messages() {
   snapshot.server_tick = 100;
   snapshot.baseline_tick = 97;
   snapshot.prior_tick = 94;
+  snapshot.older_tick = 91;
   snapshot.entities = {{3, 1, {1, 2, 3}}, {9, 65535, {}}, {12, 2, std::vector<uint8_t>(300, 0xAB)}};
   return {
       ClientHello{kProtocolVersion, 0xDEADBEEFCAFEull, "viewer"},

@@ -21,7 +21,7 @@ std::vector<EntityPose> entities(std::size_t count, std::size_t pose_bytes) {
 
 TEST(SnapshotPackets, SmallSnapshotIsOnePacket) {
   const auto es = entities(3, 60);
-  const auto packets = encode_snapshot_packets({50, 47, 44}, es);
+  const auto packets = encode_snapshot_packets({50, 47, 44, 41}, es);
   ASSERT_TRUE(packets.ok()) << packets.error().message;
   ASSERT_EQ(packets.value().size(), 1u);
   const auto m = decode_message(packets.value()[0]);
@@ -30,13 +30,14 @@ TEST(SnapshotPackets, SmallSnapshotIsOnePacket) {
   EXPECT_EQ(s.server_tick, 50u);
   EXPECT_EQ(s.baseline_tick, 47u);
   EXPECT_EQ(s.prior_tick, 44u);
+  EXPECT_EQ(s.older_tick, 41u);
   EXPECT_EQ(s.part_count, 1);
   EXPECT_EQ(s.entities, es);
 }
 
 TEST(SnapshotPackets, LargeSnapshotSplitsIntoPacketsThatEachDecodeAlone) {
   const auto es = entities(200, 70);
-  const auto packets = encode_snapshot_packets({9, kNoTick, kNoTick}, es);
+  const auto packets = encode_snapshot_packets({9, kNoTick, kNoTick, kNoTick}, es);
   ASSERT_TRUE(packets.ok()) << packets.error().message;
   ASSERT_GT(packets.value().size(), 10u);
   std::vector<EntityPose> all;
@@ -57,14 +58,14 @@ TEST(SnapshotPackets, LargeSnapshotSplitsIntoPacketsThatEachDecodeAlone) {
 
 TEST(SnapshotPackets, PacketsAreReasonablyFull) {
   const auto es = entities(200, 70);
-  const auto packets = encode_snapshot_packets({9, kNoTick, kNoTick}, es).value();
+  const auto packets = encode_snapshot_packets({9, kNoTick, kNoTick, kNoTick}, es).value();
   std::size_t total = 0;
   for (const auto& p : packets) total += p.size();
   EXPECT_GT(total / packets.size(), kMaxPacketBytes * 8 / 10);
 }
 
 TEST(SnapshotPackets, EmptySnapshotIsOnePacketWithNoRecords) {
-  const auto packets = encode_snapshot_packets({1, kNoTick, kNoTick}, {});
+  const auto packets = encode_snapshot_packets({1, kNoTick, kNoTick, kNoTick}, {});
   ASSERT_TRUE(packets.ok());
   ASSERT_EQ(packets.value().size(), 1u);
   EXPECT_TRUE(std::get<Snapshot>(decode_message(packets.value()[0]).value()).entities.empty());
@@ -72,7 +73,7 @@ TEST(SnapshotPackets, EmptySnapshotIsOnePacketWithNoRecords) {
 
 TEST(SnapshotPackets, RecordTooLargeForAPacketIsAnError) {
   auto es = entities(1, 1190);
-  const auto packets = encode_snapshot_packets({1, kNoTick, kNoTick}, es);
+  const auto packets = encode_snapshot_packets({1, kNoTick, kNoTick, kNoTick}, es);
   ASSERT_FALSE(packets.ok());
   EXPECT_NE(packets.error().message.find("does not fit"), std::string::npos);
 }

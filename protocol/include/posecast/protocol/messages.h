@@ -103,14 +103,16 @@ struct EntityPose {
   bool operator==(const EntityPose&) const = default;
 };
 
-// Poses of one server tick. `baseline_tick` / `prior_tick` name the snapshots the receiver
-// already holds that the records are coded against (kNoTick: none; see PoseReference).
+// Poses of one server tick. `baseline_tick`, `prior_tick` and `older_tick` name the snapshots
+// (newest first, each older than the one before) the receiver already holds that the records
+// are coded against (kNoTick: none, and then none of the older ones; see PoseReference).
 // A snapshot split over several packets repeats the header in each part; every part holds
 // whole records and decodes alone.
 struct Snapshot {
   uint32_t server_tick = 0;
   uint32_t baseline_tick = kNoTick;
   uint32_t prior_tick = kNoTick;
+  uint32_t older_tick = kNoTick;
   uint8_t part_index = 0;  // < part_count
   uint8_t part_count = 1;  // >= 1
   std::vector<EntityPose> entities;

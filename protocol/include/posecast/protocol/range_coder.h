@@ -36,23 +36,23 @@ class RangeEncoder {
   // Appends to `out` (not cleared), which must outlive the encoder.
   explicit RangeEncoder(std::vector<uint8_t>& out) : out_(out), stream_start_(out.size()) {}
 
+  // Written without data-dependent branches (the bit is as good as random to the branch
+  // predictor); compilers turn the selects into conditional moves.
   void encode(BitModel& model, uint32_t bit) {
-    const uint32_t bound = (range_ >> BitModel::kBits) * model.p0;
-    if (bit == 0) {
-      range_ = bound;
-      model.p0 = static_cast<uint16_t>(model.p0 + ((BitModel::kOne - model.p0) >> kBitModelShift));
-    } else {
-      low_ += bound;
-      range_ -= bound;
-      model.p0 = static_cast<uint16_t>(model.p0 - (model.p0 >> kBitModelShift));
-    }
+    const uint32_t p0 = model.p0;
+    const uint32_t bound = (range_ >> BitModel::kBits) * p0;
+    const uint32_t up = p0 + ((BitModel::kOne - p0) >> kBitModelShift);
+    const uint32_t down = p0 - (p0 >> kBitModelShift);
+    low_ += bit ? bound : 0u;
+    range_ = bit ? range_ - bound : bound;
+    model.p0 = static_cast<uint16_t>(bit ? down : up);
     normalize();
   }
 
-  // `count` (0..24) equiprobable bits of `value`, most significant first.
+  // `count` (0..32) equiprobable bits of `value`, most significant first, up to 16 per step.
   void encode_direct(uint32_t value, uint32_t count) {
     while (count > 0) {
-      const uint32_t take = count > 8 ? 8 : count;
+      const uint32_t take = count > 16 ? 16 : count;
       count -= take;
       range_ >>= take;
       low_ += static_cast<uint64_t>(range_) * ((value >> count) & ((1u << take) - 1u));
@@ -70,7 +70,22 @@ class RangeEncoder {
       shift_low();
     }
   }
-  void shift_low();
+  void shift_low() {
+    // Bits 24..31 of low_ become the next byte unless a carry may still reach them
+    // (0xFF bytes wait in cache_size_ until the carry is known).
+    if (static_cast<uint32_t>(low_) < 0xFF000000u || (low_ >> 32) != 0) {
+      const auto carry = static_cast<uint8_t>(low_ >> 32);
+      uint8_t byte = cache_;
+      do {
+        if (!skip_first_byte_) out_.push_back(static_cast<uint8_t>(byte + carry));
+        skip_first_byte_ = false;  // an LZMA-style stream's first byte is always 0: implied
+        byte = 0xFF;
+      } while (--cache_size_ != 0);
+      cache_ = static_cast<uint8_t>(low_ >> 24);
+    }
+    ++cache_size_;
+    low_ = (low_ & 0x00FFFFFFu) << 8;
+  }
 
   std::vector<uint8_t>& out_;
   std::size_t stream_start_;  // out_.size() when this stream began
@@ -89,18 +104,14 @@ class RangeDecoder {
   }
 
   uint32_t decode(BitModel& model) {
-    const uint32_t bound = (range_ >> BitModel::kBits) * model.p0;
-    uint32_t bit;
-    if (code_ < bound) {
-      range_ = bound;
-      model.p0 = static_cast<uint16_t>(model.p0 + ((BitModel::kOne - model.p0) >> kBitModelShift));
-      bit = 0;
-    } else {
-      code_ -= bound;
-      range_ -= bound;
-      model.p0 = static_cast<uint16_t>(model.p0 - (model.p0 >> kBitModelShift));
-      bit = 1;
-    }
+    const uint32_t p0 = model.p0;
+    const uint32_t bound = (range_ >> BitModel::kBits) * p0;
+    const uint32_t up = p0 + ((BitModel::kOne - p0) >> kBitModelShift);
+    const uint32_t down = p0 - (p0 >> kBitModelShift);
+    const uint32_t bit = code_ >= bound ? 1u : 0u;
+    code_ -= bit ? bound : 0u;
+    range_ = bit ? range_ - bound : bound;
+    model.p0 = static_cast<uint16_t>(bit ? down : up);
     normalize();
     return bit;
   }
@@ -108,7 +119,7 @@ class RangeDecoder {
   uint32_t decode_direct(uint32_t count) {
     uint32_t value = 0;
     while (count > 0) {
-      const uint32_t take = count > 8 ? 8 : count;
+      const uint32_t take = count > 16 ? 16 : count;
       count -= take;
       range_ >>= take;
       // A well-formed stream has code_ < range_ << take here; a corrupt one may not, so the

@@ -18,6 +18,7 @@ struct SnapshotHeader {
   uint32_t server_tick = 0;
   uint32_t baseline_tick = kNoTick;
   uint32_t prior_tick = kNoTick;
+  uint32_t older_tick = kNoTick;
 };
 
 // Encodes `entities` (in order) into as few packets as a greedy fill allows, each at most

@@ -1,0 +1,34 @@
+// libFuzzer: decode_pose() on arbitrary bytes must return a pose with every code in range, or
+// an error; never crash, leak, read out of bounds or hit undefined behaviour.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+#include "pose_fuzz_setup.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace posecast;
+  const fuzz::PoseFuzzSetup& setup = fuzz::pose_fuzz_setup();
+  if (!setup.format || setup.poses.size() < 4) std::abort();  // the setup itself is broken
+  if (size < 2) return 0;
+  const protocol::PoseReference ref = fuzz::fuzz_reference(setup, data[0]);
+  const auto coding = (data[1] & 1) ? protocol::PoseCoding::kBitPacked : protocol::PoseCoding::kRangeCoded;
+  protocol::QuantizedPose out;
+  const Status st = protocol::decode_pose(*setup.format, std::span<const uint8_t>(data + 2, size - 2),
+                                          ref, out, coding);
+  if (!st.ok()) return 0;
+  // A decoded pose must be usable: dequantise it and check the codes' ranges.
+  const protocol::PoseFormat& f = *setup.format;
+  for (std::size_t n = 0; n < f.node_count(); ++n) {
+    const int32_t* codes = &out.values[n * protocol::kValuesPerNode];
+    if (codes[protocol::kRotationAxis] < 0 || codes[protocol::kRotationAxis] > 3) std::abort();
+    for (int k = 0; k < 3; ++k) {
+      const int32_t c = codes[protocol::kRotationCode + k];
+      if (c > f.precision[n].rotation_limit || c < -f.precision[n].rotation_limit) std::abort();
+    }
+  }
+  std::vector<Transform> pose(f.node_count());
+  protocol::dequantize_pose(f, out, pose);
+  return 0;
+}

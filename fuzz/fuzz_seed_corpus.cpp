@@ -1,0 +1,72 @@
+// Writes seed inputs for the fuzz targets: every message type, and pose streams for every
+// reference count and both codings. Usage: fuzz_seed_corpus <message_dir> <pose_dir>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "pose_fuzz_setup.h"
+#include "posecast/protocol/messages.h"
+#include "posecast/protocol/snapshot_packets.h"
+
+namespace {
+
+bool write(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace posecast;
+  using namespace posecast::protocol;
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: fuzz_seed_corpus <message_dir> <pose_dir>\n");
+    return 2;
+  }
+  const std::string message_dir = argv[1], pose_dir = argv[2];
+  const fuzz::PoseFuzzSetup& setup = fuzz::pose_fuzz_setup();
+  if (!setup.format || setup.poses.size() < 5) {
+    std::fprintf(stderr, "fuzz_seed_corpus: could not build the generated rig's pose format\n");
+    return 1;
+  }
+  int written = 0;
+  // Poses: poses[4] coded against each reference selection, both codings.
+  PoseEncoder encoder(*setup.format);
+  std::vector<EntityPose> entities;
+  for (int selector = 0; selector < 256; selector += 5) {
+    for (int coding = 0; coding < 2; ++coding) {
+      const PoseReference ref = fuzz::fuzz_reference(setup, static_cast<uint8_t>(selector));
+      std::vector<uint8_t> bytes = {static_cast<uint8_t>(selector), static_cast<uint8_t>(coding)};
+      PoseEncodeOptions options;
+      options.coding = coding ? PoseCoding::kBitPacked : PoseCoding::kRangeCoded;
+      if (!encoder.encode(setup.poses[4], ref, bytes, options)) return 1;
+      written += write(pose_dir + "/pose_" + std::to_string(selector) + "_" + std::to_string(coding), bytes);
+      if (coding == 0 && entities.size() < 12) {
+        entities.push_back({static_cast<uint32_t>(selector), 1, std::vector<uint8_t>(bytes.begin() + 2, bytes.end())});
+      }
+    }
+  }
+  // Messages: one of each type, and a snapshot split in parts.
+  Welcome welcome;
+  welcome.assets = {{1, 0x1234, 24, "gen-rig:24"}, {2, 0x5678, 67, "Fox.glb"}};
+  const std::vector<Message> messages = {
+      ClientHello{kProtocolVersion, 42, "fuzz"}, ServerChallenge{42, 7}, ChallengeResponse{42, 7},
+      welcome, Ack{100, 0xFFFF0000u},
+      ClientCommand{1, 2, 3, CommandOp::kCrossfade, 1, 0, 250000, 65536}, EntitySpawn{2, 3, 1, 0, 90},
+      EntityDespawn{2, 3, 95}, Disconnect{DisconnectReason::kTimeout, "bye"}};
+  int index = 0;
+  for (const Message& m : messages) {
+    const auto bytes = encode_message(m);
+    if (!bytes.ok()) return 1;
+    written += write(message_dir + "/message_" + std::to_string(index++), bytes.value());
+  }
+  const auto packets = encode_snapshot_packets({100, 97, 94, 91}, entities, 400);
+  if (!packets.ok()) return 1;
+  for (const auto& p : packets.value()) written += write(message_dir + "/message_" + std::to_string(index++), p);
+  std::printf("fuzz_seed_corpus: %d seeds written\n", written);
+  return 0;
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Fuzzes the hostile-input decoders with libFuzzer (clang, ASan + UBSan):
+#   fuzz_message_decode  every datagram the server or client may receive
+#   fuzz_pose_decode     pose codec streams against real reference poses
+# Usage: scripts/fuzz.sh [seconds per target]   (default 60; CI runs a short pass with 20)
+# Builds in build-fuzz/, generates a seed corpus (valid messages and poses) in
+# build-fuzz/corpus/<target>, and fails on the first crash (the reproducer is left in
+# build-fuzz/artifacts/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+if ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
+  echo "fuzz.sh: seconds must be a whole number, got '$seconds'" >&2
+  exit 2
+fi
+if ! command -v clang++ >/dev/null; then
+  echo "fuzz.sh: clang++ not found (scripts/install-deps.sh installs it)" >&2
+  exit 1
+fi
+
+build=build-fuzz
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" \
+  -DPOSECAST_SANITIZERS=address,undefined -DPOSECAST_FUZZ=ON \
+  -DPOSECAST_BUILD_TESTS=OFF -DPOSECAST_BUILD_BENCH=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)" --target fuzz_message_decode fuzz_pose_decode fuzz_seed_corpus
+
+corpus="$build/corpus"
+artifacts="$build/artifacts"
+mkdir -p "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode" "$artifacts"
+"$build/fuzz/fuzz_seed_corpus" "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode"
+
+status=0
+for target in fuzz_message_decode fuzz_pose_decode; do
+  echo "=== $target for ${seconds}s"
+  if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      "$build/fuzz/$target" "$corpus/$target" -max_total_time="$seconds" -max_len=4096 \
+      -rss_limit_mb=2048 -artifact_prefix="$artifacts/$target-" -print_final_stats=1 \
+      2>"$build/$target.log"; then
+    echo "fuzz.sh: $target FAILED; see $build/$target.log and $artifacts/" >&2
+    tail -n 40 "$build/$target.log" >&2
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "$build/$target.log" | tail -n 2
+  fi
+done
+exit $status
