@@ -33,8 +33,49 @@ bool equal(const glm::quat& a, const glm::quat& b) {
   return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w;
 }
 
-glm::vec3 mul_add(const glm::vec3& acc, const glm::vec3& v, float k) {
-  return glm::vec3(acc.x + v.x * k, acc.y + v.y * k, acc.z + v.z * k);
+// Four float lanes as a GCC/Clang generic vector (SSE on x86-64, NEON on aarch64). Each lane
+// of +, * is the one IEEE operation the scalar expression performs, so the results below are
+// the bits of the scalar formulas in the comments, on every compiler and CPU.
+//
+// A Transform is 10 floats: t.xyz (0..2), r.xyzw (3..6), s.xyz (7..9). Three overlapping
+// 4-float windows cover it: [0..3] for t, [3..6] for r, [6..9] for s. Lanes 3 of the first and
+// 0 of the last belong to the rotation; the rotation window is stored last, so they end up
+// right.
+using Float4 = float __attribute__((vector_size(16)));
+
+Float4 load4(const float* p) {
+  Float4 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void store4(float* p, Float4 v) { std::memcpy(p, &v, sizeof v); }
+Float4 splat(float v) { return Float4{v, v, v, v}; }
+
+const float* floats(const Transform& t) { return &t.translation.x; }
+float* floats(Transform& t) { return &t.translation.x; }
+static_assert(offsetof(Transform, rotation) == 3 * sizeof(float) &&
+                  offsetof(Transform, scale) == 7 * sizeof(float),
+              "the lane windows assume Transform = t.xyz, r.xyzw (glm order), s.xyz");
+
+// ((a.x*b.x + a.y*b.y) + (a.z*b.z + a.w*b.w)): det_dot's order, on a rotation window.
+float dot4(Float4 a, Float4 b) {
+  const Float4 p = a * b;
+  return (p[0] + p[1]) + (p[2] + p[3]);
+}
+
+// det_normalize on a rotation window (x, y, z, w): identity for a zero quaternion.
+Float4 normalize4(Float4 q) {
+  const float len2 = dot4(q, q);
+  if (!(len2 > 0.0f)) return Float4{0.0f, 0.0f, 0.0f, 1.0f};
+  return q * splat(1.0f / std::sqrt(len2));
+}
+
+// Writes the three windows of one node (rotation last, see above).
+void store_node(Transform& out, Float4 t, Float4 r, Float4 s) {
+  float* o = floats(out);
+  store4(o, t);
+  store4(o + 6, s);
+  store4(o + 3, r);
 }
 
 }  // namespace
@@ -68,31 +109,78 @@ bool BlendJob::Run() const {
     copy_pose(inputs[first].pose, output);
     return true;
   }
-  // Weights are normalised once per call; every node uses the same factors.
+  // Weights are normalised once per call; every node uses the same factors. Per node:
+  //   t = t_first * k_first + t_i * k_i + ...      (in input order; the same for s)
+  //   r = r_first * k_first + r_i * (+-k_i) + ...  (sign: the side of r_first, det_dot < 0)
+  //   r = det_normalize(r)
+  // The contributing inputs are gathered into local arrays first (a chunk at a time), so the
+  // node loop reads nothing the output stores could alias.
   const float inv_total = 1.0f / total;
-  const float k_first = inputs[first].weight * inv_total;
-  for (std::size_t n = 0; n < output.size(); ++n) {
-    const Transform& f = inputs[first].pose[n];
-    glm::vec3 t(f.translation.x * k_first, f.translation.y * k_first, f.translation.z * k_first);
-    glm::vec3 s(f.scale.x * k_first, f.scale.y * k_first, f.scale.z * k_first);
-    const glm::quat& reference = f.rotation;
-    glm::quat q(reference.w * k_first, reference.x * k_first, reference.y * k_first,
-                reference.z * k_first);
-    for (std::size_t i = first + 1; i < inputs.size(); ++i) {
-      if (!(inputs[i].weight > 0.0f)) continue;
-      const float k = inputs[i].weight * inv_total;
-      const Transform& x = inputs[i].pose[n];
-      t = mul_add(t, x.translation, k);
-      s = mul_add(s, x.scale, k);
-      // q and -q are the same rotation: take the one on the reference's side.
-      const float kq = det_dot(reference, x.rotation) < 0.0f ? -k : k;
-      q = glm::quat(q.w + x.rotation.w * kq, q.x + x.rotation.x * kq, q.y + x.rotation.y * kq,
-                    q.z + x.rotation.z * kq);
+  if (contributing == 2) {
+    // The common case (a two-clip blend), in straight-line form: the same operations in the
+    // same order as the general loop below, so the same bits.
+    std::size_t second = first + 1;
+    while (!(inputs[second].weight > 0.0f)) ++second;
+    const Transform* a = inputs[first].pose.data();
+    const Transform* b = inputs[second].pose.data();
+    const float kb = inputs[second].weight * inv_total;
+    const Float4 ka4 = splat(inputs[first].weight * inv_total);
+    const Float4 kb4 = splat(kb);
+    for (std::size_t n = 0; n < output.size(); ++n) {
+      const float* x = floats(a[n]);
+      const float* y = floats(b[n]);
+      const Float4 xr = load4(x + 3);
+      const Float4 yr = load4(y + 3);
+      const Float4 kq = splat(dot4(xr, yr) < 0.0f ? -kb : kb);
+      store_node(output[n], load4(x) * ka4 + load4(y) * kb4, normalize4(xr * ka4 + yr * kq),
+                 load4(x + 6) * ka4 + load4(y + 6) * kb4);
     }
-    Transform& out = output[n];
-    out.translation = t;
-    out.rotation = det_normalize(q);
-    out.scale = s;
+    return true;
+  }
+  constexpr std::size_t kChunk = 8;
+  const Transform* first_pose = inputs[first].pose.data();
+  const float k_first = inputs[first].weight * inv_total;
+  std::size_t next = first + 1;
+  bool first_chunk = true;
+  while (first_chunk || next < inputs.size()) {
+    const Transform* poses[kChunk];
+    float ks[kChunk];
+    std::size_t count = 0;
+    for (; next < inputs.size() && count < kChunk; ++next) {
+      if (!(inputs[next].weight > 0.0f)) continue;
+      poses[count] = inputs[next].pose.data();
+      ks[count] = inputs[next].weight * inv_total;
+      ++count;
+    }
+    const bool more = next < inputs.size();
+    for (std::size_t n = 0; n < output.size(); ++n) {
+      const Float4 reference = load4(floats(first_pose[n]) + 3);
+      Float4 t, r, s;
+      if (first_chunk) {
+        const float* f = floats(first_pose[n]);
+        const Float4 k = splat(k_first);
+        t = load4(f) * k;
+        r = reference * k;
+        s = load4(f + 6) * k;
+      } else {
+        // Later chunks continue from the partial sums left in `output` (not yet normalised).
+        const float* o = floats(output[n]);
+        t = load4(o);
+        r = load4(o + 3);
+        s = load4(o + 6);
+      }
+      for (std::size_t i = 0; i < count; ++i) {
+        const float* x = floats(poses[i][n]);
+        const Float4 xr = load4(x + 3);
+        // q and -q are the same rotation: take the one on the reference's side.
+        const float kq = dot4(reference, xr) < 0.0f ? -ks[i] : ks[i];
+        t = t + load4(x) * splat(ks[i]);
+        r = r + xr * splat(kq);
+        s = s + load4(x + 6) * splat(ks[i]);
+      }
+      store_node(output[n], t, more ? r : normalize4(r), s);
+    }
+    first_chunk = false;
   }
   return true;
 }
@@ -103,6 +191,9 @@ bool OverrideBlendJob::Validate() const {
 
 bool OverrideBlendJob::Run() const {
   if (!Validate()) return false;
+  // Per node with 0 < t < 1, the bits of det_lerp / det_nlerp (det_math.h):
+  //   t' = p.t * (1 - t) + l.t * t (the same for s);
+  //   r' = det_normalize(p.r * (1 - t) + l.r * (+-t)), the sign from det_dot(p.r, l.r) < 0.
   for (std::size_t n = 0; n < pose.size(); ++n) {
     const float t = mask.empty() ? weight : weight * mask[n];
     if (!(t > 0.0f)) continue;
@@ -112,9 +203,16 @@ bool OverrideBlendJob::Run() const {
       p = l;
       continue;
     }
-    p.translation = det_lerp(p.translation, l.translation, t);
-    p.rotation = det_nlerp(p.rotation, l.rotation, t);
-    p.scale = det_lerp(p.scale, l.scale, t);
+    const float* a = floats(p);
+    const float* b = floats(l);
+    const Float4 keep = splat(1.0f - t);
+    const Float4 take = splat(t);
+    const Float4 ar = load4(a + 3);
+    const Float4 br = load4(b + 3);
+    const Float4 take_r = splat(dot4(ar, br) < 0.0f ? -t : t);
+    const Float4 t4 = load4(a) * keep + load4(b) * take;
+    const Float4 s4 = load4(a + 6) * keep + load4(b + 6) * take;
+    store_node(p, t4, normalize4(ar * keep + br * take_r), s4);
   }
   return true;
 }

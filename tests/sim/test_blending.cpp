@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "posecast/blending.h"
+#include "posecast/det_math.h"
 #include "test_rig.h"
 
 namespace posecast {
@@ -24,6 +25,90 @@ Transform trs(glm::vec3 t, glm::quat r, glm::vec3 s) {
   x.rotation = r;
   x.scale = s;
   return x;
+}
+
+// The scalar formulas blending.h documents, written with det_math.h, one node at a time.
+Transform scalar_blend(const std::vector<std::vector<Transform>>& poses, const std::vector<float>& w, std::size_t n) {
+  float total = 0.0f;
+  std::size_t first = poses.size();
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w[i] > 0.0f) {
+      total += w[i];
+      if (first == poses.size()) first = i;
+    }
+  }
+  const float inv = 1.0f / total;
+  const Transform& f = poses[first][n];
+  const float k0 = w[first] * inv;
+  glm::vec3 t(f.translation.x * k0, f.translation.y * k0, f.translation.z * k0);
+  glm::vec3 s(f.scale.x * k0, f.scale.y * k0, f.scale.z * k0);
+  glm::quat q(f.rotation.w * k0, f.rotation.x * k0, f.rotation.y * k0, f.rotation.z * k0);
+  for (std::size_t i = first + 1; i < poses.size(); ++i) {
+    if (!(w[i] > 0.0f)) continue;
+    const float k = w[i] * inv;
+    const Transform& x = poses[i][n];
+    t = glm::vec3(t.x + x.translation.x * k, t.y + x.translation.y * k, t.z + x.translation.z * k);
+    s = glm::vec3(s.x + x.scale.x * k, s.y + x.scale.y * k, s.z + x.scale.z * k);
+    const float kq = det_dot(f.rotation, x.rotation) < 0.0f ? -k : k;
+    q = glm::quat(q.w + x.rotation.w * kq, q.x + x.rotation.x * kq, q.y + x.rotation.y * kq, q.z + x.rotation.z * kq);
+  }
+  return trs(t, det_normalize(q), s);
+}
+
+std::vector<Transform> random_pose(std::size_t nodes, uint32_t seed) {
+  uint32_t x = seed * 2654435761u + 1u;
+  const auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return static_cast<float>(x % 20001u) / 10000.0f - 1.0f;  // [-1, 1]
+  };
+  std::vector<Transform> pose(nodes);
+  for (Transform& t : pose) {
+    t.translation = glm::vec3(next(), next(), next());
+    t.rotation = det_normalize(glm::quat(next(), next(), next(), next()));
+    t.scale = glm::vec3(1.0f + next() * 0.5f, 1.0f, 1.0f - next() * 0.25f);
+  }
+  return pose;
+}
+
+TEST(BlendJob, MatchesTheDocumentedScalarFormulasBitForBit) {
+  const std::size_t nodes = 33;
+  const auto rest = random_pose(nodes, 99);
+  // 2 contributing (the straight-line path), 3, and 12 (more than one chunk of 8).
+  for (const std::vector<float>& weights : {std::vector<float>{0.3f, 0.0f, 1.7f},
+                                            std::vector<float>{0.25f, 0.5f, 2.0f},
+                                            std::vector<float>{1, 2, 0, 3, 4, 5, 6, 7, 8, 9, 10, 0.5f, 0.25f}}) {
+    std::vector<std::vector<Transform>> poses;
+    std::vector<BlendInput> inputs;
+    for (std::size_t i = 0; i < weights.size(); ++i) poses.push_back(random_pose(nodes, static_cast<uint32_t>(i)));
+    for (std::size_t i = 0; i < weights.size(); ++i) inputs.push_back({poses[i], weights[i]});
+    std::vector<Transform> out(nodes);
+    ASSERT_TRUE((BlendJob{inputs, rest, out}.Run()));
+    for (std::size_t n = 0; n < nodes; ++n) {
+      EXPECT_TRUE(same_bits(out[n], scalar_blend(poses, weights, n))) << weights.size() << " inputs, node " << n;
+    }
+  }
+}
+
+TEST(OverrideBlendJob, MatchesDetLerpAndDetNlerpBitForBit) {
+  const std::size_t nodes = 40;
+  std::vector<Transform> pose = random_pose(nodes, 1);
+  const std::vector<Transform> before = pose;
+  const std::vector<Transform> layer = random_pose(nodes, 2);
+  std::vector<float> mask(nodes);
+  for (std::size_t n = 0; n < nodes; ++n) mask[n] = static_cast<float>(n % 7) / 6.0f;
+  ASSERT_TRUE((OverrideBlendJob{pose, layer, 0.8f, mask}.Run()));
+  for (std::size_t n = 0; n < nodes; ++n) {
+    const float t = 0.8f * mask[n];
+    Transform expected = before[n];
+    if (t > 0.0f) {
+      expected.translation = det_lerp(before[n].translation, layer[n].translation, t);
+      expected.rotation = det_nlerp(before[n].rotation, layer[n].rotation, t);
+      expected.scale = det_lerp(before[n].scale, layer[n].scale, t);
+    }
+    EXPECT_TRUE(same_bits(pose[n], expected)) << "node " << n;
+  }
 }
 
 TEST(BlendJob, SingleContributingInputIsCopiedBitForBit) {
