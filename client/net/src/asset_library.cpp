@@ -16,9 +16,10 @@ std::string hex64(uint64_t v) {
 }
 
 std::string describe_local_models(const AssetLibrary& library) {
-  if (library.models().empty()) return "the client has no models loaded";
+  if (library.size() == 0) return "the client has no models loaded";
   std::string text = "local models:";
-  for (const ClientModel& m : library.models()) {
+  for (std::size_t i = 0; i < library.size(); ++i) {
+    const ClientModel& m = library.at(i);
     text += " " + m.model->source + " " + hex64(m.model->content_hash) + ";";
   }
   text.pop_back();
@@ -43,7 +44,7 @@ Status AssetLibrary::add(std::shared_ptr<const Model> model) {
         std::make_shared<const protocol::PoseFormat>(std::move(format).value()));
   }
   entry.model = std::move(model);
-  models_.push_back(std::move(entry));
+  models_.push_back(std::make_unique<const ClientModel>(std::move(entry)));
   return {};
 }
 
@@ -54,8 +55,8 @@ Status AssetLibrary::load(const std::string& source) {
 }
 
 const ClientModel* AssetLibrary::find(uint64_t content_hash) const {
-  for (const ClientModel& m : models_) {
-    if (m.model->content_hash == content_hash) return &m;
+  for (const auto& m : models_) {
+    if (m->model->content_hash == content_hash) return m.get();
   }
   return nullptr;
 }
@@ -63,8 +64,7 @@ const ClientModel* AssetLibrary::find(uint64_t content_hash) const {
 Result<AssetBinding> AssetBinding::bind(std::span<const protocol::AssetInfo> manifest,
                                         AssetLibrary& library, bool load_missing,
                                         std::span<const std::string> search_dirs) {
-  // Loading may grow the library (and move its entries), so bind by hash first and resolve
-  // pointers at the end.
+  // Missing models are loaded first, then every entry is resolved.
   for (const protocol::AssetInfo& info : manifest) {
     if (library.find(info.content_hash) != nullptr || !load_missing) continue;
     // Only names that resolve locally are tried; failures are reported below as a mismatch.

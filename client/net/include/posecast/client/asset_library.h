@@ -36,10 +36,13 @@ class AssetLibrary {
 
   // nullptr when no model has that content hash.
   const ClientModel* find(uint64_t content_hash) const;
-  std::span<const ClientModel> models() const { return models_; }
+  std::size_t size() const { return models_.size(); }
+  const ClientModel& at(std::size_t index) const { return *models_[index]; }
 
  private:
-  std::vector<ClientModel> models_;  // in the order added
+  // Heap entries: a ClientModel's address never changes once added, so bindings may keep
+  // pointers while other clients add models.
+  std::vector<std::unique_ptr<const ClientModel>> models_;  // in the order added
 };
 
 // A manifest entry bound to a local model.

@@ -1,0 +1,92 @@
+#pragma once
+// PoseTrack: what one entity shows at a render time, and the state that keeps it continuous.
+//
+//   render time r between two usable samples   -> per-joint interpolation (kInterpolate)
+//   r exactly on a sample                      -> that sample, palette copied bit for bit (kExact)
+//   r before the first sample                  -> the first sample (kHold)
+//   r past the newest sample                   -> constant-velocity extrapolation from the two
+//                                                 newest samples for at most
+//                                                 max_extrapolation_us (kExtrapolate), then
+//                                                 frozen there (kStalled)
+// Whenever the pose source changes other than by r moving forward over exact samples (the end
+// of an extrapolation, a late sample inserted before r), the difference between what was shown
+// and the new target is captured and faded out linearly over convergence_us of render time:
+// the pose converges to the truth without a pop.
+//
+// Buffers are sized once in reset(); present() never allocates.
+
+#include <glm/mat4x4.hpp>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "posecast/client/pose_blend.h"
+#include "posecast/client/pose_pool.h"
+#include "posecast/skeleton.h"
+#include "posecast/transform.h"
+
+namespace posecast::client {
+
+struct PresentSettings {
+  RotationBlend rotation = RotationBlend::kSlerp;
+  int64_t max_extrapolation_us = 100'000;  // bound on extrapolation past the newest sample
+  int64_t convergence_us = 100'000;        // fade-out time of a correction
+};
+
+enum class PresentMode : uint8_t { kNone, kHold, kExact, kInterpolate, kExtrapolate, kStalled };
+const char* to_string(PresentMode mode);
+
+// One usable sample of an entity: a decoded record, or a pose carried in a complete view.
+struct SampleRef {
+  const PoseSample* sample = nullptr;
+  uint32_t tick = 0;
+  int64_t time_us = 0;  // server time of the tick
+  explicit operator bool() const { return sample != nullptr; }
+};
+
+// The samples around a render time r (from SnapshotBuffer::window()).
+struct SampleWindow {
+  SampleRef before;    // newest usable sample with time <= r
+  SampleRef after;     // oldest usable sample with time > r
+  SampleRef previous;  // newest usable sample older than `before` (extrapolation velocity)
+};
+
+class PoseTrack {
+ public:
+  // Sizes the buffers; forgets any history.
+  void reset(std::size_t node_count, std::size_t joint_count);
+
+  // Computes the pose at render time `render_us` (server microseconds) into locals() and
+  // palette(). Returns false (mode kNone, nothing written) when the window holds no sample or
+  // a job rejects the skeleton. `skeleton` must be the one the samples were decoded for.
+  bool present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
+               const PresentSettings& settings);
+
+  PresentMode mode() const { return mode_; }
+  bool correcting() const { return correcting_; }
+  std::span<const Transform> locals() const { return shown_; }
+  std::span<const glm::mat4> palette() const { return palette_; }
+  // How far past the newest sample the last present() extrapolated (0 unless extrapolating).
+  int64_t extrapolated_us() const { return extrapolated_us_; }
+  uint64_t corrections() const { return corrections_; }
+
+ private:
+  bool continues_from_last(PresentMode mode, uint32_t before_tick, uint32_t after_tick) const;
+
+  std::vector<Transform> target_;  // the pose the samples say
+  std::vector<Transform> shown_;   // target_ plus the fading correction
+  std::vector<Transform> delta_;   // the correction captured at correction_start_us_
+  std::vector<glm::mat4> models_;
+  std::vector<glm::mat4> palette_;
+
+  PresentMode mode_ = PresentMode::kNone;
+  uint32_t before_tick_ = 0;  // basis of the last frame
+  uint32_t after_tick_ = 0;
+  bool correcting_ = false;
+  int64_t correction_start_us_ = 0;
+  int64_t extrapolated_us_ = 0;
+  uint64_t corrections_ = 0;
+};
+
+}  // namespace posecast::client

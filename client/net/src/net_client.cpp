@@ -1,0 +1,494 @@
+#include "posecast/client/net_client.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <type_traits>
+
+namespace posecast::client {
+namespace {
+
+using protocol::kNoTick;
+constexpr int64_t kPendingAck = std::numeric_limits<int64_t>::min();
+
+// The largest ServerChallenge the server can answer with: the hello is padded to it.
+std::size_t challenge_size() {
+  const protocol::ServerChallenge largest{~uint64_t{0}, ~uint64_t{0}};
+  Result<std::vector<uint8_t>> bytes = protocol::encode_message(largest);
+  return bytes ? bytes->size() : 64;
+}
+
+uint64_t wire_bytes(std::size_t payload) { return payload + net::kUdpIpv4HeaderBytes; }
+
+std::string clip_message(std::string text) {
+  if (text.size() > protocol::kMaxStringBytes) text.resize(protocol::kMaxStringBytes);
+  return text;
+}
+
+}  // namespace
+
+const char* to_string(ConnectionState state) {
+  switch (state) {
+    case ConnectionState::kIdle: return "idle";
+    case ConnectionState::kSendingHello: return "sending-hello";
+    case ConnectionState::kSendingResponse: return "sending-response";
+    case ConnectionState::kConnected: return "connected";
+    case ConnectionState::kDisconnected: return "disconnected";
+    case ConnectionState::kFailed: return "failed";
+  }
+  return "?";
+}
+
+NetClient::NetClient(asio::io_context& io, NetClientOptions options)
+    : io_(io),
+      options_(std::move(options)),
+      buffer_(options_.buffer),
+      playout_(options_.playout),
+      commands_(options_.commands) {
+  if (!options_.assets) options_.assets = std::make_shared<AssetLibrary>();
+}
+
+NetClient::~NetClient() = default;
+
+net::Endpoint NetClient::local_endpoint() const {
+  return transport_ && transport_->is_open() ? transport_->local_endpoint() : net::Endpoint{};
+}
+
+void NetClient::fail(std::string message) {
+  state_ = ConnectionState::kFailed;
+  error_ = std::move(message);
+}
+
+Status NetClient::connect(int64_t now_us) {
+  for (const std::string& source : options_.model_sources) {
+    if (Status s = options_.assets->load(source); !s) {
+      fail("client: " + s.error().message);
+      return Error{error_};
+    }
+  }
+  options_.model_sources.clear();  // loaded once; a reconnect reuses them
+
+  if (!transport_) {
+    transport_ = std::make_unique<net::UdpTransport>(io_);
+    net::Endpoint local = options_.local.value_or(
+        options_.server.address().is_v6() ? net::Endpoint(asio::ip::address_v6::any(), 0)
+                                          : net::Endpoint(asio::ip::address_v4::any(), 0));
+    if (Status s = transport_->open(local); !s) {
+      transport_.reset();
+      fail("client: " + s.error().message);
+      return Error{error_};
+    }
+    channel_ = transport_.get();
+    if (options_.simulator) {
+      simulator_ = std::make_unique<net::NetworkSimulator>(*transport_, *options_.simulator);
+      channel_ = simulator_.get();
+    }
+  }
+
+  if (options_.nonce != 0) {
+    nonce_ = options_.nonce++;
+  } else {
+    std::random_device device;
+    nonce_ = (uint64_t{device()} << 32) | device();
+  }
+  registry_.clear();
+  buffer_.clear();
+  commands_.clear();
+  presented_.clear();
+  welcome_ = protocol::Welcome{};
+  binding_ = AssetBinding{};
+  error_.clear();
+  disconnect_reason_ = protocol::DisconnectReason::kUnspecified;
+  newest_baseline_seen_ = kNoTick;
+  ack_times_.fill(AckTime{});
+  rtt_count_ = 0;
+
+  protocol::ClientHello hello;
+  hello.client_nonce = nonce_;
+  hello.client_name = clip_message(options_.name);
+  Result<std::vector<uint8_t>> bytes = protocol::encode_message(hello);
+  if (!bytes) {
+    fail("client: hello: " + bytes.error().message);
+    return Error{error_};
+  }
+  hello_bytes_ = std::move(bytes).value();
+  // No amplification (docs/session.md): the hello is at least as large as any challenge. The
+  // padding is zero bytes after the FlatBuffer, which the verifier ignores.
+  if (hello_bytes_.size() < challenge_size()) hello_bytes_.resize(challenge_size(), 0);
+
+  state_ = ConnectionState::kSendingHello;
+  connect_start_us_ = now_us;
+  last_receive_us_ = now_us;
+  handshake_sends_ = 0;
+  send_hello(now_us);
+  channel_->pump(now_us);
+  return {};
+}
+
+void NetClient::send_hello(int64_t now_us) {
+  const auto* data = reinterpret_cast<const std::byte*>(hello_bytes_.data());
+  if (channel_->send_to({data, hello_bytes_.size()}, options_.server)) {
+    ++counters_.datagrams_out;
+    counters_.bytes_out += wire_bytes(hello_bytes_.size());
+    out_rate_.add(now_us, wire_bytes(hello_bytes_.size()));
+  } else {
+    ++counters_.send_failures;
+  }
+  ++counters_.hellos_sent;
+  ++handshake_sends_;
+  last_handshake_send_us_ = now_us;
+}
+
+void NetClient::send(const protocol::Message& message, int64_t now_us) {
+  Result<std::vector<uint8_t>> bytes = protocol::encode_message(message);
+  if (!bytes) {
+    ++counters_.send_failures;
+    return;
+  }
+  const auto* data = reinterpret_cast<const std::byte*>(bytes->data());
+  if (!channel_->send_to({data, bytes->size()}, options_.server)) {
+    ++counters_.send_failures;
+    return;
+  }
+  ++counters_.datagrams_out;
+  counters_.bytes_out += wire_bytes(bytes->size());
+  out_rate_.add(now_us, wire_bytes(bytes->size()));
+}
+
+void NetClient::send_ack(int64_t now_us) {
+  send(buffer_.ack(), now_us);
+  ++counters_.acks_sent;
+  last_ack_us_ = now_us;
+  ack_due_ = false;
+  for (AckTime& a : ack_times_) {
+    if (a.sent_us == kPendingAck) a.sent_us = now_us;
+  }
+}
+
+void NetClient::disconnect(int64_t now_us) {
+  if (state_ == ConnectionState::kSendingHello || state_ == ConnectionState::kSendingResponse ||
+      state_ == ConnectionState::kConnected) {
+    const protocol::Disconnect bye{protocol::DisconnectReason::kClientLeft, "client left"};
+    for (int i = 0; i < 3; ++i) send(bye, now_us);
+    channel_->pump(now_us);
+  }
+  if (state_ != ConnectionState::kIdle && state_ != ConnectionState::kFailed) {
+    state_ = ConnectionState::kDisconnected;
+    disconnect_reason_ = protocol::DisconnectReason::kClientLeft;
+  }
+}
+
+uint32_t NetClient::send_command(const protocol::ClientCommand& command, int64_t now_us) {
+  if (state_ != ConnectionState::kConnected) return 0;
+  return commands_.submit(command, now_us);
+}
+
+void NetClient::update(int64_t now_us) {
+  if (channel_ == nullptr) return;
+  channel_->pump(now_us);
+  net::Endpoint from;
+  for (;;) {
+    const std::size_t n = channel_->receive_from(receive_buffer_, from);
+    if (n == 0) break;
+    ++counters_.datagrams_in;
+    counters_.bytes_in += wire_bytes(n);
+    in_rate_.add(now_us, wire_bytes(n));
+    handle_datagram({reinterpret_cast<const uint8_t*>(receive_buffer_.data()), n}, from, now_us);
+  }
+
+  switch (state_) {
+    case ConnectionState::kSendingHello:
+    case ConnectionState::kSendingResponse:
+      if (now_us - connect_start_us_ >= options_.connect_timeout_us) {
+        fail("client: no answer from " + net::to_string(options_.server) + " within " +
+             std::to_string(options_.connect_timeout_us / 1000) + " ms (" +
+             to_string(state_) + ")");
+      } else if (now_us - last_handshake_send_us_ >= options_.hello_resend_us) {
+        if (state_ == ConnectionState::kSendingHello) {
+          send_hello(now_us);
+        } else {
+          send(protocol::ChallengeResponse{nonce_, token_}, now_us);
+          ++counters_.responses_sent;
+          last_handshake_send_us_ = now_us;
+        }
+      }
+      break;
+    case ConnectionState::kConnected:
+      if (now_us - last_receive_us_ >= options_.timeout_us) {
+        state_ = ConnectionState::kDisconnected;
+        disconnect_reason_ = protocol::DisconnectReason::kTimeout;
+        error_ = "client: nothing from the server for " +
+                 std::to_string(options_.timeout_us / 1000) + " ms";
+        break;
+      }
+      if (ack_due_ || now_us - last_ack_us_ >= options_.keepalive_us) send_ack(now_us);
+      commands_.pump(now_us, [&](const protocol::ClientCommand& c) {
+        send(c, now_us);
+        ++counters_.command_datagrams;
+      });
+      break;
+    default:
+      break;
+  }
+
+  if (state_ == ConnectionState::kConnected) {
+    playout_.advance(now_us);
+    present(now_us);
+  }
+  channel_->pump(now_us);
+}
+
+void NetClient::handle_datagram(std::span<const uint8_t> bytes, const net::Endpoint& from,
+                                int64_t now_us) {
+  if (from != options_.server) {
+    ++counters_.dropped_foreign;
+    return;
+  }
+  if (bytes.size() > net::kMaxDatagramBytes) {
+    ++counters_.dropped_oversized;
+    return;
+  }
+  Result<protocol::Message> message = protocol::decode_message(bytes);
+  if (!message) {
+    ++counters_.dropped_malformed;
+    return;
+  }
+  const bool handshaking = state_ == ConnectionState::kSendingHello ||
+                           state_ == ConnectionState::kSendingResponse;
+  const bool live = handshaking || state_ == ConnectionState::kConnected;
+  if (!live) {
+    ++counters_.dropped_unexpected;
+    return;
+  }
+  std::visit(
+      [&](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, protocol::ServerChallenge>) {
+          on_challenge(m, now_us);
+        } else if constexpr (std::is_same_v<T, protocol::Welcome>) {
+          on_welcome(m, now_us);
+        } else if constexpr (std::is_same_v<T, protocol::Snapshot>) {
+          on_snapshot(m, now_us);
+        } else if constexpr (std::is_same_v<T, protocol::EntitySpawn>) {
+          if (state_ != ConnectionState::kConnected) {
+            ++counters_.dropped_unexpected;
+            return;
+          }
+          last_receive_us_ = now_us;
+          const SpawnOutcome outcome = registry_.on_spawn(m, binding_);
+          if (outcome == SpawnOutcome::kAdded || outcome == SpawnOutcome::kReplaced) ++counters_.spawns;
+          if (outcome == SpawnOutcome::kUnknownModel) ++counters_.unknown_model_spawns;
+        } else if constexpr (std::is_same_v<T, protocol::EntityDespawn>) {
+          if (state_ != ConnectionState::kConnected) {
+            ++counters_.dropped_unexpected;
+            return;
+          }
+          last_receive_us_ = now_us;
+          if (registry_.on_despawn(m) == DespawnOutcome::kApplied) ++counters_.despawns;
+        } else if constexpr (std::is_same_v<T, protocol::Disconnect>) {
+          on_disconnect(m);
+        } else {
+          ++counters_.dropped_unexpected;  // client-bound traffic never carries these
+        }
+      },
+      message.value());
+}
+
+void NetClient::on_challenge(const protocol::ServerChallenge& m, int64_t now_us) {
+  if (m.client_nonce != nonce_ || state_ == ConnectionState::kConnected) {
+    ++counters_.dropped_unexpected;
+    return;
+  }
+  if (state_ == ConnectionState::kSendingResponse && m.challenge_token == token_) return;  // repeat
+  // Exactly one hello out: its round trip is a clean RTT sample.
+  if (state_ == ConnectionState::kSendingHello && handshake_sends_ == 1) {
+    record_rtt(now_us - last_handshake_send_us_);
+  }
+  last_receive_us_ = now_us;
+  token_ = m.challenge_token;
+  state_ = ConnectionState::kSendingResponse;
+  send(protocol::ChallengeResponse{nonce_, token_}, now_us);
+  ++counters_.responses_sent;
+  handshake_sends_ = 1;
+  last_handshake_send_us_ = now_us;
+}
+
+void NetClient::on_welcome(const protocol::Welcome& m, int64_t now_us) {
+  if (state_ == ConnectionState::kConnected) {
+    last_receive_us_ = now_us;  // a repeat (our response was duplicated)
+    return;
+  }
+  if (state_ != ConnectionState::kSendingResponse) {
+    ++counters_.dropped_unexpected;
+    return;
+  }
+  if (Status s = protocol::check_protocol_version(m.protocol_version); !s) {
+    send(protocol::Disconnect{protocol::DisconnectReason::kProtocolMismatch,
+                              clip_message(s.error().message)},
+         now_us);
+    fail("client: welcome: " + s.error().message);
+    return;
+  }
+  if (m.tick_rate_hz == 0 || m.send_rate_hz == 0) {
+    fail("client: welcome: tick rate " + std::to_string(m.tick_rate_hz) + " Hz, send rate " +
+         std::to_string(m.send_rate_hz) + " Hz (both must be > 0)");
+    return;
+  }
+  Result<AssetBinding> binding = AssetBinding::bind(m.assets, *options_.assets,
+                                                    options_.load_missing_assets,
+                                                    options_.asset_dirs);
+  if (!binding) {
+    const protocol::Disconnect bye{protocol::DisconnectReason::kAssetMismatch,
+                                   clip_message(binding.error().message)};
+    for (int i = 0; i < 3; ++i) send(bye, now_us);
+    fail("client: " + binding.error().message);
+    return;
+  }
+  binding_ = std::move(binding).value();
+  welcome_ = m;
+  buffer_.clear();
+  buffer_.set_tick_rate(m.tick_rate_hz);
+  playout_.reset(m.tick_rate_hz, m.send_rate_hz);
+  registry_.clear();
+  state_ = ConnectionState::kConnected;
+  last_receive_us_ = now_us;
+  last_ack_us_ = now_us;
+}
+
+void NetClient::on_snapshot(const protocol::Snapshot& m, int64_t now_us) {
+  if (state_ != ConnectionState::kConnected) {
+    ++counters_.dropped_unexpected;
+    return;
+  }
+  last_receive_us_ = now_us;
+  ++counters_.snapshot_parts;
+  if (m.part_count == 0 || m.part_index >= m.part_count) {
+    ++counters_.inconsistent_parts;
+    return;
+  }
+  const PartResult result = buffer_.apply(m, registry_, now_us);
+  switch (result.outcome) {
+    case PartOutcome::kApplied: break;
+    case PartOutcome::kDuplicate: ++counters_.duplicate_parts; return;
+    case PartOutcome::kTooOld: ++counters_.too_old_parts; return;
+    case PartOutcome::kInconsistent: ++counters_.inconsistent_parts; return;
+  }
+  counters_.records_decoded += result.decoded;
+  counters_.decode_errors += result.decode_errors + result.over_capacity;
+  counters_.missing_reference += result.missing_reference;
+  counters_.unknown_entity += result.unknown_entity;
+  counters_.stale_records += result.stale_generation;
+  counters_.duplicate_records += result.duplicate_records;
+  if (!result.first_error.empty()) error_ = result.first_error;  // the latest problem, for logs
+
+  if (result.new_tick) {
+    ++counters_.snapshot_ticks;
+    playout_.on_snapshot(m.server_tick, now_us);
+    // RTT: the first snapshot coded against a newer baseline B left the server after our ack
+    // of B arrived there, so (its arrival - when we acked B) >= RTT; the minimum over recent
+    // samples approaches RTT (it overshoots by the wait for the server's next send).
+    if (m.baseline_tick != kNoTick &&
+        (newest_baseline_seen_ == kNoTick || m.baseline_tick > newest_baseline_seen_)) {
+      newest_baseline_seen_ = m.baseline_tick;
+      for (const AckTime& a : ack_times_) {
+        if (a.tick == m.baseline_tick && a.sent_us != kPendingAck) {
+          record_rtt(now_us - a.sent_us);
+          break;
+        }
+      }
+    }
+  }
+  if (result.completed) {
+    ++counters_.snapshots_complete;
+    ack_due_ = true;
+    ack_times_[ack_head_] = AckTime{m.server_tick, kPendingAck};
+    ack_head_ = (ack_head_ + 1) % ack_times_.size();
+  }
+}
+
+void NetClient::on_disconnect(const protocol::Disconnect& m) {
+  disconnect_reason_ = m.reason;
+  error_ = std::string("client: server disconnected: ") + protocol::to_string(m.reason) +
+           (m.message.empty() ? "" : ": " + m.message);
+  state_ = ConnectionState::kDisconnected;
+}
+
+void NetClient::record_rtt(int64_t sample_us) {
+  if (sample_us < 0) return;
+  rtt_samples_[rtt_head_] = sample_us;
+  rtt_head_ = (rtt_head_ + 1) % rtt_samples_.size();
+  rtt_count_ = std::min(rtt_count_ + 1, rtt_samples_.size());
+}
+
+void NetClient::present(int64_t now_us) {
+  (void)now_us;
+  presented_.clear();
+  counters_.extrapolating = 0;
+  if (!playout_.started()) return;
+  const int64_t render_us = playout_.render_time_us();
+  const int64_t rate = buffer_.tick_rate();
+  // Despawned entities leave once the render time reaches their despawn tick.
+  const uint32_t render_tick =
+      render_us <= 0 ? 0 : static_cast<uint32_t>(std::min<int64_t>(render_us * rate / 1'000'000, kNoTick - 1));
+  registry_.retire(render_tick);
+
+  for (auto& [id, entity] : registry_.entities()) {
+    if (render_us < buffer_.tick_time_us(entity.spawn_tick) && entity.track.mode() == PresentMode::kNone) {
+      // Not spawned yet at the render time (a late joiner's entities spawned long ago show
+      // at once).
+      continue;
+    }
+    const SampleWindow window = buffer_.window(id, entity.generation, render_us);
+    const uint64_t corrections_before = entity.track.corrections();
+    if (!entity.track.present(*entity.skeleton, window, render_us, options_.present)) continue;
+    counters_.corrections += entity.track.corrections() - corrections_before;
+    const PresentMode mode = entity.track.mode();
+    if (mode == PresentMode::kExtrapolate || mode == PresentMode::kStalled) ++counters_.extrapolating;
+    presented_.push_back(PresentedEntity{id, entity.generation, entity.model_id, entity.rig_index,
+                                         entity.model->model.get(), entity.skeleton, mode,
+                                         entity.track.correcting(), entity.track.locals(),
+                                         entity.track.palette()});
+  }
+}
+
+const PresentedEntity* NetClient::find(uint32_t entity_id) const {
+  auto it = std::lower_bound(presented_.begin(), presented_.end(), entity_id,
+                             [](const PresentedEntity& e, uint32_t id) { return e.id < id; });
+  return it != presented_.end() && it->id == entity_id ? &*it : nullptr;
+}
+
+PresentMode NetClient::evaluate_at(uint32_t entity_id, int64_t render_us,
+                                   std::span<glm::mat4> palette) {
+  const ClientEntity* entity = registry_.find(entity_id);
+  if (entity == nullptr || palette.size() != entity->skeleton->joint_count()) return PresentMode::kNone;
+  scratch_track_.reset(entity->skeleton->node_count(), entity->skeleton->joint_count());
+  const SampleWindow window = buffer_.window(entity_id, entity->generation, render_us);
+  if (!scratch_track_.present(*entity->skeleton, window, render_us, options_.present)) {
+    return PresentMode::kNone;
+  }
+  std::copy(scratch_track_.palette().begin(), scratch_track_.palette().end(), palette.begin());
+  return scratch_track_.mode();
+}
+
+ClientStats NetClient::stats(int64_t now_us) const {
+  ClientStats s = counters_;
+  if (rtt_count_ > 0) {
+    int64_t best = rtt_samples_[0];
+    for (std::size_t i = 1; i < rtt_count_; ++i) best = std::min(best, rtt_samples_[i]);
+    s.rtt_ms = static_cast<double>(best) / 1000.0;
+  }
+  s.loss_percent = playout_.loss() * 100.0;
+  s.jitter_ms = static_cast<double>(playout_.jitter_us()) / 1000.0;
+  s.loss_cover = playout_.cover();
+  s.target_delay_ms = static_cast<double>(playout_.target_delay_us()) / 1000.0;
+  if (playout_.started()) {
+    s.delay_ms = static_cast<double>(playout_.current_delay_us(now_us)) / 1000.0;
+    s.buffer_depth = buffer_.depth_after(playout_.render_time_us());
+  }
+  s.bytes_in_per_s = in_rate_.per_second(now_us);
+  s.bytes_out_per_s = out_rate_.per_second(now_us);
+  return s;
+}
+
+}  // namespace posecast::client

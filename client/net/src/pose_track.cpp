@@ -1,0 +1,150 @@
+#include "posecast/client/pose_track.h"
+
+#include <algorithm>
+
+#include "posecast/local_to_model.h"
+#include "posecast/palette.h"
+
+namespace posecast::client {
+
+const char* to_string(PresentMode mode) {
+  switch (mode) {
+    case PresentMode::kNone: return "none";
+    case PresentMode::kHold: return "hold";
+    case PresentMode::kExact: return "exact";
+    case PresentMode::kInterpolate: return "interpolate";
+    case PresentMode::kExtrapolate: return "extrapolate";
+    case PresentMode::kStalled: return "stalled";
+  }
+  return "?";
+}
+
+void PoseTrack::reset(std::size_t node_count, std::size_t joint_count) {
+  target_.assign(node_count, Transform{});
+  shown_.assign(node_count, Transform{});
+  delta_.assign(node_count, Transform{});
+  models_.assign(node_count, glm::mat4(1.0f));
+  palette_.assign(joint_count, glm::mat4(1.0f));
+  mode_ = PresentMode::kNone;
+  before_tick_ = after_tick_ = 0;
+  correcting_ = false;
+  correction_start_us_ = 0;
+  extrapolated_us_ = 0;
+}
+
+// Interpolated or exact samples are the truth at r; moving r forward over them is continuous
+// (at r == a sample's time both neighbouring intervals give that sample). Holding the first
+// sample x before r reaches it is continuous with interpolation starting at x, and
+// extrapolation from the newest sample starts where that sample is. Anything else
+// (extrapolation ending or restarting from a newer sample, a late sample landing before r) is
+// a jump to be faded.
+bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
+                                    uint32_t after_tick) const {
+  if (mode_ == PresentMode::kNone) return true;  // nothing shown yet: no pop possible
+  if (mode == mode_ && before_tick == before_tick_ && after_tick == after_tick_) return true;
+  const bool was_extrapolated = mode_ == PresentMode::kExtrapolate || mode_ == PresentMode::kStalled;
+  const bool is_extrapolated = mode == PresentMode::kExtrapolate || mode == PresentMode::kStalled;
+  // Extrapolation reaching its bound freezes where it is.
+  if (was_extrapolated) {
+    return is_extrapolated && before_tick == before_tick_ && after_tick == after_tick_;
+  }
+  // From the truth onwards: interpolation or extrapolation starting at or after the last
+  // frame's newer sample begins exactly where that sample is.
+  return before_tick >= after_tick_;
+}
+
+bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
+                        const PresentSettings& settings) {
+  const std::size_t nodes = target_.size();
+  auto fits = [&](const SampleRef& ref) {
+    return !ref || (ref.sample->locals.size() == nodes &&
+                    ref.sample->palette.size() == palette_.size());
+  };
+  if (!fits(window.before) || !fits(window.after) || !fits(window.previous)) return false;
+
+  PresentMode mode = PresentMode::kNone;
+  uint32_t before_tick = 0;
+  uint32_t after_tick = 0;
+  const PoseSample* exact = nullptr;  // set when the target is one sample unchanged
+  extrapolated_us_ = 0;
+
+  if (window.before && window.after) {
+    before_tick = window.before.tick;
+    after_tick = window.after.tick;
+    if (render_us == window.before.time_us) {
+      mode = PresentMode::kExact;
+      after_tick = before_tick;
+      exact = window.before.sample;
+    } else {
+      mode = PresentMode::kInterpolate;
+      const double span = static_cast<double>(window.after.time_us - window.before.time_us);
+      const float t = static_cast<float>(static_cast<double>(render_us - window.before.time_us) / span);
+      interpolate_locals(window.before.sample->locals, window.after.sample->locals, t,
+                         settings.rotation, target_);
+    }
+  } else if (window.before) {
+    before_tick = after_tick = window.before.tick;
+    const int64_t past = render_us - window.before.time_us;
+    if (past == 0) {
+      mode = PresentMode::kExact;
+      exact = window.before.sample;
+    } else if (!window.previous) {
+      mode = PresentMode::kStalled;  // one sample only: nothing to extrapolate with
+      exact = window.before.sample;
+    } else {
+      const int64_t used = std::min(past, settings.max_extrapolation_us);
+      mode = used < past ? PresentMode::kStalled : PresentMode::kExtrapolate;
+      extrapolated_us_ = used;
+      after_tick = window.previous.tick;  // the basis includes the velocity's origin
+      const double step = static_cast<double>(window.before.time_us - window.previous.time_us);
+      extrapolate_locals(window.previous.sample->locals, window.before.sample->locals,
+                         static_cast<float>(static_cast<double>(used) / step), target_);
+    }
+  } else if (window.after) {
+    mode = PresentMode::kHold;
+    before_tick = after_tick = window.after.tick;
+    exact = window.after.sample;
+  } else {
+    mode_ = PresentMode::kNone;
+    return false;
+  }
+  if (exact != nullptr) std::copy(exact->locals.begin(), exact->locals.end(), target_.begin());
+
+  if (!continues_from_last(mode, before_tick, after_tick)) {
+    // Fade from what was on screen: shown_ still holds the last frame's pose.
+    difference_locals(shown_, target_, delta_);
+    correcting_ = true;
+    correction_start_us_ = render_us;
+    ++corrections_;
+  }
+  mode_ = mode;
+  before_tick_ = before_tick;
+  after_tick_ = after_tick;
+
+  float w = 0.0f;
+  if (correcting_) {
+    const int64_t elapsed = render_us - correction_start_us_;
+    if (settings.convergence_us <= 0 || elapsed >= settings.convergence_us) {
+      correcting_ = false;
+    } else {
+      w = 1.0f - static_cast<float>(static_cast<double>(std::max<int64_t>(elapsed, 0)) /
+                                    static_cast<double>(settings.convergence_us));
+    }
+  }
+  if (correcting_) {
+    apply_correction(target_, delta_, w, shown_);
+  } else {
+    std::copy(target_.begin(), target_.end(), shown_.begin());
+    if (exact != nullptr) {
+      // The decoded palette itself: bit-identical to the server's quantised palette.
+      std::copy(exact->palette.begin(), exact->palette.end(), palette_.begin());
+      return true;
+    }
+  }
+  const LocalToModelJob to_model{&skeleton, shown_, models_};
+  if (!to_model.Run()) return false;
+  const PaletteJob to_palette{&skeleton, models_, palette_};
+  return to_palette.Run();
+}
+
+}  // namespace posecast::client

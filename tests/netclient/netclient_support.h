@@ -1,0 +1,93 @@
+#pragma once
+// Helpers for the network client tests: the generated rig as a client asset, and a
+// "server side" that quantises and encodes one entity's poses the way the server does.
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "posecast/client/asset_library.h"
+#include "posecast/model.h"
+#include "posecast/pose_evaluation.h"
+#include "posecast/protocol/messages.h"
+#include "posecast/protocol/pose_codec.h"
+#include "posecast/protocol/quantization.h"
+#include "posecast/rig/model_source.h"
+
+namespace posecast::client::testing {
+
+struct TestRig {
+  std::shared_ptr<AssetLibrary> library;
+  const ClientModel* model = nullptr;
+  const Rig& rig() const { return model->model->rigs[0]; }
+  const Skeleton& skeleton() const { return rig().skeleton; }
+  const protocol::PoseFormat& format() const { return *model->formats[0]; }
+};
+
+inline TestRig load_test_rig(const std::string& source = "gen-rig:24") {
+  TestRig r;
+  r.library = std::make_shared<AssetLibrary>();
+  const Status s = r.library->load(source);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  if (r.library->size() > 0) r.model = &r.library->at(0);
+  return r;
+}
+
+// One entity playing a looping clip, quantised and encoded per tick like the server does.
+class PoseSource {
+ public:
+  PoseSource(const TestRig& rig, int clip, uint32_t tick_rate_hz = 60)
+      : rig_(rig), clip_(clip), tick_rate_(tick_rate_hz), quantizer_(rig.format()),
+        encoder_(rig.format()) {}
+
+  // The exact (unquantised) local pose at a server tick.
+  const std::vector<Transform>& exact(uint32_t tick) {
+    const Clip& c = rig_.rig().clips[static_cast<std::size_t>(clip_)];
+    const int64_t t = static_cast<int64_t>(tick) * 1'000'000 / tick_rate_;
+    const int64_t looped = c.duration_us > 0 ? t % c.duration_us : 0;
+    EXPECT_TRUE(evaluate_pose(rig_.rig(), clip_, looped, cursor_, buffers_));
+    return buffers_.locals;
+  }
+
+  // The quantised pose at `tick`, quantised against `reference` (nullable), as the server does.
+  protocol::QuantizedPose quantized(uint32_t tick, const protocol::QuantizedPose* reference) {
+    protocol::QuantizedPose q;
+    q.reset(rig_.format());
+    EXPECT_TRUE(quantizer_.quantize(exact(tick), reference, q));
+    return q;
+  }
+
+  std::vector<uint8_t> encode(const protocol::QuantizedPose& pose,
+                              const protocol::PoseReference& reference) {
+    std::vector<uint8_t> out;
+    EXPECT_TRUE(encoder_.encode(pose, reference, out));
+    return out;
+  }
+
+  // The server's palette of a quantised pose.
+  std::vector<glm::mat4> palette(const protocol::QuantizedPose& pose) {
+    std::vector<glm::mat4> p(rig_.skeleton().joint_count());
+    protocol::PaletteScratch scratch;
+    EXPECT_TRUE(protocol::quantized_palette(rig_.skeleton(), rig_.format(), pose, scratch, p));
+    return p;
+  }
+
+ private:
+  const TestRig& rig_;
+  int clip_;
+  uint32_t tick_rate_;
+  protocol::PoseQuantizer quantizer_;
+  protocol::PoseEncoder encoder_;
+  SamplingCursor cursor_;
+  PoseBuffers buffers_;
+};
+
+inline bool same_bits(std::span<const glm::mat4> a, std::span<const glm::mat4> b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(glm::mat4)) == 0;
+}
+
+}  // namespace posecast::client::testing

@@ -1,0 +1,176 @@
+// PoseTrack and the per-joint blends: exact samples, interpolation, bounded extrapolation,
+// and convergence without a pop.
+
+#include "posecast/client/pose_track.h"
+
+#include <cmath>
+
+#include "netclient_support.h"
+#include "posecast/client/pose_blend.h"
+#include "posecast/det_math.h"
+#include "posecast/local_to_model.h"
+#include "posecast/palette.h"
+
+namespace posecast::client {
+namespace {
+
+using testing::PoseSource;
+using testing::same_bits;
+
+// A decoded sample made the way the snapshot buffer makes it.
+PoseSample make_sample(PoseSource& source, const testing::TestRig& rig, uint32_t tick) {
+  PoseSample s;
+  s.quantized = source.quantized(tick, nullptr);
+  s.palette.resize(rig.skeleton().joint_count());
+  protocol::PaletteScratch scratch;
+  EXPECT_TRUE(protocol::quantized_palette(rig.skeleton(), rig.format(), s.quantized, scratch, s.palette));
+  s.locals = scratch.locals;
+  return s;
+}
+
+SampleRef ref(const PoseSample& s, uint32_t tick) {
+  return SampleRef{&s, tick, static_cast<int64_t>(tick) * 1'000'000 / 60};
+}
+
+float max_palette_difference(std::span<const glm::mat4> a, std::span<const glm::mat4> b) {
+  float worst = 0.0f;
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    for (int c = 0; c < 4; ++c) {
+      for (int r = 0; r < 4; ++r) worst = std::max(worst, std::fabs(a[j][c][r] - b[j][c][r]));
+    }
+  }
+  return worst;
+}
+
+class PoseTrackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(rig.model, nullptr);
+    track.reset(rig.skeleton().node_count(), rig.skeleton().joint_count());
+  }
+  testing::TestRig rig = testing::load_test_rig();
+  PoseSource source{rig, 2};  // "run": plenty of motion
+  PoseTrack track;
+  PresentSettings settings;
+};
+
+TEST_F(PoseTrackTest, RenderTimeOnASampleShowsItsDecodedPaletteBitForBit) {
+  const PoseSample a = make_sample(source, rig, 3);
+  const PoseSample b = make_sample(source, rig, 6);
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 6), {}}, ref(a, 3).time_us, settings));
+  EXPECT_EQ(track.mode(), PresentMode::kExact);
+  EXPECT_TRUE(same_bits(track.palette(), a.palette));
+}
+
+TEST_F(PoseTrackTest, InterpolationBlendsEachJointBetweenTheNeighbours) {
+  const PoseSample a = make_sample(source, rig, 3);
+  const PoseSample b = make_sample(source, rig, 6);
+  const int64_t mid = (ref(a, 3).time_us + ref(b, 6).time_us) / 2;
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 6), {}}, mid, settings));
+  EXPECT_EQ(track.mode(), PresentMode::kInterpolate);
+  std::vector<Transform> expected(a.locals.size());
+  interpolate_locals(a.locals, b.locals, 0.5f, RotationBlend::kSlerp, expected);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(track.locals()[i].translation, expected[i].translation);
+    EXPECT_EQ(track.locals()[i].rotation, expected[i].rotation);
+  }
+  // Halfway in pose space lies between the two palettes.
+  EXPECT_LE(max_palette_difference(track.palette(), a.palette),
+            max_palette_difference(a.palette, b.palette));
+}
+
+TEST_F(PoseTrackTest, InterpolationEndpointsCopyTheSamplesExactly) {
+  const PoseSample a = make_sample(source, rig, 3);
+  const PoseSample b = make_sample(source, rig, 6);
+  std::vector<Transform> out(a.locals.size());
+  interpolate_locals(a.locals, b.locals, 0.0f, RotationBlend::kNlerp, out);
+  EXPECT_EQ(0, std::memcmp(out.data(), a.locals.data(), out.size() * sizeof(Transform)));
+  interpolate_locals(a.locals, b.locals, 1.0f, RotationBlend::kSlerp, out);
+  EXPECT_EQ(0, std::memcmp(out.data(), b.locals.data(), out.size() * sizeof(Transform)));
+}
+
+TEST_F(PoseTrackTest, ExtrapolationStopsAtTheConfiguredBound) {
+  const PoseSample a = make_sample(source, rig, 3);
+  const PoseSample b = make_sample(source, rig, 6);
+  const SampleWindow w{ref(b, 6), {}, ref(a, 3)};
+  ASSERT_TRUE(track.present(rig.skeleton(), w, ref(b, 6).time_us + 50'000, settings));
+  EXPECT_EQ(track.mode(), PresentMode::kExtrapolate);
+  EXPECT_EQ(track.extrapolated_us(), 50'000);
+  ASSERT_TRUE(track.present(rig.skeleton(), w, ref(b, 6).time_us + 400'000, settings));
+  EXPECT_EQ(track.mode(), PresentMode::kStalled);
+  EXPECT_EQ(track.extrapolated_us(), settings.max_extrapolation_us);
+  const std::vector<glm::mat4> frozen(track.palette().begin(), track.palette().end());
+  ASSERT_TRUE(track.present(rig.skeleton(), w, ref(b, 6).time_us + 900'000, settings));
+  EXPECT_TRUE(same_bits(track.palette(), frozen));
+}
+
+TEST_F(PoseTrackTest, ExtrapolationContinuesAConstantVelocityExactly) {
+  // Translation moving linearly: a -> b -> (b + (b - a) * s).
+  std::vector<Transform> a(2), b(2), out(2);
+  a[0].translation = {0, 0, 0};
+  b[0].translation = {1, 2, 3};
+  extrapolate_locals(a, b, 0.5f, out);
+  EXPECT_EQ(out[0].translation, glm::vec3(1.5f, 3.0f, 4.5f));
+  EXPECT_EQ(out[1].rotation, glm::quat(1, 0, 0, 0));
+}
+
+TEST_F(PoseTrackTest, AfterAGapThePoseConvergesWithoutAJump) {
+  // Samples every 3 ticks; 6 to 15 are "lost": the track extrapolates from 0,3 then 18 arrives.
+  std::vector<PoseSample> s;
+  for (uint32_t tick : {0u, 3u, 18u, 21u}) s.push_back(make_sample(source, rig, tick));
+  const int64_t frame = 16'667 / 2;  // a 120 Hz display
+  std::vector<glm::mat4> last;
+  float worst_step_gap = 0.0f;
+  const int64_t t3 = ref(s[1], 3).time_us;
+  const int64_t t12 = ref(s[2], 18).time_us;
+  const int64_t t15 = ref(s[3], 21).time_us;
+  // Frames during the gap (12 not yet received).
+  int64_t r = t3;
+  for (; r < t3 + 60'000; r += frame) {
+    ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(s[1], 3), {}, ref(s[0], 0)}, r, settings));
+    last.assign(track.palette().begin(), track.palette().end());
+  }
+  // 18 and 21 arrive; the render time is between 3 and 18 (interpolation across the gap).
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(s[1], 3), ref(s[2], 18), ref(s[0], 0)}, r, settings));
+  EXPECT_TRUE(track.correcting());
+  EXPECT_EQ(track.corrections(), 1u);
+  worst_step_gap = max_palette_difference(track.palette(), last);
+  // The first corrected frame starts from what was shown: it moves no more than one frame of
+  // motion would (bounded by the distance between neighbouring samples).
+  EXPECT_LT(worst_step_gap, max_palette_difference(s[1].palette, s[2].palette));
+  // Once the convergence time has passed the track shows the plain interpolation.
+  r += settings.convergence_us;
+  ASSERT_LT(r, t12);
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(s[1], 3), ref(s[2], 18), ref(s[0], 0)}, r, settings));
+  EXPECT_FALSE(track.correcting());
+  // Moving on over exact samples starts no new correction.
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(s[2], 18), ref(s[3], 21), ref(s[1], 3)}, t12, settings));
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(s[2], 18), ref(s[3], 21), ref(s[1], 3)}, (t12 + t15) / 2, settings));
+  EXPECT_EQ(track.corrections(), 1u);
+}
+
+TEST_F(PoseTrackTest, HoldsTheFirstSampleUntilTheRenderTimeReachesIt) {
+  const PoseSample a = make_sample(source, rig, 30);
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{{}, ref(a, 30), {}}, 0, settings));
+  EXPECT_EQ(track.mode(), PresentMode::kHold);
+  EXPECT_TRUE(same_bits(track.palette(), a.palette));
+  EXPECT_FALSE(track.present(rig.skeleton(), SampleWindow{}, 0, settings));
+  EXPECT_EQ(track.mode(), PresentMode::kNone);
+}
+
+TEST_F(PoseTrackTest, CorrectionWithZeroWeightIsTheTargetExactly) {
+  const PoseSample a = make_sample(source, rig, 3);
+  const PoseSample b = make_sample(source, rig, 9);
+  std::vector<Transform> delta(a.locals.size()), out(a.locals.size());
+  difference_locals(b.locals, a.locals, delta);
+  apply_correction(a.locals, delta, 0.0f, out);
+  EXPECT_EQ(0, std::memcmp(out.data(), a.locals.data(), out.size() * sizeof(Transform)));
+  apply_correction(a.locals, delta, 1.0f, out);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    EXPECT_NEAR(out[i].translation.x, b.locals[i].translation.x, 1e-5f);
+    EXPECT_NEAR(std::fabs(det_dot(out[i].rotation, b.locals[i].rotation)), 1.0f, 1e-5f);
+  }
+}
+
+}  // namespace
+}  // namespace posecast::client

@@ -1,0 +1,270 @@
+// SnapshotBuffer: decoding against acked baselines, carried poses, completion and acks.
+
+#include "posecast/client/snapshot_buffer.h"
+
+#include <map>
+
+#include "netclient_support.h"
+
+namespace posecast::client {
+namespace {
+
+using protocol::kNoTick;
+using testing::PoseSource;
+using testing::same_bits;
+
+class SnapshotBufferTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(rig.model, nullptr);
+    const protocol::AssetInfo info{0, rig.model->model->content_hash,
+                                   static_cast<uint16_t>(rig.skeleton().joint_count()), "gen-rig:24"};
+    Result<AssetBinding> bound = AssetBinding::bind(std::span(&info, 1), *rig.library, false, {});
+    ASSERT_TRUE(bound.ok());
+    binding = std::move(bound).value();
+    spawn(7, 1);
+    spawn(8, 1);
+    buffer.set_tick_rate(60);
+  }
+
+  void spawn(uint32_t id, uint16_t generation, uint32_t tick = 0) {
+    ASSERT_NE(registry.on_spawn(protocol::EntitySpawn{id, generation, 0, 0, tick}, binding),
+              SpawnOutcome::kUnknownModel);
+  }
+
+  // The server side: encodes `id`'s pose at `tick` against the poses it says the client holds
+  // (server_poses_[tick][id]), like the server's per-client encoder.
+  protocol::EntityPose record(uint32_t id, uint32_t tick, uint32_t baseline, uint32_t prior,
+                              uint16_t generation = 1, uint32_t older = kNoTick) {
+    PoseSource& source = sources.try_emplace(id, rig, id == 7 ? 1 : 2).first->second;
+    protocol::PoseReference ref;
+    const protocol::QuantizedPose* base = baseline == kNoTick ? nullptr : find(baseline, id);
+    if (base != nullptr) {
+      ref.baseline = base;
+      ref.baseline_age = tick - baseline;
+      const protocol::QuantizedPose* pri = prior == kNoTick ? nullptr : find(prior, id);
+      if (pri != nullptr) {
+        ref.prior = pri;
+        ref.prior_age = baseline - prior;
+        const protocol::QuantizedPose* old = older == kNoTick ? nullptr : find(older, id);
+        if (old != nullptr) {
+          ref.older = old;
+          ref.older_age = prior - older;
+        }
+      }
+    }
+    protocol::QuantizedPose q = source.quantized(tick, base);
+    protocol::EntityPose out{id, generation, source.encode(q, ref)};
+    store(tick, id, std::move(q));
+    return out;
+  }
+  const protocol::QuantizedPose* find(uint32_t tick, uint32_t id) {
+    for (const StoredPose& p : server_poses) {
+      if (p.tick == tick && p.id == id) return p.pose.get();
+    }
+    return nullptr;
+  }
+  // The server's pose (a test failure and the empty pose when it has none).
+  const protocol::QuantizedPose& server_pose(uint32_t tick, uint32_t id) {
+    const protocol::QuantizedPose* p = find(tick, id);
+    EXPECT_NE(p, nullptr) << "tick " << tick << " entity " << id;
+    return p != nullptr ? *p : empty_pose;
+  }
+  void store(uint32_t tick, uint32_t id, protocol::QuantizedPose pose) {
+    server_poses.push_back(
+        StoredPose{tick, id, std::make_shared<const protocol::QuantizedPose>(std::move(pose))});
+  }
+
+  static protocol::Snapshot snapshot(uint32_t tick, uint32_t baseline, uint32_t prior,
+                                     std::vector<protocol::EntityPose> records, uint8_t part = 0,
+                                     uint8_t parts = 1, uint32_t older = kNoTick) {
+    protocol::Snapshot s;
+    s.server_tick = tick;
+    s.baseline_tick = baseline;
+    s.prior_tick = prior;
+    s.older_tick = older;
+    s.part_index = part;
+    s.part_count = parts;
+    s.entities = std::move(records);
+    return s;
+  }
+
+  testing::TestRig rig = testing::load_test_rig();
+  AssetBinding binding;
+  EntityRegistry registry;
+  SnapshotBuffer buffer;
+  std::map<uint32_t, PoseSource> sources;
+  // What the server holds per (tick, entity); shared_ptr keeps addresses stable.
+  struct StoredPose {
+    uint32_t tick;
+    uint32_t id;
+    std::shared_ptr<const protocol::QuantizedPose> pose;
+  };
+  std::vector<StoredPose> server_poses;
+  protocol::QuantizedPose empty_pose;
+};
+
+TEST_F(SnapshotBufferTest, RestCodedRecordDecodesToTheServersPaletteBitForBit) {
+  const PartResult r = buffer.apply(snapshot(3, kNoTick, kNoTick, {record(7, 3, kNoTick, kNoTick)}),
+                                    registry, 1000);
+  EXPECT_EQ(r.outcome, PartOutcome::kApplied);
+  EXPECT_TRUE(r.new_tick);
+  EXPECT_TRUE(r.completed);
+  EXPECT_EQ(r.decoded, 1u);
+  const PoseSample* s = buffer.sample(3, 7, 1);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->quantized, server_pose(3, 7));
+  PoseSource server(rig, 1);
+  EXPECT_TRUE(same_bits(s->palette, server.palette(server_pose(3, 7))));
+}
+
+TEST_F(SnapshotBufferTest, DeltaChainAgainstThreeAckedReferencesStaysBitExact) {
+  uint32_t baseline = kNoTick;
+  uint32_t prior = kNoTick;
+  uint32_t older = kNoTick;
+  PoseSource server(rig, 1);
+  for (uint32_t tick = 3; tick <= 120; tick += 3) {
+    const PartResult r = buffer.apply(
+        snapshot(tick, baseline, prior,
+                 {record(7, tick, baseline, prior, 1, older), record(8, tick, baseline, prior, 1, older)},
+                 0, 1, older),
+        registry, tick * 1000);
+    ASSERT_TRUE(r.completed) << "tick " << tick << ": " << r.first_error;
+    for (uint32_t id : {7u, 8u}) {
+      const PoseSample* s = buffer.sample(tick, id, 1);
+      ASSERT_NE(s, nullptr);
+      ASSERT_EQ(s->quantized, server_pose(tick, id)) << "tick " << tick << " entity " << id;
+      ASSERT_TRUE(same_bits(s->palette, server.palette(server_pose(tick, id))));
+    }
+    older = prior;
+    prior = baseline;
+    baseline = tick;
+  }
+  EXPECT_EQ(buffer.ack().newest_tick, 120u);
+}
+
+TEST_F(SnapshotBufferTest, EntityLeftOutOfASnapshotKeepsItsBaselinePose) {
+  ASSERT_TRUE(buffer.apply(snapshot(3, kNoTick, kNoTick,
+                                    {record(7, 3, kNoTick, kNoTick), record(8, 3, kNoTick, kNoTick)}),
+                           registry, 0).completed);
+  const PartResult r = buffer.apply(snapshot(6, 3, kNoTick, {record(7, 6, 3, kNoTick)}), registry, 0);
+  ASSERT_TRUE(r.completed);
+  const SnapshotView* v = buffer.view(6);
+  ASSERT_NE(v, nullptr);
+  ASSERT_EQ(v->entries.size(), 2u);
+  EXPECT_FALSE(v->find(8)->decoded);
+  // The same pooled pose, not a copy.
+  EXPECT_EQ(buffer.sample(6, 8, 1), buffer.sample(3, 8, 1));
+  // A later record of entity 8 coded against tick 6 (where it was carried) decodes.
+  store(6, 8, server_pose(3, 8));
+  EXPECT_TRUE(buffer.apply(snapshot(9, 6, 3, {record(8, 9, 6, 3)}), registry, 0).completed);
+  EXPECT_EQ(buffer.sample(9, 8, 1)->quantized, server_pose(9, 8));
+}
+
+TEST_F(SnapshotBufferTest, ViewCompletesAndIsAckedOnlyWhenEveryPartArrived) {
+  PartResult r = buffer.apply(snapshot(3, kNoTick, kNoTick, {record(8, 3, kNoTick, kNoTick)}, 1, 2),
+                              registry, 0);
+  EXPECT_TRUE(r.new_tick);
+  EXPECT_FALSE(r.completed);
+  EXPECT_EQ(buffer.ack().newest_tick, kNoTick);
+  // The decoded record already serves interpolation.
+  EXPECT_NE(buffer.sample(3, 8, 1), nullptr);
+  EXPECT_EQ(buffer.sample(3, 7, 1), nullptr);
+  r = buffer.apply(snapshot(3, kNoTick, kNoTick, {record(7, 3, kNoTick, kNoTick)}, 0, 2), registry, 0);
+  EXPECT_FALSE(r.new_tick);
+  EXPECT_TRUE(r.completed);
+  EXPECT_EQ(buffer.ack().newest_tick, 3u);
+}
+
+TEST_F(SnapshotBufferTest, AckMaskNamesTheCompleteTicksBeforeTheNewest) {
+  for (uint32_t tick : {3u, 6u, 12u}) {
+    ASSERT_TRUE(buffer.apply(snapshot(tick, kNoTick, kNoTick, {record(7, tick, kNoTick, kNoTick)}),
+                             registry, 0).completed);
+  }
+  // Tick 9 had two parts and only one arrived: not acked.
+  (void)buffer.apply(snapshot(9, kNoTick, kNoTick, {record(7, 9, kNoTick, kNoTick)}, 0, 2), registry, 0);
+  const protocol::Ack ack = buffer.ack();
+  EXPECT_EQ(ack.newest_tick, 12u);
+  EXPECT_EQ(ack.previous_mask, (1u << (12 - 1 - 6)) | (1u << (12 - 1 - 3)));
+}
+
+TEST_F(SnapshotBufferTest, RecordCodedAgainstABaselineTheClientLacksIsRefusedAndNotAcked) {
+  // The server believes the client holds tick 3; the client never received it.
+  (void)record(7, 3, kNoTick, kNoTick);
+  const PartResult r = buffer.apply(snapshot(6, 3, kNoTick, {record(7, 6, 3, kNoTick)}), registry, 0);
+  EXPECT_EQ(r.missing_reference, 1u);
+  EXPECT_FALSE(r.completed);
+  EXPECT_FALSE(r.first_error.empty());
+  EXPECT_EQ(buffer.ack().newest_tick, kNoTick);
+  EXPECT_EQ(buffer.sample(6, 7, 1), nullptr);
+}
+
+TEST_F(SnapshotBufferTest, RecordOfAnEntityWithoutSpawnBlocksCompletion) {
+  const PartResult r = buffer.apply(
+      snapshot(3, kNoTick, kNoTick, {record(7, 3, kNoTick, kNoTick), record(99, 3, kNoTick, kNoTick)}),
+      registry, 0);
+  EXPECT_EQ(r.unknown_entity, 1u);
+  EXPECT_EQ(r.decoded, 1u);
+  EXPECT_FALSE(r.completed);
+  EXPECT_NE(buffer.sample(3, 7, 1), nullptr);
+}
+
+TEST_F(SnapshotBufferTest, RecordOfAnOlderGenerationIsIgnored) {
+  spawn(7, 2);  // id 7 reused
+  const PartResult r = buffer.apply(
+      snapshot(3, kNoTick, kNoTick, {record(7, 3, kNoTick, kNoTick, 1)}), registry, 0);
+  EXPECT_EQ(r.stale_generation, 1u);
+  EXPECT_TRUE(r.completed);
+  EXPECT_EQ(buffer.sample(3, 7, 1), nullptr);
+}
+
+TEST_F(SnapshotBufferTest, DuplicateAndInconsistentPartsChangeNothing) {
+  const protocol::Snapshot first = snapshot(3, kNoTick, kNoTick, {record(7, 3, kNoTick, kNoTick)}, 0, 2);
+  EXPECT_EQ(buffer.apply(first, registry, 0).outcome, PartOutcome::kApplied);
+  EXPECT_EQ(buffer.apply(first, registry, 0).outcome, PartOutcome::kDuplicate);
+  protocol::Snapshot other = snapshot(3, 0, kNoTick, {record(8, 3, kNoTick, kNoTick)}, 1, 2);
+  EXPECT_EQ(buffer.apply(other, registry, 0).outcome, PartOutcome::kInconsistent);
+  EXPECT_EQ(buffer.view(3)->entries.size(), 1u);
+  EXPECT_FALSE(buffer.view(3)->complete);
+}
+
+TEST_F(SnapshotBufferTest, FullBufferEvictsTheOldestAndRefusesOlderTicks) {
+  SnapshotBuffer small(SnapshotBufferSettings{2, 16});
+  small.set_tick_rate(60);
+  for (uint32_t tick : {10u, 20u}) {
+    ASSERT_TRUE(small.apply(snapshot(tick, kNoTick, kNoTick, {record(7, tick, kNoTick, kNoTick)}),
+                            registry, 0).completed);
+  }
+  EXPECT_EQ(small.apply(snapshot(5, kNoTick, kNoTick, {record(7, 5, kNoTick, kNoTick)}), registry, 0).outcome,
+            PartOutcome::kTooOld);
+  EXPECT_TRUE(small.apply(snapshot(30, kNoTick, kNoTick, {record(7, 30, kNoTick, kNoTick)}), registry, 0)
+                  .completed);
+  EXPECT_EQ(small.view(10), nullptr);
+  EXPECT_EQ(small.size(), 2u);
+  EXPECT_EQ(small.pooled_poses(), 2u);
+}
+
+TEST_F(SnapshotBufferTest, WindowFindsTheUsableNeighboursOfARenderTime) {
+  for (uint32_t tick : {3u, 6u, 9u, 12u}) {
+    std::vector<protocol::EntityPose> records{record(7, tick, kNoTick, kNoTick)};
+    // Entity 8 is missing at tick 9 (its record went in a part that was lost).
+    if (tick != 9) records.push_back(record(8, tick, kNoTick, kNoTick));
+    (void)buffer.apply(snapshot(tick, kNoTick, kNoTick, records, 0, tick == 9 ? 2 : 1), registry, 0);
+  }
+  const int64_t r = buffer.tick_time_us(9) + 1000;  // just after tick 9
+  const SampleWindow w7 = buffer.window(7, 1, r);
+  EXPECT_EQ(w7.before.tick, 9u);
+  EXPECT_EQ(w7.after.tick, 12u);
+  EXPECT_EQ(w7.previous.tick, 6u);
+  const SampleWindow w8 = buffer.window(8, 1, r);
+  EXPECT_EQ(w8.before.tick, 6u);
+  EXPECT_EQ(w8.after.tick, 12u);
+  EXPECT_EQ(w8.previous.tick, 3u);
+  const SampleWindow late = buffer.window(7, 1, buffer.tick_time_us(20));
+  EXPECT_EQ(late.before.tick, 12u);
+  EXPECT_FALSE(late.after);
+  EXPECT_EQ(buffer.depth_after(buffer.tick_time_us(6)), 2u);
+}
+
+}  // namespace
+}  // namespace posecast::client
