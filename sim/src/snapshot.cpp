@@ -371,6 +371,7 @@ Status World::restore(std::span<const uint8_t> bytes) {
   impl.tick = parser.tick;
   impl.world_hash = 0;
   impl.queue.clear();
+  impl.due.clear();  // last_tick_commands() belongs to the replaced state
   impl.resize_scratch();
   return {};
 }

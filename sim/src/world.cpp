@@ -91,7 +91,7 @@ void World::Impl::apply_due_commands() {
                              status.error().message;
     }
   }
-  due.clear();
+  // `due` stays until the next tick: last_tick_commands() shows it.
 }
 
 World::World(const WorldOptions& options) : impl_(std::make_unique<Impl>()) {
@@ -179,6 +179,7 @@ void World::tick() {
 
 uint64_t World::tick_index() const { return impl_->tick; }
 uint32_t World::tick_rate_hz() const { return impl_->options.tick_rate_hz; }
+std::span<const QueuedCommand> World::last_tick_commands() const { return impl_->due; }
 unsigned World::threads() const { return impl_->pool->size(); }
 
 void World::set_threads(unsigned threads) {

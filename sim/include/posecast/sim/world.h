@@ -27,6 +27,7 @@
 #include "posecast/model.h"
 #include "posecast/result.h"
 #include "posecast/sim/animation_state.h"
+#include "posecast/sim/command_queue.h"
 #include "posecast/sim/commands.h"
 #include "posecast/sim/joint_mask.h"
 
@@ -76,6 +77,13 @@ class World {
   void tick();
   uint64_t tick_index() const;  // the tick the next tick() runs; 0 for a new world
   uint32_t tick_rate_hz() const;
+  // The commands the last tick() took from the queue, in the order it applied them
+  // (command_order), each with its submitter and its own tick (earlier than the tick when it
+  // came late); rejected ones included (stats() counts them). Valid until the next tick() or
+  // restore(); empty before the first tick and after restore(). A recorder logs exactly these:
+  // resubmitted with the same submitters, in this order, just before the same tick, they are
+  // applied in the same order (replay/recorder.h).
+  std::span<const QueuedCommand> last_tick_commands() const;
 
   unsigned threads() const;
   void set_threads(unsigned threads);  // takes effect at once; results do not change
