@@ -289,14 +289,22 @@ TEST(ImportSkeletonErrors, MatrixWithShear) {
 
 TEST(ImportSkeletonErrors, MatrixWithZeroScale) {
   SkinnedTriangle t;
+  t.b.json()["nodes"][1].erase("translation");
   t.b.json()["nodes"][1]["matrix"] = {0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
   EXPECT_IMPORT_ERROR(t.b, "nodes[1].matrix", "not decomposable");
 }
 
 TEST(ImportSkeletonErrors, MatrixWithProjectiveRow) {
   SkinnedTriangle t;
+  t.b.json()["nodes"][1].erase("translation");
   t.b.json()["nodes"][1]["matrix"] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1};
   EXPECT_IMPORT_ERROR(t.b, "nodes[1].matrix", "not decomposable");
+}
+
+TEST(ImportSkeletonErrors, MatrixTogetherWithTrs) {
+  SkinnedTriangle t;
+  t.b.json()["nodes"][1]["matrix"] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  EXPECT_IMPORT_ERROR(t.b, "nodes[1]", "has both matrix and translation");
 }
 
 TEST(ImportSkeletonErrors, RotationOfWrongLength) {

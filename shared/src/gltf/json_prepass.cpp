@@ -97,6 +97,21 @@ Status check_image_views(const json& root, const std::string& file) {
   return {};
 }
 
+// tinygltf reads `matrix` and silently drops translation/rotation/scale when a node has both,
+// which the glTF schema forbids.
+Status check_node_transforms(const json& root, const std::string& file) {
+  const json* nodes = array_member(root, "nodes");
+  if (!nodes) return {};
+  for (std::size_t i = 0; i < nodes->size(); ++i) {
+    const json& n = (*nodes)[i];
+    if (!n.is_object() || !n.contains("matrix")) continue;
+    for (const char* key : {"translation", "rotation", "scale"})
+      if (n.contains(key))
+        return fail(file, at("nodes", i), std::string("has both matrix and ") + key);
+  }
+  return {};
+}
+
 Status check_animations(const json& root, const std::string& file, PrepassResult& out) {
   const json* animations = array_member(root, "animations");
   if (!animations) return {};
@@ -161,6 +176,7 @@ Result<PrepassResult> prepass_json(std::string_view json_text, const std::string
     if (Status s = check_buffer_uris(root, file); !s) return s.error();
   }
   if (Status s = check_image_views(root, file); !s) return s.error();
+  if (Status s = check_node_transforms(root, file); !s) return s.error();
   if (Status s = check_animations(root, file, result); !s) return s.error();
   return result;
 }

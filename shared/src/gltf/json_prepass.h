@@ -2,8 +2,9 @@
 // A first look at the glTF JSON, before tinygltf parses it, for what tinygltf 2.7.0 would
 // hide: it silently drops animation channels it cannot parse (so later channel indices would
 // no longer match the file), ignores optional fields of the wrong type, and would load
-// external files while importing from memory. Also refuses unsupported required extensions
-// before anything is loaded.
+// external files while importing from memory, and uses a node's `matrix` silently when the node
+// also has translation/rotation/scale. Also refuses unsupported required extensions before
+// anything is loaded.
 
 #include <string>
 #include <string_view>
