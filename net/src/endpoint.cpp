@@ -7,7 +7,10 @@
 namespace posecast::net {
 
 Result<Endpoint> parse_endpoint(std::string_view text) {
-  const std::string quoted = "\"" + std::string(text) + "\"";
+  // Built with append: gcc 12's -Wrestrict misfires on "literal" + std::string at -O3.
+  std::string quoted;
+  quoted.reserve(text.size() + 2);
+  quoted.append(1, '"').append(text).append(1, '"');
   const size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon + 1 == text.size()) {
     return Error{"endpoint " + quoted + ": expected ADDR:PORT"};
@@ -33,9 +36,12 @@ Result<Endpoint> parse_endpoint(std::string_view text) {
 
 std::string to_string(const Endpoint& endpoint) {
   const asio::ip::address address = endpoint.address();
-  std::string host = address.to_string();
-  if (address.is_v6()) host = "[" + host + "]";
-  return host + ":" + std::to_string(endpoint.port());
+  std::string text;
+  if (address.is_v6()) text.append(1, '[');
+  text.append(address.to_string());
+  if (address.is_v6()) text.append(1, ']');
+  text.append(1, ':').append(std::to_string(endpoint.port()));
+  return text;
 }
 
 }  // namespace posecast::net

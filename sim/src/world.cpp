@@ -26,6 +26,13 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
   for (std::size_t i = range.begin; i < range.end; ++i) {
     Entity& entity = impl.entities[i];
     evaluate_entity(impl.tables, entity, scratch, hash);
+    if (impl.pose_observer != nullptr && !entity.failed) {
+      // evaluate_entity leaves the evaluated local pose in scratch.pose.
+      impl.pose_observer(impl.pose_observer_context, i, entity.state.id,
+                         std::span<const Transform>(scratch.pose.data(),
+                                                    entity.rig->skeleton.node_count()),
+                         worker);
+    }
     advance_entity(entity.state, *entity.rig, pass.dt_us);
   }
 }
@@ -181,6 +188,11 @@ uint64_t World::tick_index() const { return impl_->tick; }
 uint32_t World::tick_rate_hz() const { return impl_->options.tick_rate_hz; }
 std::span<const QueuedCommand> World::last_tick_commands() const { return impl_->due; }
 unsigned World::threads() const { return impl_->pool->size(); }
+
+void World::set_local_pose_observer(LocalPoseObserver observer, void* context) {
+  impl_->pose_observer = observer;
+  impl_->pose_observer_context = context;
+}
 
 void World::set_threads(unsigned threads) {
   threads = std::max(1u, threads);

@@ -25,6 +25,8 @@ struct World::Impl {
   uint64_t tick = 0;
   uint64_t world_hash = 0;
   WorldStats stats;
+  World::LocalPoseObserver pose_observer = nullptr;  // set_local_pose_observer
+  void* pose_observer_context = nullptr;
 
   // Index of the entity with `id`, or entities.size().
   std::size_t find(EntityId id) const;

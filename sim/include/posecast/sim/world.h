@@ -85,6 +85,17 @@ class World {
   // applied in the same order (replay/recorder.h).
   std::span<const QueuedCommand> last_tick_commands() const;
 
+  // Optional hook into the evaluation pass: called for every entity tick() evaluates
+  // successfully, with the local pose (node count TRS) it just computed, before its palette.
+  // Runs on the evaluation threads (worker < threads()); each worker covers a fixed index
+  // range, so an observer that writes only per-index and per-worker data needs no locks.
+  // `index` is the entity's index in id order (as entity_id_at). The pose span is valid only
+  // during the call. nullptr removes it. Set between ticks, from the thread that ticks.
+  // (Used by the server to quantise each pose once, inside the parallel pass.)
+  using LocalPoseObserver = void (*)(void* context, std::size_t index, EntityId id,
+                                     std::span<const Transform> local_pose, unsigned worker);
+  void set_local_pose_observer(LocalPoseObserver observer, void* context);
+
   unsigned threads() const;
   void set_threads(unsigned threads);  // takes effect at once; results do not change
 

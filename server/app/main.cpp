@@ -1,0 +1,152 @@
+// posecast-server: runs the animation server until SIGINT/SIGTERM (or --duration).
+// Exit codes (docs/server.md): 0 clean, 1 options/config, 2 models/scenario, 3 start (socket),
+// 4 runtime failure.
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
+#include <spdlog/spdlog.h>
+
+#include "metrics_line.h"
+#include "posecast/rig/model_source.h"
+#include "posecast/server/server.h"
+#include "posecast/server/server_config.h"
+#include "scenario_driver.h"
+
+namespace {
+
+int64_t steady_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int run(const std::vector<std::string>& args) {
+  using namespace posecast;
+  using namespace posecast::server;
+  Result<ServerConfig> parsed = parse_server_config(args);
+  if (!parsed) {
+    std::fprintf(stderr, "posecast-server: %s\n", parsed.error().message.c_str());
+    return 1;
+  }
+  ServerConfig config = std::move(parsed).value();
+  if (config.help) {
+    std::fputs(server_usage().c_str(), stdout);
+    return 0;
+  }
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+
+  std::unique_ptr<ScenarioDriver> driver;
+  std::vector<std::shared_ptr<const Model>> models;
+  if (!config.scenario.empty()) {
+    Result<std::unique_ptr<ScenarioDriver>> loaded = ScenarioDriver::load(config.scenario);
+    if (!loaded) {
+      spdlog::critical("{}", loaded.error().message);
+      return 2;
+    }
+    driver = std::move(loaded).value();
+    models = driver->models();
+    if (config.models_given) spdlog::warn("--scenario given: its models replace --models");
+    if (driver->tick_rate_hz() != config.server.tick_rate_hz) {
+      spdlog::info("tick rate {} Hz from the scenario", driver->tick_rate_hz());
+      config.server.tick_rate_hz = driver->tick_rate_hz();
+      config.server.send_rate_hz = std::min(config.server.send_rate_hz, config.server.tick_rate_hz);
+    }
+  } else {
+    for (const std::string& source : config.models) {
+      Result<Model> model = rig::load_model_source(source);
+      if (!model) {
+        spdlog::critical("model '{}': {}", source, model.error().message);
+        return 2;
+      }
+      models.push_back(std::make_shared<const Model>(std::move(model).value()));
+    }
+  }
+
+  asio::io_context io;
+  Result<std::unique_ptr<Server>> created = Server::create(io, config.server, models);
+  if (!created) {
+    spdlog::critical("{}", created.error().message);
+    return 3;
+  }
+  Server& server = *created.value();
+  if (driver) {
+    if (Status s = driver->register_masks(server); !s) {
+      spdlog::critical("{}: {}", config.scenario, s.error().message);
+      return 2;
+    }
+  }
+  spdlog::info("posecast-server on {} | {} Hz ticks, {} Hz snapshots | {} model(s) | max {} clients{}",
+               net::to_string(server.local_endpoint()), config.server.tick_rate_hz,
+               config.server.send_rate_hz, models.size(), config.server.max_clients,
+               driver ? " | scenario " + config.scenario : std::string());
+  // A parseable line for scripts and tests that start the server on port 0.
+  std::printf("listening %s\n", net::to_string(server.local_endpoint()).c_str());
+  std::fflush(stdout);
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  asio::steady_timer metrics_timer(io);
+  asio::steady_timer duration_timer(io);
+  bool stopping = false;
+  auto stop = [&](const char* why) {
+    if (stopping) return;
+    stopping = true;
+    spdlog::info("shutting down ({})", why);
+    server.shutdown(steady_us());
+    signals.cancel();
+    metrics_timer.cancel();
+    duration_timer.cancel();
+  };
+  signals.async_wait([&](const std::error_code& error, int signal) {
+    if (!error) stop(signal == SIGINT ? "SIGINT" : "SIGTERM");
+  });
+  if (config.duration_s > 0) {
+    duration_timer.expires_after(std::chrono::microseconds(static_cast<int64_t>(config.duration_s * 1e6)));
+    duration_timer.async_wait([&](const std::error_code& error) {
+      if (!error) stop("--duration reached");
+    });
+  }
+  ServerMetrics previous;
+  std::function<void()> arm_metrics = [&] {
+    if (config.metrics_interval_s <= 0) return;
+    metrics_timer.expires_after(std::chrono::microseconds(static_cast<int64_t>(config.metrics_interval_s * 1e6)));
+    metrics_timer.async_wait([&](const std::error_code& error) {
+      if (error) return;
+      const ServerMetrics now = server.take_interval_metrics();
+      spdlog::info("metrics: {}", metrics_line(now, previous, config.metrics_interval_s));
+      previous = now;
+      arm_metrics();
+    });
+  };
+  arm_metrics();
+  server.start_loop([&](uint64_t tick) {
+    if (driver) driver->submit_due(tick, server);
+  });
+  io.run();
+  const ServerMetrics final_metrics = server.take_interval_metrics();
+  spdlog::info("final: {}", metrics_line(final_metrics, ServerMetrics{}, 1.0));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    return run(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "posecast-server: fatal: %s\n", e.what());
+    return 4;
+  } catch (...) {
+    std::fprintf(stderr, "posecast-server: fatal error\n");
+    return 4;
+  }
+}

@@ -1,0 +1,39 @@
+#pragma once
+// Configuration of the posecast-server program: command-line flags and an optional JSON config
+// file (--config FILE); a flag given on the command line wins over the same key in the file.
+// docs/server.md lists every option.
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "posecast/result.h"
+#include "posecast/server/server_options.h"
+
+namespace posecast::server {
+
+struct ServerConfig {
+  ServerOptions server;
+  std::vector<std::string> models{"gen-rig:24"};  // paths or gen-rig:N; model id = index
+  bool models_given = false;      // --models or "models" was set explicitly
+  std::string log_level = "info"; // trace, debug, info, warn, error, critical, off
+  std::string scenario;           // a scenario file (docs/scenario-format.md) driving entities
+  double duration_s = 0;          // > 0: exit after this long (tests, CI); 0: until a signal
+  double metrics_interval_s = 10; // > 0: a metrics line this often; 0: none
+  std::string config_file;
+  bool help = false;
+};
+
+// Parses `args` (without the program name). Errors name the flag or the file key and say why:
+// "--tick-rate: 'abc' is not a number", "server.json: send_rate: must be an integer".
+Result<ServerConfig> parse_server_config(std::span<const std::string> args);
+
+// Parses a JSON config document into `config` (keys: models, listen, tick_rate, send_rate,
+// max_clients, bandwidth_kbit, threads, log_level, scenario, duration, metrics_interval).
+// Unknown keys are errors. `file_name` prefixes messages.
+Status apply_config_json(const std::string& text, const std::string& file_name, ServerConfig& config);
+
+// The --help text.
+std::string server_usage();
+
+}  // namespace posecast::server

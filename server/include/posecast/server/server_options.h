@@ -1,0 +1,33 @@
+#pragma once
+// Options of a Server (the posecast-server program fills them from its command line and config
+// file: server_config.h).
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "posecast/net/endpoint.h"
+#include "posecast/net/network_simulator.h"
+
+namespace posecast::server {
+
+struct ServerOptions {
+  net::Endpoint listen{asio::ip::make_address_v4("127.0.0.1"), 7777};  // port 0: any free port
+  uint32_t tick_rate_hz = 60;     // 1..1000
+  uint32_t send_rate_hz = 20;     // default per client, 1..tick_rate_hz
+  uint32_t max_clients = 64;      // 1..65535
+  uint32_t bandwidth_kbit = 0;    // default budget per client including UDP/IP headers; 0 = none
+  unsigned threads = 2;           // evaluation threads (the ticking thread is one of them)
+  int64_t timeout_us = 5'000'000;     // no datagram from a client for this long: dropped
+  int64_t keepalive_us = 1'000'000;   // the server sends each client something at least this often
+  int64_t challenge_window_us = 10'000'000;  // cookie lifetime: one to two windows
+  int64_t baseline_max_age_us = 1'000'000;   // older acked snapshots are not used as baselines
+  uint32_t max_datagrams_per_client_per_second = 2000;  // beyond: dropped (kRateLimited)
+  uint32_t malformed_limit_per_second = 200;  // a connected client beyond it is disconnected
+  // Cookie key; unset: a random key at creation (tests set it to get reproducible tokens).
+  std::optional<std::array<uint8_t, 16>> cookie_key;
+  // When set, the server's socket sits behind a NetworkSimulator with these conditions.
+  std::optional<net::SimulatorConfig> simulator;
+};
+
+}  // namespace posecast::server

@@ -1,0 +1,98 @@
+#pragma once
+// Plain types of the server's public API: positions, interest, client descriptions, drop
+// reasons and metrics.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "posecast/net/endpoint.h"
+#include "posecast/sim/animation_state.h"
+
+namespace posecast::server {
+
+// An entity's root position in world units, set by the embedding game (or the scenario driver).
+// The server uses it only for interest and priority; it is not part of the pose.
+struct Vec3 {
+  float x = 0, y = 0, z = 0;
+  bool operator==(const Vec3&) const = default;
+};
+
+// What one client wants to receive. Subscribed entities come first (highest priority); with a
+// radius, every entity within `radius` of `center` is a candidate too, ordered by distance and
+// by how long it has waited. With neither (the default), every entity is a candidate, ordered
+// by distance to `center` and waiting time.
+struct Interest {
+  std::vector<sim::EntityId> subscribed;  // at most kMaxSubscribed; duplicates ignored
+  bool use_radius = false;
+  Vec3 center;
+  float radius = 0;  // world units, >= 0
+};
+inline constexpr std::size_t kMaxSubscribed = 4096;
+
+// Why an inbound datagram (or the command in it) was dropped. Every drop is counted under one.
+enum class DropReason : uint8_t {
+  kMalformed = 0,      // decode_message failed (random bytes, truncated, bad fields)
+  kOversized,          // longer than kMaxPacketBytes
+  kUnknownSource,      // a connected-only message (ack, command) from an unconnected address
+  kUnexpected,         // a valid message the server never accepts (welcome, snapshot, ...)
+  kHelloTooSmall,      // a hello smaller than the challenge it would get (anti-amplification)
+  kBadChallenge,       // a challenge response whose token does not verify
+  kProtocolMismatch,   // hello with another protocol version (answered with a Disconnect)
+  kServerFull,         // hello or response while full (answered with a Disconnect)
+  kUnownedCommand,     // a command for an entity the client does not own
+  kStaleCommand,       // a command whose sequence is old or repeated
+  kBadCommand,         // a command the animator cannot express (unknown op value, bad layer)
+  kBadAck,             // an ack naming a tick the server never sent that client
+  kRateLimited,        // more than the per-source datagram allowance per second
+};
+inline constexpr std::size_t kDropReasonCount = 13;
+const char* to_string(DropReason reason);
+
+struct ClientInfo {
+  uint32_t id = 0;  // 1, 2, ... in connection order; never reused by one server
+  net::Endpoint endpoint;
+  std::string name;
+  uint32_t send_rate_hz = 0;
+  uint32_t bandwidth_kbit = 0;  // 0 = unlimited
+  uint64_t bytes_sent = 0;      // wire bytes (payload + 28 per datagram) sent to the client
+  uint64_t snapshots_sent = 0;
+  uint32_t newest_acked_tick = 0xFFFFFFFFu;
+};
+
+struct ServerMetrics {
+  uint64_t ticks = 0;
+  uint32_t clients = 0;
+  uint32_t entities = 0;
+  uint64_t datagrams_in = 0;
+  uint64_t bytes_in = 0;      // payload bytes
+  uint64_t datagrams_out = 0;
+  uint64_t bytes_out = 0;     // wire bytes (payload + 28 per datagram)
+  uint64_t send_failures = 0;
+  std::array<uint64_t, kDropReasonCount> drops{};
+  uint64_t connections = 0;   // accepted since start
+  uint64_t disconnects_client = 0;
+  uint64_t timeouts = 0;
+  uint64_t kicks = 0;
+  uint64_t snapshots = 0;        // snapshots (all parts) sent
+  uint64_t snapshot_packets = 0;
+  uint64_t records = 0;          // entity records sent
+  uint64_t records_from_rest = 0;  // of which coded against the rest pose (no usable baseline)
+  uint64_t records_deferred = 0;   // candidates left out by the bandwidth budget
+  uint64_t spawn_messages = 0;
+  uint64_t despawn_messages = 0;
+  uint64_t commands_applied = 0;   // client commands queued into the world
+  uint64_t poses_quantized = 0;
+  // Tick durations over the last metrics interval (take_interval_metrics), milliseconds.
+  double tick_p50_ms = 0;
+  double tick_p99_ms = 0;
+  double tick_max_ms = 0;
+  uint64_t drops_total() const {
+    uint64_t n = 0;
+    for (uint64_t d : drops) n += d;
+    return n;
+  }
+};
+
+}  // namespace posecast::server

@@ -1,0 +1,221 @@
+// The server's entity records: mirrored from the World after every tick, quantised inside the
+// World's evaluation pass on ticks that send snapshots, and the history of poses each entity
+// was sent with (the baselines clients may ack).
+
+#include <algorithm>
+
+#include "server_impl.h"
+
+namespace posecast::server {
+
+const protocol::QuantizedPose* EntityRecord::pose_at(uint32_t tick) const {
+  for (std::size_t i = 0; i < history_size; ++i) {
+    if (history[i].tick == tick) return &history[i].pose;
+  }
+  return nullptr;
+}
+
+std::size_t Server::Impl::find_entity_index(sim::EntityId id) const {
+  const auto it = std::lower_bound(entities.begin(), entities.end(), id,
+                                   [](const EntityRecord& e, sim::EntityId v) { return e.id < v; });
+  if (it == entities.end() || it->id != id) return entities.size();
+  return static_cast<std::size_t>(it - entities.begin());
+}
+
+bool Server::Impl::due(const ClientSession& client, uint32_t tick) const {
+  return tick % client.send_interval_ticks == 0;
+}
+
+namespace {
+
+float distance_squared(const Vec3& a, const Vec3& b) {
+  const float dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
+  return dx * dx + dy * dy + dz * dz;
+}
+
+}  // namespace
+
+// Decides which entities the coming tick quantises: those some client due this tick could be
+// sent (its subscription, its radius, or everything for a client without either).
+void Server::Impl::prepare_quantization(uint32_t tick) {
+  quantize_this_tick = false;
+  for (const auto& client : clients) quantize_this_tick |= due(*client, tick);
+  if (!quantize_this_tick) {
+    world->set_local_pose_observer(nullptr, nullptr);
+    return;
+  }
+  bool everything = false;
+  for (EntityRecord& entity : entities) entity.wanted = false;
+  for (const auto& client : clients) {
+    if (!due(*client, tick)) continue;
+    const Interest& interest = client->interest;
+    if (client->subscribed_sorted.empty() && !interest.use_radius) {
+      everything = true;
+      break;
+    }
+    for (sim::EntityId id : client->subscribed_sorted) {
+      const std::size_t i = find_entity_index(id);
+      if (i < entities.size()) entities[i].wanted = true;
+    }
+    if (interest.use_radius) {
+      const float r2 = interest.radius * interest.radius;
+      for (EntityRecord& entity : entities) {
+        if (distance_squared(entity.position, interest.center) <= r2) entity.wanted = true;
+      }
+    }
+  }
+  if (everything) {
+    for (EntityRecord& entity : entities) entity.wanted = true;
+  }
+  // Entities spawned by this tick's commands have no record yet; they are quantised too (rare).
+  quantize_unknown = true;
+  // Staging is indexed by the World's entity index after this tick's commands: at most the
+  // current count plus one spawn per queued command.
+  const std::size_t bound = world->entity_count() + world->pending_commands() + 16;
+  if (staged.size() < bound) staged.resize(bound);
+  world->set_local_pose_observer(&Server::Impl::observe_pose, this);
+}
+
+// Runs on the World's evaluation threads. Each world index is visited by exactly one worker,
+// and it writes only staged[index] and that worker's quantizers: no locks. Records are read
+// only (nothing modifies them during the pass).
+void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId id,
+                                std::span<const Transform> pose, unsigned worker) {
+  Impl& impl = *static_cast<Impl*>(context);
+  if (index >= impl.staged.size()) {
+    impl.staged_overflow.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  Staged& staged = impl.staged[index];
+  staged.valid = false;
+  staged.id = id;
+  const std::size_t record = impl.find_entity_index(id);
+  uint32_t format = 0;
+  const protocol::QuantizedPose* reference = nullptr;
+  if (record < impl.entities.size()) {
+    const EntityRecord& entity = impl.entities[record];
+    if (!entity.wanted) return;
+    format = entity.format_index;
+    // The previous quantised pose keeps rotation axes stable (quantization.h, hysteresis).
+    if (entity.current_tick != kNoTick) reference = &entity.current;
+  } else {
+    if (!impl.quantize_unknown) return;
+    const sim::EntityState* state = impl.world->find_entity(id);
+    if (state == nullptr || state->model >= impl.format_of.size() ||
+        state->rig >= impl.format_of[state->model].size()) {
+      return;
+    }
+    format = impl.format_of[state->model][state->rig];
+  }
+  if (worker >= impl.quantizers.size()) return;
+  protocol::PoseQuantizer& quantizer = *impl.quantizers[worker][format];
+  if (staged.pose.values.size() != impl.formats[format]->node_count() * protocol::kValuesPerNode) {
+    staged.pose.reset(*impl.formats[format]);
+  }
+  staged.valid = quantizer.quantize(pose, reference, staged.pose);
+}
+
+void Server::Impl::sync_entities(uint32_t tick) {
+  const std::size_t count = world->entity_count();
+  bool same = count == entities.size();
+  for (std::size_t i = 0; same && i < count; ++i) same = world->entity_id_at(i) == entities[i].id;
+  if (!same) {
+    // Merge the World's ids (sorted) with the records (sorted): keep, create, or retire.
+    std::vector<EntityRecord> next;
+    next.reserve(count);
+    std::size_t r = 0;
+    auto retire = [&](EntityRecord& gone) {
+      last_generation[gone.id] = gone.generation;
+      for (auto& client : clients) {
+        ClientEntity* known = client->find_entity(gone.id);
+        if (known == nullptr) continue;
+        if (known->generation == gone.generation && known->spawn_sent) {
+          PendingDespawn despawn;
+          despawn.message = protocol::EntityDespawn{gone.id, gone.generation, tick};
+          client->despawns.push_back(std::move(despawn));
+        }
+        client->entities.erase(client->entities.begin() + (known - client->entities.data()));
+      }
+    };
+    for (std::size_t w = 0; w < count; ++w) {
+      const sim::EntityId id = world->entity_id_at(w);
+      while (r < entities.size() && entities[r].id < id) retire(entities[r++]);
+      if (r < entities.size() && entities[r].id == id) {
+        next.push_back(std::move(entities[r++]));
+        continue;
+      }
+      EntityRecord created;
+      created.id = id;
+      const auto previous = last_generation.find(id);
+      created.generation = previous == last_generation.end() ? 1 : static_cast<uint16_t>(previous->second + 1);
+      const sim::EntityState* state = world->find_entity(id);
+      created.model = state->model;
+      created.rig = state->rig;
+      created.spawn_tick = tick;
+      created.format_index = format_of[state->model][state->rig];
+      created.current.reset(*formats[created.format_index]);
+      next.push_back(std::move(created));
+    }
+    while (r < entities.size()) retire(entities[r++]);
+    entities.swap(next);
+  }
+  if (!quantize_this_tick) return;
+  for (std::size_t i = 0; i < count && i < staged.size(); ++i) {
+    Staged& s = staged[i];
+    if (!s.valid || s.id != entities[i].id) continue;
+    EntityRecord& entity = entities[i];
+    std::swap(entity.current, s.pose);
+    entity.current_tick = tick;
+    s.valid = false;
+    ++counters.poses_quantized;
+    if (pose_callback) pose_callback(tick, entity.id, entity.generation, entity.current);
+  }
+}
+
+// Keeps the poses sent this tick and forgets those no client can reference any more: older
+// than every view a client may still code against, or beyond kMaxHistory per entity.
+void Server::Impl::commit_history(uint32_t tick) {
+  if (!quantize_this_tick) return;
+  uint32_t oldest_needed = tick;
+  for (const auto& client : clients) {
+    // Future baselines are at or after the newest acked snapshot, future priors at or after
+    // the acked one before it; with no ack yet, any snapshot still in the ring may be acked.
+    uint32_t prior_candidate = kNoTick;
+    for (const SentSnapshot& s : client->ring) {
+      if (s.tick == kNoTick || !s.acked || s.tick >= client->newest_acked) continue;
+      if (prior_candidate == kNoTick || s.tick > prior_candidate) prior_candidate = s.tick;
+    }
+    const uint32_t cut = prior_candidate != kNoTick ? prior_candidate
+                         : client->newest_acked != kNoTick ? client->newest_acked : 0;
+    for (const SentSnapshot& s : client->ring) {
+      if (s.tick == kNoTick || s.tick < cut) continue;
+      oldest_needed = std::min(oldest_needed, s.min_pose_tick);
+    }
+  }
+  for (EntityRecord& entity : entities) {
+    if (entity.sent_this_tick) {
+      if (entity.history_size == kMaxHistory) {
+        std::rotate(entity.history.begin(), entity.history.begin() + 1,
+                    entity.history.begin() + static_cast<std::ptrdiff_t>(entity.history_size));
+        --entity.history_size;
+      }
+      if (entity.history.size() <= entity.history_size) entity.history.emplace_back();
+      HistoryEntry& slot = entity.history[entity.history_size++];
+      slot.tick = tick;
+      slot.pose.values.assign(entity.current.values.begin(), entity.current.values.end());
+      slot.pose.off_layout = entity.current.off_layout;
+      entity.sent_this_tick = false;
+    }
+    std::size_t expired = 0;
+    while (expired < entity.history_size && entity.history[expired].tick < oldest_needed) ++expired;
+    if (expired > 0) {
+      std::rotate(entity.history.begin(), entity.history.begin() + static_cast<std::ptrdiff_t>(expired),
+                  entity.history.begin() + static_cast<std::ptrdiff_t>(entity.history_size));
+      entity.history_size -= expired;
+    }
+    entity.variant_count = 0;
+    entity.encoded.clear();
+  }
+}
+
+}  // namespace posecast::server

@@ -1,0 +1,217 @@
+#include "posecast/server/server_config.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace posecast::server {
+namespace {
+
+// Flags that take a value, and the JSON key each one corresponds to.
+struct Flag {
+  const char* flag;
+  const char* key;
+};
+constexpr Flag kFlags[] = {
+    {"--models", "models"},           {"--listen", "listen"},
+    {"--tick-rate", "tick_rate"},     {"--send-rate", "send_rate"},
+    {"--max-clients", "max_clients"}, {"--bandwidth", "bandwidth_kbit"},
+    {"--threads", "threads"},         {"--log-level", "log_level"},
+    {"--scenario", "scenario"},       {"--duration", "duration"},
+    {"--metrics-interval", "metrics_interval"}, {"--config", nullptr},
+};
+
+const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+
+Result<uint64_t> parse_uint(const std::string& where, const std::string& text, uint64_t lo, uint64_t hi) {
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return Error{where + ": '" + text + "' is not a whole number"};
+  }
+  if (value < lo || value > hi) {
+    return Error{where + ": " + text + " is outside " + std::to_string(lo) + ".." + std::to_string(hi)};
+  }
+  return value;
+}
+
+Result<double> parse_seconds(const std::string& where, const std::string& text) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0) || value > 1e7) {
+    return Error{where + ": '" + text + "' is not a number of seconds in 0..1e7"};
+  }
+  return value;
+}
+
+std::vector<std::string> split_models(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// Applies one setting given as text (a flag value, or a JSON value rendered as text).
+Status apply(const std::string& key, const std::string& where, const std::string& value, ServerConfig& c) {
+  if (key == "models") {
+    c.models = split_models(value);
+    c.models_given = true;
+    if (c.models.empty()) return Error{where + ": no model given"};
+    return {};
+  }
+  if (key == "listen") {
+    Result<net::Endpoint> endpoint = net::parse_endpoint(value);
+    if (!endpoint) return Error{where + ": " + endpoint.error().message};
+    c.server.listen = endpoint.value();
+    return {};
+  }
+  if (key == "log_level") {
+    for (const char* level : kLevels) {
+      if (value == level) {
+        c.log_level = value;
+        return {};
+      }
+    }
+    return Error{where + ": '" + value + "' is not one of trace, debug, info, warn, error, critical, off"};
+  }
+  if (key == "scenario") {
+    c.scenario = value;
+    return {};
+  }
+  if (key == "duration" || key == "metrics_interval") {
+    Result<double> seconds = parse_seconds(where, value);
+    if (!seconds) return seconds.error();
+    (key == "duration" ? c.duration_s : c.metrics_interval_s) = seconds.value();
+    return {};
+  }
+  struct Range {
+    const char* key;
+    uint64_t lo, hi;
+  };
+  static const Range kRanges[] = {{"tick_rate", 1, 1000}, {"send_rate", 1, 1000}, {"max_clients", 1, 65535},
+                                  {"bandwidth_kbit", 0, 10'000'000}, {"threads", 1, 64}};
+  for (const Range& r : kRanges) {
+    if (key != r.key) continue;
+    Result<uint64_t> number = parse_uint(where, value, r.lo, r.hi);
+    if (!number) return number.error();
+    const auto v = static_cast<uint32_t>(number.value());
+    if (key == "tick_rate") c.server.tick_rate_hz = v;
+    if (key == "send_rate") c.server.send_rate_hz = v;
+    if (key == "max_clients") c.server.max_clients = v;
+    if (key == "bandwidth_kbit") c.server.bandwidth_kbit = v;
+    if (key == "threads") c.server.threads = v;
+    return {};
+  }
+  return Error{where + ": unknown setting"};
+}
+
+}  // namespace
+
+Status apply_config_json(const std::string& text, const std::string& file_name, ServerConfig& config) {
+  const nlohmann::json root = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return Error{file_name + ": not valid JSON"};
+  if (!root.is_object()) return Error{file_name + ": must be a JSON object"};
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string where = file_name + ": " + it.key();
+    const nlohmann::json& value = it.value();
+    std::string rendered;
+    if (it.key() == "models" && value.is_array()) {
+      for (const auto& m : value) {
+        if (!m.is_string()) return Error{where + ": every model must be a string"};
+        rendered += (rendered.empty() ? "" : ",") + m.get<std::string>();
+      }
+    } else if (value.is_string()) {
+      rendered = value.get<std::string>();
+    } else if (value.is_number_unsigned() || value.is_number_integer()) {
+      rendered = value.dump();
+    } else if (value.is_number_float() && (it.key() == "duration" || it.key() == "metrics_interval")) {
+      rendered = value.dump();
+    } else {
+      return Error{where + ": has the wrong type"};
+    }
+    bool known = false;
+    for (const Flag& f : kFlags) known |= f.key != nullptr && it.key() == f.key;
+    if (!known) return Error{where + ": unknown setting"};
+    if (Status s = apply(it.key(), where, rendered, config); !s) return s;
+  }
+  return {};
+}
+
+Result<ServerConfig> parse_server_config(std::span<const std::string> args) {
+  ServerConfig config;
+  std::vector<std::pair<const Flag*, std::string>> flags;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      config.help = true;
+      return config;
+    }
+    std::string name = arg, value;
+    bool has_value = false;
+    if (const std::size_t eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      has_value = true;
+    }
+    const Flag* flag = nullptr;
+    for (const Flag& f : kFlags) {
+      if (name == f.flag) flag = &f;
+    }
+    if (flag == nullptr) return Error{"unknown option '" + arg + "' (see --help)"};
+    if (!has_value) {
+      if (i + 1 >= args.size()) return Error{name + ": needs a value"};
+      value = args[++i];
+    }
+    flags.emplace_back(flag, value);
+  }
+  // The file first, then the flags over it.
+  for (const auto& [flag, value] : flags) {
+    if (flag->key != nullptr) continue;
+    std::ifstream file(value, std::ios::binary);
+    if (!file) return Error{"--config: cannot read '" + value + "'"};
+    std::stringstream text;
+    text << file.rdbuf();
+    config.config_file = value;
+    if (Status s = apply_config_json(text.str(), value, config); !s) return s.error();
+  }
+  for (const auto& [flag, value] : flags) {
+    if (flag->key == nullptr) continue;
+    if (Status s = apply(flag->key, flag->flag, value, config); !s) return s.error();
+  }
+  if (config.server.send_rate_hz > config.server.tick_rate_hz) {
+    return Error{"send rate " + std::to_string(config.server.send_rate_hz) + " Hz exceeds the tick rate " +
+                 std::to_string(config.server.tick_rate_hz) + " Hz"};
+  }
+  return config;
+}
+
+std::string server_usage() {
+  return R"(posecast-server: the authoritative animation server (docs/server.md)
+
+  --models LIST          comma-separated model sources: paths or gen-rig:N (default gen-rig:24)
+  --listen ADDR:PORT     UDP address to bind (default 127.0.0.1:7777; port 0 = any)
+  --tick-rate HZ         simulation ticks per second (default 60)
+  --send-rate HZ         snapshots per second per client (default 20)
+  --max-clients N        connections accepted (default 64)
+  --bandwidth KBIT       budget per client in kbit/s incl. UDP/IP headers (default 0 = none)
+  --threads N            evaluation threads (default 2)
+  --log-level LEVEL      trace|debug|info|warn|error|critical|off (default info)
+  --scenario FILE        drive entities from a scenario file (its models replace --models)
+  --duration SECONDS     exit after this long (default: run until SIGINT/SIGTERM)
+  --metrics-interval S   seconds between metrics lines (default 10; 0 = none)
+  --config FILE          JSON file with the same settings (keys: models, listen, tick_rate,
+                         send_rate, max_clients, bandwidth_kbit, threads, log_level, scenario,
+                         duration, metrics_interval); flags win over the file
+  --help                 this text
+
+Exit codes: 0 clean exit, 1 bad options or config, 2 cannot load models or scenario,
+3 cannot start the server (socket), 4 runtime failure.
+)";
+}
+
+}  // namespace posecast::server

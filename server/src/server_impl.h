@@ -1,0 +1,316 @@
+#pragma once
+// Internal: the Server's state, shared by server.cpp (lifecycle, API, tick), inbound.cpp
+// (datagrams, handshake, acks, commands), entities.cpp (world sync, quantisation, history)
+// and snapshots.cpp (per-client snapshot building).
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <asio/steady_timer.hpp>
+
+#include "posecast/net/network_simulator.h"
+#include "posecast/net/udp_transport.h"
+#include "posecast/protocol/messages.h"
+#include "posecast/protocol/pose_codec.h"
+#include "posecast/protocol/snapshot_packets.h"
+#include "posecast/server/challenge_cookie.h"
+#include "posecast/server/server.h"
+#include "send_window.h"
+#include "tick_stats.h"
+
+namespace posecast::server {
+
+using protocol::kNoTick;
+
+// Submitter ids for World::submit (sim/command_queue.h: one id per source, used in one order).
+inline constexpr uint32_t kApiSubmitter = 1;
+inline constexpr uint32_t kClientSubmitterBase = 1000;
+inline constexpr sim::EntityId kFirstApiEntityId = 1'000'000;
+
+// ---- Entities ------------------------------------------------------------------------------
+
+// One quantised pose an entity was sent with, kept while some client may still reference it.
+struct HistoryEntry {
+  uint32_t tick = kNoTick;
+  protocol::QuantizedPose pose;
+};
+
+// One cached encoding of this tick's pose against one (baseline, prior) reference.
+struct EncodedVariant {
+  uint32_t baseline_pose_tick = kNoTick;  // kNoTick: rest
+  uint32_t prior_pose_tick = kNoTick;
+  uint32_t baseline_age = 0;
+  uint32_t prior_age = 0;
+  uint32_t offset = 0;  // into EntityRecord::encoded
+  uint32_t size = 0;
+};
+inline constexpr std::size_t kMaxEncodedVariants = 6;
+
+struct EntityRecord {
+  sim::EntityId id = 0;
+  uint16_t generation = 0;
+  sim::ModelId model = 0;
+  uint16_t rig = 0;
+  uint32_t spawn_tick = 0;
+  uint32_t format_index = 0;  // into Impl::formats
+  Vec3 position;
+  uint32_t owner = 0;  // client id; 0 = none
+
+  // This tick's quantised pose (valid when current_tick == the tick being sent).
+  protocol::QuantizedPose current;
+  uint32_t current_tick = kNoTick;
+  bool wanted = false;           // quantise on this tick (some due client may send it)
+  bool sent_this_tick = false;   // some client got a record: commit `current` to history
+  // Poses this entity was sent with, oldest first; bounded (kMaxHistory), pruned by age and by
+  // what clients can still reference. Slots keep their capacity (no allocation when steady).
+  std::vector<HistoryEntry> history;
+  std::size_t history_size = 0;
+  // This tick's encodings (cleared each send tick).
+  std::array<EncodedVariant, kMaxEncodedVariants> variants{};
+  std::size_t variant_count = 0;
+  std::vector<uint8_t> encoded;
+
+  const protocol::QuantizedPose* pose_at(uint32_t tick) const;
+};
+inline constexpr std::size_t kMaxHistory = 64;
+
+// ---- Clients -------------------------------------------------------------------------------
+
+// An entity as one client knows it.
+struct ClientEntity {
+  sim::EntityId id = 0;
+  uint16_t generation = 0;
+  float priority = 0;             // accumulated while waiting; reset when sent
+  bool spawn_sent = false;        // an EntitySpawn went out (a despawn is then owed)
+  bool spawn_confirmed = false;   // an acked view contained it
+};
+// New (unconfirmed) entities per snapshot: a late joiner's first snapshots stay small enough to
+// arrive whole under loss, and the rest follow as their spawns are confirmed.
+inline constexpr std::size_t kMaxNewEntitiesPerSnapshot = 64;
+
+// A despawn being repeated until three snapshots that carried it were acked.
+struct PendingDespawn {
+  protocol::EntityDespawn message;
+  uint32_t acked_carriers = 0;
+  std::vector<uint32_t> carrier_ticks;  // snapshot ticks it was sent with, not yet acked
+};
+
+// One entity in a client's view of a sent snapshot: the pose tick it holds there.
+struct ViewEntry {
+  sim::EntityId id = 0;
+  uint16_t generation = 0;
+  uint32_t pose_tick = kNoTick;
+};
+
+struct SentSnapshot {
+  uint32_t tick = kNoTick;  // kNoTick: unused slot
+  uint32_t baseline_tick = kNoTick;
+  bool acked = false;
+  uint32_t min_pose_tick = kNoTick;  // smallest pose_tick in the view
+  std::vector<ViewEntry> view;       // sorted by id: the client's full view of this tick
+};
+
+struct ClientSession {
+  uint32_t id = 0;
+  net::Endpoint endpoint;
+  std::string name;
+  uint64_t nonce = 0;
+  int64_t connected_us = 0;
+  int64_t last_receive_us = 0;
+  int64_t last_send_us = 0;
+  int64_t last_welcome_us = 0;
+  std::vector<uint8_t> welcome;  // encoded, for resends
+
+  uint32_t send_rate_hz = 20;
+  uint32_t send_interval_ticks = 3;
+  uint32_t bandwidth_kbit = 0;
+  Interest interest;
+  std::vector<sim::EntityId> subscribed_sorted;  // interest.subscribed, sorted, unique
+
+  std::vector<SentSnapshot> ring;  // indexed by (snapshot number % size)
+  uint64_t snapshots_sent = 0;
+  uint32_t newest_acked = kNoTick;
+  uint32_t newest_sent = kNoTick;
+
+  std::vector<ClientEntity> entities;  // sorted by id
+  std::vector<PendingDespawn> despawns;
+
+  SendWindow window;
+  // Token bucket smoothing the budget: refills at the budget rate, holds a few snapshots'
+  // worth, so a record larger than one snapshot's share (a rest-coded pose) still goes out.
+  double budget_tokens = -1;  // < 0: not started
+  int64_t budget_refilled_us = 0;
+  uint64_t bytes_sent = 0;  // wire bytes
+
+  // Commands: sequences at or below the newest seen are stale.
+  bool any_command = false;
+  uint32_t newest_command_sequence = 0;
+
+  // Per-second allowances for inbound traffic.
+  int64_t rate_second = -1;
+  uint32_t datagrams_this_second = 0;
+  uint32_t malformed_this_second = 0;
+
+  SentSnapshot* find_sent(uint32_t tick);
+  ClientEntity* find_entity(sim::EntityId entity_id);
+  ClientInfo info() const;
+};
+
+// ---- API calls queued from any thread -------------------------------------------------------
+
+struct OpSetPosition { sim::EntityId id; Vec3 position; };
+struct OpGrant { uint32_t client; sim::EntityId id; };
+struct OpRevoke { sim::EntityId id; };
+struct OpInterest { uint32_t client; Interest interest; };
+struct OpBandwidth { uint32_t client; uint32_t kbit; };
+struct OpSendRate { uint32_t client; uint32_t hz; };
+struct OpKick { uint32_t client; std::string reason; };
+using ApiOp = std::variant<sim::Command, OpSetPosition, OpGrant, OpRevoke, OpInterest,
+                           OpBandwidth, OpSendRate, OpKick>;
+
+// ---- The server ------------------------------------------------------------------------------
+
+struct Server::Impl {
+  Impl(asio::io_context& io_context, const ServerOptions& opts);
+
+  asio::io_context& io;
+  ServerOptions options;
+  std::unique_ptr<sim::World> world;
+  std::vector<std::shared_ptr<const Model>> models;
+  // Pose formats, one per (model, rig), and the index of each: format_of[model][rig].
+  std::vector<std::shared_ptr<const protocol::PoseFormat>> formats;
+  std::vector<std::vector<uint32_t>> format_of;
+  std::vector<protocol::AssetInfo> manifest;
+
+  net::UdpTransport transport;
+  std::unique_ptr<net::NetworkSimulator> simulator;
+  net::DatagramChannel* channel = nullptr;
+  ChallengeCookie cookie;
+  std::size_t challenge_bytes = 0;  // the largest ServerChallenge we send
+
+  // Entities in id order, mirroring the World after every tick.
+  std::vector<EntityRecord> entities;
+  std::map<sim::EntityId, uint16_t> last_generation;  // every id ever used (ordered: deterministic)
+  std::atomic<sim::EntityId> next_api_id{kFirstApiEntityId};
+
+  // Quantisation inside the World's evaluation pass: poses are staged by world index, with a
+  // quantizer per (worker, format).
+  struct Staged {
+    protocol::QuantizedPose pose;
+    sim::EntityId id = 0;
+    bool valid = false;
+  };
+  std::vector<Staged> staged;
+  std::vector<std::vector<std::unique_ptr<protocol::PoseQuantizer>>> quantizers;  // [worker][format]
+  std::vector<std::unique_ptr<protocol::PoseEncoder>> encoders;                   // [format]
+  bool quantize_this_tick = false;
+  bool quantize_unknown = false;  // entities without a record yet (spawned this tick)
+  std::atomic<uint64_t> staged_overflow{0};
+
+  std::vector<std::unique_ptr<ClientSession>> clients;  // in connection order
+  uint32_t next_client_id = 1;
+
+  std::mutex api_mutex;
+  std::vector<ApiOp> api_ops;
+  std::vector<ApiOp> api_ops_taken;  // swapped in at the tick boundary
+
+  // Scratch for snapshot building (kept between ticks; no steady-state allocation).
+  struct Candidate {
+    float priority = 0;
+    uint32_t entity = 0;  // index into entities
+    uint32_t known = 0;   // index into the client's entities
+  };
+  std::vector<Candidate> candidates;
+  std::vector<uint32_t> candidate_entities;
+  std::vector<ClientEntity> new_known;
+  std::vector<protocol::EntityPose> records;
+  std::vector<bool> record_from_rest;
+  std::vector<uint32_t> record_candidates;  // candidate index of each record
+  std::vector<ViewEntry> view_scratch;
+  std::vector<uint8_t> uncached;  // an encoding that did not fit the variant cache
+  std::vector<std::byte> receive_buffer;
+  std::size_t spawn_message_bytes = 0;  // an EntitySpawn datagram at its largest
+
+  uint64_t tick_count = 0;   // ticks run by this server
+  int64_t last_now_us = 0;
+  bool closed = false;
+  bool loop_running = false;
+  std::unique_ptr<asio::steady_timer> timer;
+  std::function<void(uint64_t)> before_tick;
+  std::chrono::steady_clock::time_point loop_start;
+  uint64_t loop_ticks = 0;
+  uint64_t ticks_skipped = 0;
+
+  std::function<void(const ClientInfo&)> connected_callback;
+  std::function<void(const ClientInfo&, protocol::DisconnectReason)> disconnected_callback;
+  std::function<void(uint32_t, sim::EntityId, uint16_t, const protocol::QuantizedPose&)> pose_callback;
+
+  ServerMetrics counters;  // live, tick thread
+  TickStats tick_stats;
+  TickStats interval_stats;
+  mutable std::mutex published_mutex;
+  ServerMetrics published;
+  std::vector<ClientInfo> published_clients;
+
+  Server* self = nullptr;
+
+  // server.cpp
+  void apply_api_ops(int64_t now_us);
+  void apply_entity_ops(int64_t now_us);
+  void arm_readable();
+  void publish();
+  void loop_step();
+  // inbound.cpp
+  void poll(int64_t now_us);
+  void handle_datagram(std::span<const uint8_t> bytes, const net::Endpoint& from, int64_t now_us);
+  void drop(DropReason reason) { ++counters.drops[static_cast<std::size_t>(reason)]; }
+  ClientSession* find_client(const net::Endpoint& endpoint);
+  ClientSession* find_client(uint32_t id);
+  void reply_unverified(const protocol::Message& message, std::size_t request_bytes,
+                        const net::Endpoint& to);
+  void handle_hello(const protocol::ClientHello& hello, std::size_t size, const net::Endpoint& from,
+                    int64_t now_us);
+  void handle_response(const protocol::ChallengeResponse& response, std::size_t size,
+                       const net::Endpoint& from, int64_t now_us);
+  void handle_ack(ClientSession& client, const protocol::Ack& ack);
+  void handle_command(ClientSession& client, const protocol::ClientCommand& command);
+  bool send(ClientSession& client, std::span<const uint8_t> bytes, int64_t now_us);
+  bool send_raw(std::span<const uint8_t> bytes, const net::Endpoint& to);
+  void disconnect(std::size_t client_index, protocol::DisconnectReason reason,
+                  const std::string& message, int64_t now_us, bool notify_peer);
+  void check_timeouts(int64_t now_us);
+  // entities.cpp
+  void prepare_quantization(uint32_t tick);
+  static void observe_pose(void* context, std::size_t index, sim::EntityId id,
+                           std::span<const Transform> pose, unsigned worker);
+  void sync_entities(uint32_t tick);
+  void commit_history(uint32_t tick);
+  std::size_t find_entity_index(sim::EntityId id) const;  // entities.size() when absent
+  // snapshots.cpp
+  bool due(const ClientSession& client, uint32_t tick) const;
+  void send_snapshots(uint32_t tick, int64_t now_us);
+  void send_snapshot(ClientSession& client, uint32_t tick, int64_t now_us);
+  // This tick's pose of `entity` coded against what the client holds (baseline/prior pose
+  // ticks kNoTick: none), cached per entity so clients with the same references share it.
+  // The span stays valid until the next encode_record call. Empty on an encoder failure.
+  std::span<const uint8_t> encode_record(EntityRecord& entity, uint32_t baseline_pose_tick,
+                                         uint32_t baseline_age, uint32_t prior_pose_tick,
+                                         uint32_t prior_age);
+};
+
+// Ticks between two snapshots for a send rate: rounded, so every 20 Hz client at 60 Hz shares
+// the ticks divisible by 3.
+uint32_t send_interval_ticks(uint32_t tick_rate_hz, uint32_t send_rate_hz);
+
+// command_translation.cpp: a client's command as an animator command, or why not.
+Result<sim::Command> translate_client_command(const protocol::ClientCommand& command,
+                                              const sim::World& world, uint64_t tick);
+
+}  // namespace posecast::server

@@ -1,0 +1,89 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "posecast/server/server_config.h"
+
+namespace posecast::server {
+namespace {
+
+Result<ServerConfig> parse(std::vector<std::string> args) { return parse_server_config(args); }
+
+TEST(ServerConfig, DefaultsMatchTheDocumentation) {
+  auto config = parse({});
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->models, std::vector<std::string>{"gen-rig:24"});
+  EXPECT_EQ(net::to_string(config->server.listen), "127.0.0.1:7777");
+  EXPECT_EQ(config->server.tick_rate_hz, 60u);
+  EXPECT_EQ(config->server.send_rate_hz, 20u);
+  EXPECT_EQ(config->server.bandwidth_kbit, 0u);
+  EXPECT_EQ(config->log_level, "info");
+}
+
+TEST(ServerConfig, ParsesEveryFlagInBothForms) {
+  auto config = parse({"--models", "gen-rig:8,a.glb", "--listen=0.0.0.0:0", "--tick-rate", "30", "--send-rate=10",
+                       "--max-clients", "3", "--bandwidth", "500", "--threads", "1", "--log-level", "debug",
+                       "--scenario", "s.json", "--duration", "2.5", "--metrics-interval", "0"});
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->models, (std::vector<std::string>{"gen-rig:8", "a.glb"}));
+  EXPECT_EQ(config->server.listen.port(), 0);
+  EXPECT_EQ(config->server.tick_rate_hz, 30u);
+  EXPECT_EQ(config->server.send_rate_hz, 10u);
+  EXPECT_EQ(config->server.max_clients, 3u);
+  EXPECT_EQ(config->server.bandwidth_kbit, 500u);
+  EXPECT_EQ(config->server.threads, 1u);
+  EXPECT_EQ(config->log_level, "debug");
+  EXPECT_EQ(config->scenario, "s.json");
+  EXPECT_DOUBLE_EQ(config->duration_s, 2.5);
+  EXPECT_DOUBLE_EQ(config->metrics_interval_s, 0.0);
+}
+
+TEST(ServerConfig, FlagsWinOverTheConfigFile) {
+  const auto path = std::filesystem::temp_directory_path() / "posecast_server_config_test.json";
+  {
+    std::ofstream file(path);
+    file << R"({"tick_rate": 30, "send_rate": 15, "models": ["gen-rig:4"], "log_level": "warn"})";
+  }
+  auto config = parse({"--config", path.string(), "--send-rate", "5"});
+  std::filesystem::remove(path);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->server.tick_rate_hz, 30u);
+  EXPECT_EQ(config->server.send_rate_hz, 5u);
+  EXPECT_EQ(config->models, std::vector<std::string>{"gen-rig:4"});
+  EXPECT_EQ(config->log_level, "warn");
+}
+
+TEST(ServerConfig, ErrorsNameTheFlagOrKeyAndTheReason) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {{"--tick-rate", "abc"}, "--tick-rate"},   {{"--tick-rate", "0"}, "outside"},
+      {{"--listen", "nowhere"}, "--listen"},     {{"--log-level", "loud"}, "--log-level"},
+      {{"--frobnicate"}, "unknown option"},     {{"--duration"}, "needs a value"},
+      {{"--send-rate", "90"}, "exceeds the tick rate"}, {{"--config", "/nonexistent/x.json"}, "cannot read"},
+  };
+  for (const Case& c : cases) {
+    auto config = parse(c.args);
+    ASSERT_FALSE(config.ok()) << c.args[0];
+    EXPECT_NE(config.error().message.find(c.expected), std::string::npos) << config.error().message;
+  }
+}
+
+TEST(ServerConfig, ConfigFileRejectsUnknownKeysAndWrongTypes) {
+  ServerConfig config;
+  Status unknown = apply_config_json(R"({"tickrate": 60})", "s.json", config);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("s.json: tickrate"), std::string::npos);
+  Status type = apply_config_json(R"({"tick_rate": "fast"})", "s.json", config);
+  ASSERT_FALSE(type.ok());
+  EXPECT_NE(type.error().message.find("tick_rate"), std::string::npos);
+  Status syntax = apply_config_json("{", "s.json", config);
+  EXPECT_FALSE(syntax.ok());
+}
+
+}  // namespace
+}  // namespace posecast::server
