@@ -43,6 +43,16 @@ struct LeftFactor {
   Float8 c0, c1, c2, c3;
 };
 
+// From memory: each column loaded straight into both halves (a 128-bit broadcast load).
+POSECAST_INLINE LeftFactor left_factor(const glm::mat4& m) {
+  const Float4 c0 = load4(&m[0].x), c1 = load4(&m[1].x), c2 = load4(&m[2].x), c3 = load4(&m[3].x);
+  const Float4 minus_zero = {-0.0f, -0.0f, -0.0f, -0.0f};
+  return {__builtin_shufflevector(c0, c0, 0, 1, 2, 3, 0, 1, 2, 3),
+          __builtin_shufflevector(c1, c1, 0, 1, 2, 3, 0, 1, 2, 3),
+          __builtin_shufflevector(c2, c2, 0, 1, 2, 3, 0, 1, 2, 3),
+          __builtin_shufflevector(minus_zero, c3, 0, 1, 2, 3, 4, 5, 6, 7)};
+}
+
 POSECAST_INLINE LeftFactor left_factor(const Affine8& a) {
   const Float8 minus_zero = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
   return {POSECAST_SHUFFLE(a.lo, 0, 1, 2, 3, 0, 1, 2, 3),
@@ -102,7 +112,7 @@ POSECAST_INLINE Affine8 to_matrix8_any_last_row(const Transform& t) {
   const Float4 sum_c2 = p1_c2 + reinterpret_cast<Float4>(reinterpret_cast<Int4>(p2_c2) ^ negate_c2);
   const Int8 diagonal_lo = {-1, 0, 0, 0, 0, -1, 0, 0};
   const Int4 diagonal_c2 = {0, 0, -1, 0};
-  const Float8 rot_lo = select8(diagonal_lo, 1.0f - sum_lo, sum_lo);
+  const Float8 rot_lo = select(diagonal_lo, 1.0f - sum_lo, sum_lo);
   const Float4 rot_c2 = select(diagonal_c2, 1.0f - sum_c2, sum_c2);
   // (w, sx, sy, sz): the four floats ending the Transform, one in-bounds load.
   static_assert(offsetof(Transform, scale) == offsetof(Transform, rotation) + 16);

@@ -29,8 +29,7 @@ void local_to_model(const int16_t* parents, const Transform* locals, glm::mat4* 
     const detail::Affine8 model =
         parent == kNoParent
             ? detail::to_matrix8(locals[i])
-            : detail::affine_mul_trs(detail::left_factor(detail::load_affine(models[parent])),
-                                     locals[i]);
+            : detail::affine_mul_trs(detail::left_factor(models[parent]), locals[i]);
     detail::store_affine(models[i], model);
   }
 }

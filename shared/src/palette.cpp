@@ -28,14 +28,13 @@ void palette_from_models(const glm::mat4* mesh_inverse, const glm::mat4* models,
                          glm::mat4* palette, std::size_t joints) {
   if (mesh_inverse == nullptr) {
     for (std::size_t j = 0; j < joints; ++j) {
-      const detail::LeftFactor world =
-          detail::left_factor(detail::load_affine(models[joint_nodes[j]]));
+      const detail::LeftFactor world = detail::left_factor(models[joint_nodes[j]]);
       detail::store_affine(palette[j],
                            detail::affine_mul8(world, detail::load_affine(inverse_bind[j])));
     }
     return;
   }
-  const detail::LeftFactor mesh = detail::left_factor(detail::load_affine(*mesh_inverse));
+  const detail::LeftFactor mesh = detail::left_factor(*mesh_inverse);
   for (std::size_t j = 0; j < joints; ++j) {
     const detail::Affine8 joint_in_mesh =
         detail::affine_mul8(mesh, detail::load_affine(models[joint_nodes[j]]));

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "posecast/det_math.h"
-#include "slerp4.h"
+#include "slerp_lanes.h"
 
 namespace posecast {
 namespace {
@@ -36,11 +36,17 @@ struct KeyLookup {
 // spacing), else searches. The hint is untrusted: any value is safe.
 [[gnu::always_inline]] inline KeyLookup find_key(const float* times, uint32_t n, float t,
                                                  uint32_t hint) {
-  if (hint < n && times[hint] <= t) {
+  if (hint < n && n - hint > 2u) {  // hint + 2 < n, without overflow for a garbage hint
+    // The usual case, one predictable branch: t in [times[hint], times[hint + 2]). Whether it
+    // crossed times[hint + 1] flips from tick to tick, so it is added rather than branched on.
+    if (times[hint] <= t && t < times[hint + 2u]) {
+      return {hint + (t >= times[hint + 1u] ? 1u : 0u), KeyPlace::kBetween};
+    }
+  } else if (hint < n && times[hint] <= t) {
+    // Within the last two keys.
     if (hint + 1u == n) return {hint, KeyPlace::kAfter};
     if (t < times[hint + 1u]) return {hint, KeyPlace::kBetween};
-    if (hint + 2u == n) return {hint + 1u, KeyPlace::kAfter};
-    if (t < times[hint + 2u]) return {hint + 1u, KeyPlace::kBetween};
+    return {hint + 1u, KeyPlace::kAfter};
   }
   return search_key(times, n, t);
 }
@@ -63,13 +69,15 @@ float hermite(const HermiteWeights& w, float p0, float out0, float p1, float in1
   return ((w.h00 * p0 + w.h10 * (dt * out0)) + w.h01 * p1) + w.h11 * (dt * in1);
 }
 
-// LINEAR rotations waiting to be slerped, four lanes at a time (slerp4.h, bit-identical to
-// det_slerp). Queued rather than slerped one by one so that independent slerps sit next to
-// each other for the CPU to overlap. Lives in Run()'s stack frame: no allocation.
+// LINEAR rotations waiting to be slerped, eight lanes at a time (slerp_lanes.h,
+// bit-identical to det_slerp). Queued rather than slerped one by one so that independent
+// slerps sit next to each other for the CPU to overlap. Lives in Run()'s stack frame: no
+// allocation. Everything is inlined into sample_tracks (POSECAST_INLINE), so it is compiled
+// for each of that function's target clones.
 class SlerpQueue {
  public:
   // key0/key1: (x, y, z, w) of the keys around t; s in [0, 1); out: the node's rotation.
-  void add(const float* key0, const float* key1, float s, float* out) {
+  POSECAST_INLINE void add(const float* key0, const float* key1, float s, float* out) {
     key0_[size_] = detail::load4(key0);
     key1_[size_] = detail::load4(key1);
     s_[size_] = s;
@@ -78,31 +86,29 @@ class SlerpQueue {
   }
 
   // Slerps and stores everything queued.
-  void flush() {
-    // Lanes past the end of the last group of four get zero keys (slerped to identity, which
-    // is dropped) rather than stale ones.
-    for (int i = size_; i % 4 != 0; ++i) {
+  POSECAST_INLINE void flush() {
+    // Lanes past the end of the last group get zero keys (slerped to identity, which is
+    // dropped) rather than stale ones.
+    for (int i = size_; i % kLanes != 0; ++i) {
       key0_[i] = detail::Float4{};
       key1_[i] = detail::Float4{};
       s_[i] = 0.0f;
     }
-    for (int first = 0; first < size_; first += 4) {
-      const detail::Quat4 q = detail::slerp4(transpose(key0_ + first), transpose(key1_ + first),
-                                             detail::load4(s_ + first));
-      const detail::Float4 lanes[4] = {q.x, q.y, q.z, q.w};
-      const detail::Quat4 rows = transpose(lanes);  // row i: (x, y, z, w) of lane i
-      const detail::Float4 out_rows[4] = {rows.x, rows.y, rows.z, rows.w};
-      const int count = size_ - first < 4 ? size_ - first : 4;
-      for (int i = 0; i < count; ++i) detail::store4(out_[first + i], out_rows[i]);
+    for (int first = 0; first < size_; first += kLanes) {
+      const detail::QuatLanes<detail::Float8> q = detail::slerp_lanes(
+          transpose8(key0_ + first), transpose8(key1_ + first), detail::load8(s_ + first));
+      const int count = size_ - first < kLanes ? size_ - first : kLanes;
+      store_rows(q, count, out_ + first);
     }
     size_ = 0;
   }
 
  private:
-  static constexpr int kCapacity = 16;  // a multiple of 4
+  static constexpr int kLanes = 8;
+  static constexpr int kCapacity = 16;  // a multiple of kLanes
 
   // 4x4 transpose: four (x, y, z, w) rows to lanes x, y, z, w (and back).
-  static detail::Quat4 transpose(const detail::Float4* r) {
+  POSECAST_INLINE static detail::QuatLanes<detail::Float4> transpose4(const detail::Float4* r) {
     const detail::Float4 t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5);
     const detail::Float4 t1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
     const detail::Float4 t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
@@ -110,6 +116,32 @@ class SlerpQueue {
     return {
         __builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
         __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+  }
+
+  // Eight rows to eight-lane x, y, z, w.
+  POSECAST_INLINE static detail::QuatLanes<detail::Float8> transpose8(const detail::Float4* r) {
+    const detail::QuatLanes<detail::Float4> lo = transpose4(r);
+    const detail::QuatLanes<detail::Float4> hi = transpose4(r + 4);
+    return {__builtin_shufflevector(lo.x, hi.x, 0, 1, 2, 3, 4, 5, 6, 7),
+            __builtin_shufflevector(lo.y, hi.y, 0, 1, 2, 3, 4, 5, 6, 7),
+            __builtin_shufflevector(lo.z, hi.z, 0, 1, 2, 3, 4, 5, 6, 7),
+            __builtin_shufflevector(lo.w, hi.w, 0, 1, 2, 3, 4, 5, 6, 7)};
+  }
+
+  // Lane i of q to out[i] as (x, y, z, w), for the first `count` lanes.
+  POSECAST_INLINE static void store_rows(const detail::QuatLanes<detail::Float8>& q, int count,
+                                         float* const* out) {
+    const detail::Float4 lo[4] = {
+        POSECAST_SHUFFLE(q.x, 0, 1, 2, 3), POSECAST_SHUFFLE(q.y, 0, 1, 2, 3),
+        POSECAST_SHUFFLE(q.z, 0, 1, 2, 3), POSECAST_SHUFFLE(q.w, 0, 1, 2, 3)};
+    const detail::Float4 hi[4] = {
+        POSECAST_SHUFFLE(q.x, 4, 5, 6, 7), POSECAST_SHUFFLE(q.y, 4, 5, 6, 7),
+        POSECAST_SHUFFLE(q.z, 4, 5, 6, 7), POSECAST_SHUFFLE(q.w, 4, 5, 6, 7)};
+    const detail::QuatLanes<detail::Float4> rows_lo = transpose4(lo);
+    const detail::QuatLanes<detail::Float4> rows_hi = transpose4(hi);
+    const detail::Float4 rows[8] = {rows_lo.x, rows_lo.y, rows_lo.z, rows_lo.w,
+                                    rows_hi.x, rows_hi.y, rows_hi.z, rows_hi.w};
+    for (int i = 0; i < count; ++i) detail::store4(out[i], rows[i]);
   }
 
   detail::Float4 key0_[kCapacity];
@@ -148,8 +180,8 @@ void sample_cubic(const float* key0, int comps, float s, float dt, float* out) {
 // Samples one track of `Comps` floats per value (3: translation/scale, 4: rotation) at t into
 // `out`; LINEAR rotations between two keys are queued on `slerps` instead.
 template <int Comps>
-inline void sample_track(const Track& track, const float* times, const float* values, float t,
-                         uint32_t& cursor, float* out, SlerpQueue& slerps) {
+POSECAST_INLINE void sample_track(const Track& track, const float* times, const float* values,
+                                  float t, uint32_t& cursor, float* out, SlerpQueue& slerps) {
   const KeyLookup at = find_key(times, track.key_count, t, cursor);
   cursor = at.key;
   constexpr std::size_t kBytes = sizeof(float) * Comps;

@@ -43,6 +43,16 @@ using Int8 = int32_t __attribute__((vector_size(32)));
 #define POSECAST_SHUFFLE(v, ...) __builtin_shufflevector((v), (v), __VA_ARGS__)
 
 POSECAST_INLINE Float4 splat(float v) { return Float4{v, v, v, v}; }
+POSECAST_INLINE Float8 splat8(float v) { return Float8{v, v, v, v, v, v, v, v}; }
+// splat_as<V>(v): v in every lane of a Float4 or Float8.
+template <class V>
+POSECAST_INLINE V splat_as(float v) {
+  if constexpr (sizeof(V) == sizeof(Float8)) {
+    return splat8(v);
+  } else {
+    return splat(v);
+  }
+}
 
 POSECAST_INLINE Float8 load8(const float* p) {
   Float8 r;
@@ -74,7 +84,7 @@ POSECAST_INLINE Float8 or_bits(Float8 v, Int8 bits) {
   return reinterpret_cast<Float8>(reinterpret_cast<Int8>(v) | bits);
 }
 
-POSECAST_INLINE Float8 select8(Int8 mask, Float8 a, Float8 b) {
+POSECAST_INLINE Float8 select(Int8 mask, Float8 a, Float8 b) {
   return reinterpret_cast<Float8>((reinterpret_cast<Int8>(a) & mask) |
                                   (reinterpret_cast<Int8>(b) & ~mask));
 }
@@ -89,6 +99,13 @@ POSECAST_INLINE Float4 sqrt4(Float4 v) {
   for (int i = 0; i < 4; ++i) v[i] = std::sqrt(v[i]);
   return v;
 #endif
+}
+
+// Eight lanes as two halves (the baseline x86-64 clone has no 256-bit square root).
+POSECAST_INLINE Float8 sqrt4(Float8 v) {
+  const Float4 lo = sqrt4(Float4{v[0], v[1], v[2], v[3]});
+  const Float4 hi = sqrt4(Float4{v[4], v[5], v[6], v[7]});
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
 }
 
 }  // namespace posecast::detail

@@ -1,6 +1,6 @@
 #pragma once
-// Private to posecast_core: det_slerp (det_math.h) on four independent quaternion pairs at
-// once, for the sampler's LINEAR rotation tracks.
+// Private to posecast_core: det_slerp (det_math.h) on four or eight independent quaternion
+// pairs at once (V = Float4 or Float8), for the sampler's LINEAR rotation tracks.
 //
 // Bit-identical to det_slerp lane by lane: the same operations in the same order, with both
 // of det_slerp's branches computed and the taken one selected per lane:
@@ -17,18 +17,21 @@
 
 namespace posecast::detail {
 
-struct Quat4 {
-  Float4 x, y, z, w;
+template <class V>
+struct QuatLanes {
+  V x, y, z, w;
 };
 
-POSECAST_INLINE Float4 dot4(const Quat4& a, const Quat4& b) {  // det_dot's order
+template <class V>
+POSECAST_INLINE V dot_lanes(const QuatLanes<V>& a, const QuatLanes<V>& b) {  // det_dot's order
   return (a.x * b.x + a.y * b.y) + (a.z * b.z + a.w * b.w);
 }
 
-POSECAST_INLINE Float4 acos_unit4(Float4 x) {  // det_acos_unit
-  x = select(x < splat(0.0f), splat(0.0f), x);
-  x = select(x > splat(1.0f), splat(1.0f), x);
-  const Float4 p =
+template <class V>
+POSECAST_INLINE V acos_unit_lanes(V x) {  // det_acos_unit
+  x = select(x < splat_as<V>(0.0f), splat_as<V>(0.0f), x);
+  x = select(x > splat_as<V>(1.0f), splat_as<V>(1.0f), x);
+  const V p =
       1.5707963050f +
       x * (-0.2145988016f +
            x * (0.0889789874f +
@@ -38,8 +41,9 @@ POSECAST_INLINE Float4 acos_unit4(Float4 x) {  // det_acos_unit
   return sqrt4(1.0f - x) * p;
 }
 
-POSECAST_INLINE Float4 sin_half_pi4(Float4 x) {  // det_sin_half_pi
-  const Float4 x2 = x * x;
+template <class V>
+POSECAST_INLINE V sin_half_pi_lanes(V x) {  // det_sin_half_pi
+  const V x2 = x * x;
   return x * (1.0f +
               x2 * (-1.0f / 6.0f +
                     x2 * (1.0f / 120.0f +
@@ -48,27 +52,30 @@ POSECAST_INLINE Float4 sin_half_pi4(Float4 x) {  // det_sin_half_pi
                                       x2 * (-1.0f / 39916800.0f + x2 * (1.0f / 6227020800.0f)))))));
 }
 
-POSECAST_INLINE Quat4 normalize4(const Quat4& q) {  // det_normalize
-  const Float4 len2 = dot4(q, q);
-  const Int4 nonzero = len2 > splat(0.0f);
-  const Float4 inv = 1.0f / sqrt4(len2);
-  return {select(nonzero, q.x * inv, splat(0.0f)), select(nonzero, q.y * inv, splat(0.0f)),
-          select(nonzero, q.z * inv, splat(0.0f)), select(nonzero, q.w * inv, splat(1.0f))};
+template <class V>
+POSECAST_INLINE QuatLanes<V> normalize_lanes(const QuatLanes<V>& q) {  // det_normalize
+  const V len2 = dot_lanes(q, q);
+  const auto nonzero = len2 > splat_as<V>(0.0f);
+  const V inv = 1.0f / sqrt4(len2);
+  const V zero = splat_as<V>(0.0f);
+  return {select(nonzero, q.x * inv, zero), select(nonzero, q.y * inv, zero),
+          select(nonzero, q.z * inv, zero), select(nonzero, q.w * inv, splat_as<V>(1.0f))};
 }
 
-POSECAST_INLINE Quat4 slerp4(const Quat4& a, Quat4 b, Float4 t) {
-  Float4 d = dot4(a, b);
-  const Int4 flip = d < splat(0.0f);
+template <class V>
+POSECAST_INLINE QuatLanes<V> slerp_lanes(const QuatLanes<V>& a, QuatLanes<V> b, V t) {
+  V d = dot_lanes(a, b);
+  const auto flip = d < splat_as<V>(0.0f);
   b = {select(flip, -b.x, b.x), select(flip, -b.y, b.y), select(flip, -b.z, b.z),
        select(flip, -b.w, b.w)};
   d = select(flip, -d, d);
-  const Int4 near = d > splat(0.9995f);
-  const Float4 s = 1.0f - t;
-  const Float4 theta = acos_unit4(d);
-  const Float4 inv_sin = 1.0f / sqrt4(1.0f - d * d);
-  const Float4 wa = select(near, s, sin_half_pi4(s * theta) * inv_sin);
-  const Float4 wb = select(near, t, sin_half_pi4(t * theta) * inv_sin);
-  return normalize4(
+  const auto near = d > splat_as<V>(0.9995f);
+  const V s = 1.0f - t;
+  const V theta = acos_unit_lanes(d);
+  const V inv_sin = 1.0f / sqrt4(1.0f - d * d);
+  const V wa = select(near, s, sin_half_pi_lanes(s * theta) * inv_sin);
+  const V wb = select(near, t, sin_half_pi_lanes(t * theta) * inv_sin);
+  return normalize_lanes<V>(
       {a.x * wa + b.x * wb, a.y * wa + b.y * wb, a.z * wa + b.z * wb, a.w * wa + b.w * wb});
 }
 
