@@ -264,10 +264,11 @@ Result<PoseFormat> build_pose_format(const Skeleton& skeleton, std::span<const C
 
   // --- channel layout ---
   // A track whose keys stay within `tolerance` of the rest value (exported constants with
-  // float noise, e.g. scales of 0.9999999) leaves its channel static; what that costs is
-  // taken out of the quantisation budget below.
+  // float noise, e.g. scales of 0.9999999) leaves its channel static; what that costs (its
+  // largest deviation, summed down the worst path) is taken out of the quantisation budget.
   const float tolerance = options.static_tolerance * f.error_scale.bound;
   std::vector<uint8_t> near_static(nodes, 0);
+  std::vector<float> near_deviation(nodes * 3, 0.0f);  // per node and channel: largest deviation
   float growth = 1.0f;  // how far animated scales can grow the skeleton
   for (const Clip& clip : clips) {
     for (const Track& track : clip.tracks) {
@@ -280,6 +281,8 @@ Result<PoseFormat> build_pose_format(const Skeleton& skeleton, std::span<const C
       if (deviation == 0.0f) continue;
       if (deviation <= tolerance) {
         near_static[n] |= bit;
+        float& worst = near_deviation[n * 3 + static_cast<std::size_t>(track.target)];
+        worst = std::max(worst, deviation);
         continue;
       }
       f.channels[n] |= bit;
@@ -298,13 +301,18 @@ Result<PoseFormat> build_pose_format(const Skeleton& skeleton, std::span<const C
 
   // --- animated channels on the longest root-to-leaf path through each node ---
   std::vector<int> up(nodes, 0), down(nodes, 0);  // down: best below, excluding the node
-  std::vector<int> near_up(nodes, 0);
-  int near_worst = 0;  // near-static channels on the worst path
+  // What leaving the near-static channels at rest can cost, summed down each path.
+  std::vector<float> near_up(nodes, 0.0f);
+  float near_worst = 0.0f;
   for (std::size_t n = 0; n < nodes; ++n) {
     const int p = f.parents[n];
     const auto pi = static_cast<std::size_t>(p);
     up[n] = (p >= 0 ? up[pi] : 0) + channel_count(f.channels[n]);
-    near_up[n] = (p >= 0 ? near_up[pi] : 0) + channel_count(near_static[n]);
+    float own = 0.0f;
+    for (int c = 0; c < 3; ++c) {
+      if (near_static[n] & (1u << c)) own += near_deviation[n * 3 + static_cast<std::size_t>(c)];
+    }
+    near_up[n] = (p >= 0 ? near_up[pi] : 0.0f) + own;
     near_worst = std::max(near_worst, near_up[n]);
   }
   for (std::size_t n = nodes; n-- > 0;) {
@@ -330,9 +338,9 @@ Result<PoseFormat> build_pose_format(const Skeleton& skeleton, std::span<const C
   }
 
   // --- steps: each animated channel on a path gets an equal share of what is left of the
-  // bound once the near-static channels on the worst path took their tolerance ---
-  const float budget = std::max(0.0f, f.error_scale.bound * options.budget_fraction -
-                                          static_cast<float>(near_worst) * tolerance);
+  // bound once the near-static channels on the worst path took their deviation ---
+  const float budget =
+      std::max(0.0f, f.error_scale.bound * options.budget_fraction - near_worst);
   const float sqrt3 = std::sqrt(3.0f);
   for (std::size_t n = 0; n < nodes; ++n) {
     const int path_channels = std::max(1, up[n] + down[n]);

@@ -56,8 +56,9 @@ struct PoseFormatOptions {
   // falls back to the uncompensated bound.
   bool compensate_rotations = true;
   // A track whose keys move the skeleton by at most this fraction of the bound (float noise
-  // around a constant) does not make its channel animated; docs/codec.md.
-  float static_tolerance = 1e-3f;
+  // around a constant) does not make its channel animated; the deviations it leaves are
+  // charged to the budget (docs/codec.md).
+  float static_tolerance = 0.02f;
   // Clip sampling rate for the magnitude priors.
   uint32_t prior_sample_hz = 60;
 };
