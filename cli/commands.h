@@ -14,5 +14,7 @@ int info_command(int argc, char** argv);
 int eval_command(int argc, char** argv);
 int gen_rig_command(int argc, char** argv);
 int run_command(int argc, char** argv);  // cmd_run.cpp
+int replay_command(int argc, char** argv);   // cmd_replay.cpp
+int regress_command(int argc, char** argv);  // cmd_regress.cpp
 
 }  // namespace posecast::cli

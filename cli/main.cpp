@@ -23,6 +23,10 @@ constexpr Command kCommands[] = {
     {"gen-rig", "write the generated rig (N joints) as a .glb", posecast::cli::gen_rig_command},
     {"run", "run a scenario headless: per-tick palette hashes, final world hash",
      posecast::cli::run_command},
+    {"replay", "re-simulate a recording bit-exactly: --verify, seek (--from/--to), --speed",
+     posecast::cli::replay_command},
+    {"regress", "run a folder of scenarios against their golden per-tick hashes",
+     posecast::cli::regress_command},
 };
 
 void print_usage(std::FILE* out) {

@@ -1,0 +1,211 @@
+// posecast replay FILE [--verify] [--from T] [--to T] [--speed X] [--hashes OUT] [--threads N]
+//                      [--assets DIR]
+//
+// Re-simulates a recording (docs/recording-format.md) from its commands on a fresh World, with
+// the models its header names (checked by content hash). --verify compares every tick's world
+// hash with the recorded one and stops at the first divergence with a report naming the tick,
+// entity, joint and the size of the difference.
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "args.h"
+#include "commands.h"
+#include "posecast/replay/divergence.h"
+#include "posecast/replay/recording.h"
+#include "posecast/replay/replayer.h"
+#include "posecast/rig/model_source.h"
+
+namespace posecast::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char kUsage[] =
+    "usage: posecast replay FILE [--verify] [--from T] [--to T] [--speed X] [--hashes OUT]\n"
+    "                            [--threads N] [--assets DIR]\n"
+    "  Re-simulates a recording from its commands, bit-exactly (docs/recording-format.md).\n"
+    "  --verify      compare every tick's world hash with the recording; at the first\n"
+    "                divergence print tick, entity, joint and size of the difference, exit 1\n"
+    "  --from T      first tick to play (seeks: nearest checkpoint, then re-simulation)\n"
+    "  --to T        last tick to play (default: the last recorded tick)\n"
+    "  --speed X     pace playback at X times real time (default 0: as fast as possible)\n"
+    "  --hashes OUT  one line per played tick: the tick, then every entity's palette hash\n"
+    "                (id order, 16 hex digits), as `posecast run --hashes` writes\n"
+    "  --threads N   evaluation threads (default 1); results do not depend on it\n"
+    "  --assets DIR  look for model files by name in DIR first (for moved recordings)\n"
+    "  Exit: 0 replayed (a truncated tail is a warning), 1 divergence, damaged file or asset\n"
+    "  mismatch, 2 bad command line.\n";
+
+int fail(const std::string& why, int code) {
+  std::fprintf(stderr, "posecast replay: %s\n", why.c_str());
+  return code;
+}
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
+  return buf;
+}
+
+// Where a recorded model source is looked for: gen-rig:N as is; an absolute path as is unless
+// --assets has a file of that name; a relative path in --assets, then beside the recording,
+// then in the current folder.
+std::string resolve(const std::string& source, const fs::path& recording_dir, const std::string& assets) {
+  if (rig::is_generated_rig_source(source)) return source;
+  const fs::path p(source);
+  std::error_code ec;
+  if (!assets.empty()) {
+    const fs::path candidate = fs::path(assets) / p.filename();
+    if (fs::exists(candidate, ec)) return candidate.string();
+  }
+  if (p.is_absolute()) return source;
+  const fs::path beside = (recording_dir / p).lexically_normal();
+  if (fs::exists(beside, ec)) return beside.string();
+  return source;
+}
+
+Result<uint64_t> parse_tick(const Args& args, const char* name, uint64_t fallback) {
+  auto v = args.get(name);
+  if (!v) return fallback;
+  Result<long long> n = parse_integer(name, *v, 0, 1LL << 40);
+  if (!n) return n.error();
+  return static_cast<uint64_t>(n.value());
+}
+
+}  // namespace
+
+int replay_command(int argc, char** argv) {
+  ArgSpec spec;
+  spec.options = {"from", "to", "speed", "hashes", "threads", "assets"};
+  spec.switches = {"verify"};
+  Result<Args> args = parse_args(argc, argv, 2, spec);
+  if (!args) return fail(args.error().message + "\n" + kUsage, kExitUsage);
+  if (args->has("help")) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (args->positional.size() != 1) return fail(std::string("expected one recording file\n") + kUsage, kExitUsage);
+  const std::string path = args->positional[0];
+  unsigned threads = 1;
+  if (auto t = args->get("threads")) {
+    Result<long long> n = parse_integer("threads", *t, 1, 256);
+    if (!n) return fail(n.error().message, kExitUsage);
+    threads = static_cast<unsigned>(n.value());
+  }
+  double speed = 0.0;
+  if (auto s = args->get("speed")) {
+    Result<double> x = parse_double("speed", *s);
+    if (!x || !(x.value() >= 0.0) || x.value() > 1e6) return fail("--speed: expected a number in 0..1e6", kExitUsage);
+    speed = x.value();
+  }
+  const bool verify = args->has("verify");
+
+  Result<std::shared_ptr<const replay::Recording>> read = replay::read_recording_file(path);
+  if (!read) return fail(read.error().message, kExitFailure);
+  const replay::Recording& rec = *read.value();
+  const replay::RecordingHeader& h = rec.header;
+  std::printf("recording %s\n", path.c_str());
+  std::printf("ticks %" PRIu64 "..%" PRIu64 " (%zu ticks, %.1f s at %u Hz), %zu commands, %zu checkpoints every %u ticks%s\n",
+              rec.first_tick(), rec.end_tick() == 0 ? 0 : rec.end_tick() - 1, rec.ticks.size(),
+              static_cast<double>(rec.ticks.size()) / h.tick_rate_hz, h.tick_rate_hz, rec.commands.size(),
+              rec.checkpoints.size(), h.checkpoint_interval_ticks, h.has_palettes ? ", with palettes" : "");
+  if (!h.producer.empty()) std::printf("producer %s\n", h.producer.c_str());
+  std::printf("end %s: %s\n", replay::to_string(rec.stop.reason), rec.stop.message.c_str());
+  const bool damaged = !rec.stop.benign();
+  if (damaged) {
+    std::fprintf(stderr, "posecast replay: warning: %s; replaying the valid prefix (%zu ticks)\n",
+                 rec.stop.message.c_str(), rec.ticks.size());
+  }
+  if (rec.ticks.empty()) {
+    std::printf("nothing to replay: the recording holds no tick\n");
+    return damaged ? kExitFailure : kExitOk;
+  }
+
+  const fs::path dir = fs::path(path).parent_path();
+  const std::string assets = args->get("assets").value_or("");
+  replay::ModelLoader loader = [&](const std::string& source) -> Result<std::shared_ptr<const Model>> {
+    Result<Model> model = rig::load_model_source(resolve(source, dir, assets));
+    if (!model) return model.error();
+    return std::make_shared<const Model>(std::move(model.value()));
+  };
+  replay::ReplayOptions options;
+  options.threads = threads;
+  Result<std::unique_ptr<replay::Replayer>> created = replay::Replayer::create(read.value(), loader, options);
+  if (!created) return fail(path + ": " + created.error().message, kExitFailure);
+  replay::Replayer& replayer = *created.value();
+
+  const uint64_t last = rec.end_tick() - 1;
+  Result<uint64_t> from = parse_tick(args.value(), "from", rec.first_tick());
+  Result<uint64_t> to = parse_tick(args.value(), "to", last);
+  if (!from) return fail(from.error().message, kExitUsage);
+  if (!to) return fail(to.error().message, kExitUsage);
+  if (from.value() < rec.first_tick() || from.value() > last || to.value() < from.value() || to.value() > last) {
+    return fail("--from/--to must satisfy " + std::to_string(rec.first_tick()) + " <= from <= to <= " + std::to_string(last), kExitUsage);
+  }
+
+  std::FILE* hashes = nullptr;
+  if (auto out = args->get("hashes")) {
+    hashes = std::fopen(out->c_str(), "w");
+    if (hashes == nullptr) return fail("cannot write '" + *out + "'", kExitFailure);
+  }
+  auto close_hashes = [&]() {
+    if (hashes != nullptr && std::fclose(hashes) != 0) std::fprintf(stderr, "posecast replay: cannot write the hashes file\n");
+    hashes = nullptr;
+  };
+
+  const auto seek_start = std::chrono::steady_clock::now();
+  replay::ReplayStep mismatch;
+  bool mismatched = false;
+  if (Status s = replayer.seek(from.value(), &mismatch, &mismatched); !s) {
+    close_hashes();
+    return fail(s.error().message, kExitFailure);
+  }
+  const double seek_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - seek_start).count();
+  if (from.value() != rec.first_tick()) std::printf("seek to tick %" PRIu64 ": %.1f ms\n", from.value(), seek_ms);
+
+  auto report_divergence = [&](const replay::ReplayStep& step) {
+    close_hashes();
+    const replay::DivergenceReport report = replay::diagnose_divergence(replayer, step.tick, step.world_hash, step.recorded_hash);
+    std::printf("DIVERGENCE\n%s", report.to_text().c_str());
+    std::fprintf(stderr, "posecast replay: the replay diverges from the recording at tick %" PRIu64 "\n", step.tick);
+    return kExitFailure;
+  };
+  if (verify && mismatched) return report_divergence(mismatch);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::string line;
+  uint64_t played = 0;
+  for (uint64_t t = from.value(); t <= to.value(); ++t) {
+    if (speed > 0.0) {
+      const double due_s = static_cast<double>(t - from.value()) / (h.tick_rate_hz * speed);
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(due_s)));
+    }
+    const replay::ReplayStep step = replayer.step();
+    ++played;
+    if (hashes != nullptr) {
+      const sim::World& world = replayer.world();
+      line = std::to_string(step.tick);
+      for (std::size_t e = 0; e < world.entity_count(); ++e) line += " " + hex(world.palette_hash_at(e));
+      line += '\n';
+      std::fputs(line.c_str(), hashes);
+    }
+    if (verify && !step.matches()) return report_divergence(step);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  close_hashes();
+  const double rate = seconds > 0 ? static_cast<double>(played) / seconds : 0.0;
+  std::printf("replayed ticks %" PRIu64 "..%" PRIu64 " (%" PRIu64 " ticks) in %.3f s: %.0f ticks/s, %.1fx real time, %zu entities\n",
+              from.value(), to.value(), played, seconds, rate, rate / h.tick_rate_hz, replayer.world().entity_count());
+  if (verify) std::printf("verify: all %" PRIu64 " ticks match the recording\n", played);
+  std::printf("final_world_hash %s\n", hex(replayer.world().world_hash()).c_str());
+  return damaged ? kExitFailure : kExitOk;
+}
+
+}  // namespace posecast::cli

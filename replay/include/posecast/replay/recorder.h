@@ -1,0 +1,116 @@
+#pragma once
+// Recorder: writes a World session to a recording file (docs/recording-format.md) as it runs,
+// crash-safe: append-only chunks, each complete with its CRC32C, written with one write() call.
+// A process killed at any moment leaves a file readable up to its last complete chunk, and the
+// ticks not yet written are at most one flush interval (default one second of ticks).
+//
+// Use (the tick thread, which also owns the World):
+//   auto rec = Recorder::create("session.pcrec", world, model_sources, config);   // after the
+//       // models and masks are registered; writes HEAD and a checkpoint of the world as it is
+//   each tick:  world.tick();  rec->record_tick(world);   // logs world.last_tick_commands()
+//       // and world.world_hash(); writes a checkpoint at every multiple of the interval
+//   at the end: rec->close();   // flushes and writes END (the destructor does it too)
+// record_tick costs a few hundred nanoseconds plus, once per flush interval, one write() of the
+// batch, and once per checkpoint interval one World::snapshot() (see bench_replay).
+//
+// The World must hash palettes (WorldOptions::hash_palettes, the default): the recorded world
+// hashes are what a replay verifies against.
+//
+// Errors: any failed write() puts the recorder in a failed state: every later call returns
+// the same error and writes nothing, and the file stays valid up to its last complete chunk.
+// Not thread-safe: one thread calls everything (the thread that ticks the World).
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "posecast/replay/recording.h"
+#include "posecast/result.h"
+#include "posecast/sim/world.h"
+
+namespace posecast::replay {
+
+struct RecorderConfig {
+  // World snapshot every this many ticks, at multiples of it (0: 5 s of ticks at the world's rate).
+  uint32_t checkpoint_interval_ticks = 0;
+  // Buffered ticks are written at least every this many ticks (0: 1 s of ticks), and always
+  // before a checkpoint. 1 writes every tick.
+  uint32_t flush_interval_ticks = 0;
+  // fsync() after every flush: survives power loss and OS crashes, not only a killed process
+  // (a killed process loses nothing already written). Costs milliseconds on the tick thread.
+  bool fsync = false;
+  // Every entity's palette at the tick before each checkpoint (PALS chunks): lets a divergence
+  // report name the joint for any cause, at about 64 bytes per joint per entity per checkpoint.
+  bool record_palettes = false;
+  std::string producer;  // e.g. "posecast-server 0.1.0"
+  std::string config;    // the producer's configuration, free text (key=value lines)
+};
+
+struct RecorderStats {
+  uint64_t ticks = 0;        // ticks recorded
+  uint64_t commands = 0;     // commands recorded
+  uint64_t checkpoints = 0;  // including the first
+  uint64_t flushes = 0;      // write() calls
+  uint64_t bytes = 0;        // bytes written so far
+  uint64_t buffered_ticks = 0;  // recorded but not yet written
+};
+
+class Recorder {
+ public:
+  // Creates (or truncates) `path` and writes the header and a first checkpoint of `world` at
+  // its current tick. `model_sources[i]` is the source (path or "gen-rig:N") world.model(i) was
+  // loaded from: a replay loads it from there and checks its content hash. Errors: a source
+  // count that differs from world.model_count(), the file (path + OS reason).
+  static Result<std::unique_ptr<Recorder>> create(const std::string& path, const sim::World& world,
+                                                  std::vector<std::string> model_sources,
+                                                  RecorderConfig config = {});
+  ~Recorder();  // close(), errors ignored
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Call once after every world.tick(): records the tick just run (world.tick_index() - 1)
+  // with world.last_tick_commands() and world.world_hash(), then checkpoints and flushes as the
+  // config says. Errors: a tick that does not follow the last recorded one (a missed call, a
+  // restore), a write failure.
+  Status record_tick(const sim::World& world);
+
+  // Lower level, for producers that do not hold a World between ticks: the tick must be the
+  // next one; commands in the order the World applied them.
+  Status append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash);
+  // Writes buffered ticks, then a checkpoint of `world` (its tick_index() must be the next tick
+  // to record) with the palette hash of every entity (and palettes when configured).
+  Status append_checkpoint(const sim::World& world);
+
+  Status flush();  // writes the buffered ticks now
+  Status close();  // flush, END chunk, fsync when configured, close; later calls are no-ops
+
+  const RecordingHeader& header() const { return header_; }
+  const RecorderStats& stats() const { return stats_; }
+  uint64_t next_tick() const { return next_tick_; }
+
+ private:
+  Recorder() = default;
+  Status write_bytes(std::span<const uint8_t> bytes);
+  Status fail_if_failed() const;
+  // Appends a CKPT chunk of `world` (and PALS when configured) to `out`.
+  void build_checkpoint(const sim::World& world, std::vector<uint8_t>& out);
+
+  int fd_ = -1;
+  std::string path_;
+  RecordingHeader header_;
+  RecorderConfig config_;
+  RecorderStats stats_;
+  uint64_t next_tick_ = 0;
+  uint64_t batch_first_tick_ = 0;
+  uint32_t batch_ticks_ = 0;
+  bool recorded_a_tick_ = false;
+  std::string error_;              // set once a write failed
+  std::vector<uint8_t> batch_;     // encoded tick records not yet written
+  std::vector<uint8_t> payload_;   // scratch: a chunk payload
+  std::vector<uint8_t> chunk_;     // scratch: a framed chunk
+  std::vector<uint8_t> compressed_;  // scratch: a compressed snapshot
+};
+
+}  // namespace posecast::replay

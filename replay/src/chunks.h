@@ -1,0 +1,33 @@
+#pragma once
+// Internal: chunk framing and the payload layouts shared by the recorder and the reader
+// (docs/recording-format.md is the reference; keep the two in step).
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "posecast/replay/recording.h"
+#include "posecast/replay/wire_io.h"
+
+namespace posecast::replay::detail {
+
+// Appends type, length, payload and CRC32C to `out`.
+void append_chunk(std::vector<uint8_t>& out, const char (&type)[4], std::span<const uint8_t> payload);
+
+// HEAD payload:
+//   u32 format_version  u32 tick_rate_hz  u64 start_tick  u32 checkpoint_interval_ticks
+//   u32 flush_interval_ticks  u32 flags (bit 0: palettes)  str producer  str config
+//   varint models { str source  u64 content_hash }
+void write_header(WireWriter& w, const RecordingHeader& header);
+
+// Limits the reader enforces on header fields.
+inline constexpr std::size_t kMaxTextBytes = 1u << 20;
+inline constexpr uint64_t kMaxModels = 1u << 16;
+inline constexpr uint64_t kMaxEntities = 1u << 24;
+inline constexpr uint64_t kMaxJoints = 1u << 16;
+inline constexpr uint64_t kMaxTicksPerChunk = 1u << 24;
+inline constexpr uint64_t kMaxCommandsPerTick = 1u << 24;
+// Ticks far beyond any session (about 580 years at 60 Hz), as World snapshots allow.
+inline constexpr uint64_t kMaxTick = uint64_t{1} << 40;
+
+}  // namespace posecast::replay::detail
