@@ -131,6 +131,10 @@ int run(const std::vector<std::string>& args) {
     if (driver) driver->submit_due(tick, server);
   });
   io.run();
+  const sim::WorldStats& world_stats = server.world().stats();
+  if (world_stats.commands_rejected > 0) {
+    spdlog::warn("world: {} commands rejected (last: {})", world_stats.commands_rejected, world_stats.last_rejection);
+  }
   const ServerMetrics final_metrics = server.take_interval_metrics();
   spdlog::info("final: {}", metrics_line(final_metrics, ServerMetrics{}, 1.0));
   return 0;
