@@ -1,0 +1,83 @@
+# Cross-compiling posecast for aarch64 Linux on Debian 12, for the determinism matrix
+# (scripts/determinism-matrix.sh). Binaries run under user-mode QEMU:
+#     qemu-aarch64 -L /usr/aarch64-linux-gnu ./posecast run SCENARIO.json
+#
+#   cmake -S . -B build-arm -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64.cmake \
+#         -DPOSECAST_CROSS_COMPILER=gcc|clang -DPOSECAST_MINIMAL=ON
+#
+# gcc: aarch64-linux-gnu-g++ (package g++-aarch64-linux-gnu).
+# clang: clang++ --target=aarch64-linux-gnu, using the same GNU cross sysroot and libstdc++.
+#
+# Header-only dependencies (GLM, nlohmann json, tinygltf's header) live in /usr/include, which a
+# cross compiler must not search as a whole (it would pick up x86-64 glibc headers). So this file
+# builds a small prefix in the build tree holding links to just those headers and to their CMake
+# package files, and points find_package at it. tinygltf has no aarch64 library in Debian: the
+# core compiles its implementation from the header instead (POSECAST_TINYGLTF_FROM_SOURCE).
+
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR aarch64)
+set(POSECAST_CROSS_TRIPLE aarch64-linux-gnu)
+set(POSECAST_CROSS_SYSROOT /usr/aarch64-linux-gnu)
+
+# try_compile projects re-read this file; pass the compiler choice on to them.
+list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES POSECAST_CROSS_COMPILER)
+if(NOT POSECAST_CROSS_COMPILER)
+  set(POSECAST_CROSS_COMPILER gcc)
+endif()
+
+if(POSECAST_CROSS_COMPILER STREQUAL "gcc")
+  set(CMAKE_C_COMPILER ${POSECAST_CROSS_TRIPLE}-gcc)
+  set(CMAKE_CXX_COMPILER ${POSECAST_CROSS_TRIPLE}-g++)
+elseif(POSECAST_CROSS_COMPILER STREQUAL "clang")
+  set(CMAKE_C_COMPILER clang)
+  set(CMAKE_CXX_COMPILER clang++)
+  set(CMAKE_C_COMPILER_TARGET ${POSECAST_CROSS_TRIPLE})
+  set(CMAKE_CXX_COMPILER_TARGET ${POSECAST_CROSS_TRIPLE})
+  # Link with the GNU cross binutils (clang finds them through the gcc-cross installation).
+  set(CMAKE_EXE_LINKER_FLAGS_INIT "-fuse-ld=bfd")
+  set(CMAKE_SHARED_LINKER_FLAGS_INIT "-fuse-ld=bfd")
+else()
+  message(FATAL_ERROR "POSECAST_CROSS_COMPILER must be gcc or clang, not '${POSECAST_CROSS_COMPILER}'")
+endif()
+
+# The prefix of header-only dependencies (see above), rebuilt at every configure.
+set(_posecast_cross_prefix "${CMAKE_BINARY_DIR}/cross-prefix")
+if(NOT CMAKE_BINARY_DIR MATCHES "CMakeFiles/CMakeScratch|CMakeFiles/CMakeTmp")
+  file(MAKE_DIRECTORY "${_posecast_cross_prefix}/include" "${_posecast_cross_prefix}/share/cmake"
+       "${_posecast_cross_prefix}/lib/cmake/TinyGLTF")
+  foreach(_link glm nlohmann tiny_gltf.h)
+    if(NOT EXISTS "${_posecast_cross_prefix}/include/${_link}")
+      file(CREATE_LINK "/usr/include/${_link}" "${_posecast_cross_prefix}/include/${_link}" SYMBOLIC)
+    endif()
+  endforeach()
+  # Debian's package files compute their prefix from their own path, three levels up: linked
+  # here, they name ${prefix}/include, i.e. the links above.
+  foreach(_pkg glm nlohmann_json)
+    if(NOT EXISTS "${_posecast_cross_prefix}/share/cmake/${_pkg}")
+      file(CREATE_LINK "/usr/share/cmake/${_pkg}" "${_posecast_cross_prefix}/share/cmake/${_pkg}" SYMBOLIC)
+    endif()
+  endforeach()
+  file(WRITE "${_posecast_cross_prefix}/lib/cmake/TinyGLTF/TinyGLTFConfig.cmake"
+"# tinygltf for cross builds: the header only; posecast_core compiles the implementation
+# (POSECAST_TINYGLTF_FROM_SOURCE, shared/CMakeLists.txt).
+if(NOT TARGET TinyGLTF::TinyGLTF)
+  add_library(TinyGLTF::TinyGLTF INTERFACE IMPORTED)
+  set_target_properties(TinyGLTF::TinyGLTF PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES \"${_posecast_cross_prefix}/include\")
+endif()
+set(TinyGLTF_FOUND TRUE)
+")
+  set(POSECAST_TINYGLTF_FROM_SOURCE ON CACHE BOOL "Compile tinygltf from its header (cross builds)" FORCE)
+endif()
+
+set(CMAKE_FIND_ROOT_PATH "${POSECAST_CROSS_SYSROOT}" "${_posecast_cross_prefix}")
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+set(glm_DIR "${_posecast_cross_prefix}/share/cmake/glm" CACHE PATH "" FORCE)
+set(nlohmann_json_DIR "${_posecast_cross_prefix}/share/cmake/nlohmann_json" CACHE PATH "" FORCE)
+set(TinyGLTF_DIR "${_posecast_cross_prefix}/lib/cmake/TinyGLTF" CACHE PATH "" FORCE)
+
+# ctest and add_test run target programs through QEMU.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-L;${POSECAST_CROSS_SYSROOT})

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The determinism matrix (docs/determinism.md): builds the `posecast` CLI with gcc and clang, at
+# -O0 and -O2, for x86-64 and for aarch64 (cross-compiled, run under qemu-aarch64), runs every
+# golden scenario (tests/golden/*.json) with 1 and 2 threads in every build, and checks that each
+# run prints the final world hash and run hash committed in tests/golden/*.hashes.
+# Scenarios using the public sample assets (../shared/assets) run only when that folder exists.
+#
+#   scripts/determinism-matrix.sh                    all eight cells
+#   scripts/determinism-matrix.sh --cells "gcc-x86_64-O2 clang-aarch64-O0"
+#   scripts/determinism-matrix.sh --update-goldens   rewrite tests/golden/*.hashes from the
+#                                                     gcc-x86_64-O2 cell (intended changes only)
+#   --jobs N        parallel compile jobs (default: nproc)
+#   --build-root D  where the cell builds go (default: build-matrix)
+#
+# Prints a table (cell x scenario) and exits non-zero on any mismatch, failed build or failed
+# run. Builds are incremental: a second run only rebuilds what changed.
+# Needs: scripts/install-deps.sh --matrix (clang, g++-aarch64-linux-gnu, qemu-user).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+all_cells="gcc-x86_64-O0 gcc-x86_64-O2 clang-x86_64-O0 clang-x86_64-O2 gcc-aarch64-O0 gcc-aarch64-O2 clang-aarch64-O0 clang-aarch64-O2"
+cells=$all_cells
+jobs=$(nproc)
+build_root=build-matrix
+update=0
+while (($#)); do
+  case "$1" in
+    --cells) cells=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --build-root) build_root=$2; shift 2 ;;
+    --update-goldens) update=1; cells=gcc-x86_64-O2; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "determinism-matrix: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+assets_dir=$(cd "$root/.." && pwd)/shared/assets
+scenarios=()
+for json in tests/golden/*.json; do
+  name=$(basename "$json" .json)
+  # Scenarios naming a file under shared/assets need the public sample models.
+  if grep -q 'shared/assets' "$json" && [[ ! -d $assets_dir ]]; then
+    echo "determinism-matrix: skipping $name ($assets_dir absent)"
+    continue
+  fi
+  scenarios+=("$name")
+done
+((${#scenarios[@]})) || { echo "determinism-matrix: no scenario to run" >&2; exit 1; }
+
+# configure_cell CELL DIR: a minimal build (core, rig, sim, cli) of the cell's flavour.
+configure_cell() {
+  local cell=$1 dir=$2 compiler arch opt
+  IFS=- read -r compiler arch opt <<<"$cell"
+  local args=(-S "$root" -B "$dir" -G Ninja -DPOSECAST_MINIMAL=ON -DPOSECAST_WARNINGS_AS_ERRORS=OFF)
+  # Debug / Release with explicit optimisation flags and no debug info (faster builds).
+  if [[ $opt == O0 ]]; then
+    args+=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0" "-DCMAKE_C_FLAGS_DEBUG=-O0")
+  else
+    args+=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG")
+  fi
+  if [[ $arch == aarch64 ]]; then
+    args+=(-DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64.cmake" -DPOSECAST_CROSS_COMPILER="$compiler")
+  elif [[ $compiler == gcc ]]; then
+    args+=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc)
+  else
+    args+=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang)
+  fi
+  cmake "${args[@]}" >"$dir.configure.log" 2>&1
+}
+
+# run_cell CELL SCENARIO THREADS: prints "FINAL RUN" hashes, or nothing on failure.
+run_scenario() {
+  local cell=$1 dir=$2 scenario=$3 threads=$4 out
+  local cmd=("$dir/cli/posecast" run "tests/golden/$scenario.json" --threads "$threads" --no-progress)
+  [[ $cell == *aarch64* ]] && cmd=(qemu-aarch64 -L /usr/aarch64-linux-gnu "${cmd[@]}")
+  if ! out=$("${cmd[@]}" 2>"$dir.run.log"); then
+    return 1
+  fi
+  awk '/^final_world_hash /{f=$2} /^run_hash /{r=$2} END{print f, r}' <<<"$out"
+}
+
+golden_of() {  # golden_of SCENARIO -> "FINAL RUN"
+  awk '/^final_world_hash /{f=$2} /^run_hash /{r=$2} END{print f, r}' "tests/golden/$1.hashes" 2>/dev/null
+}
+
+start_all=$(date +%s)
+mkdir -p "$build_root"
+declare -A result
+failures=0
+timing=()
+for cell in $cells; do
+  [[ " $all_cells " == *" $cell "* ]] || { echo "determinism-matrix: unknown cell $cell" >&2; exit 2; }
+  dir="$build_root/$cell"
+  t0=$(date +%s)
+  echo "--- $cell: building ($(date +%T))"
+  if ! { [[ -f $dir/build.ninja ]] || configure_cell "$cell" "$dir"; } ||
+     ! cmake --build "$dir" -j"$jobs" --target posecast >"$dir.build.log" 2>&1; then
+    echo "    BUILD FAILED, see $dir.configure.log / $dir.build.log"
+    for s in "${scenarios[@]}"; do result[$cell,$s]="build-failed"; done
+    failures=$((failures + 1))
+    timing+=("$cell build failed")
+    continue
+  fi
+  t1=$(date +%s)
+  echo "--- $cell: running ($(date +%T))"
+  for s in "${scenarios[@]}"; do
+    status=ok
+    for threads in 1 2; do
+      if ! got=$(run_scenario "$cell" "$dir" "$s" "$threads") || [[ -z $got || $got == " " ]]; then
+        status="run-failed"
+        echo "    $s threads $threads: RUN FAILED ($(head -c 300 "$dir.run.log"))"
+        break
+      fi
+      if ((update)); then
+        ticks=$(awk '/^ticks /{print $2}' "tests/golden/$s.hashes" 2>/dev/null || true)
+        read -r final run <<<"$got"
+        if ((threads == 1)); then
+          {
+            echo "# Golden hashes of $s.json: what \`posecast run\` prints on every build, thread count and CPU."
+            echo "# Change only for an intended change of results: scripts/determinism-matrix.sh --update-goldens"
+            echo "ticks $(grep -o '"ticks": *[0-9]*' "tests/golden/$s.json" | grep -o '[0-9]*$')"
+            echo "final_world_hash $final"
+            echo "run_hash $run"
+          } >"tests/golden/$s.hashes"
+        fi
+        status=updated
+      elif [[ $got != "$(golden_of "$s")" ]]; then
+        status="MISMATCH"
+        echo "    $s threads $threads: got $got, golden $(golden_of "$s")"
+        break
+      fi
+    done
+    result[$cell,$s]=$status
+    [[ $status == ok || $status == updated ]] || failures=$((failures + 1))
+  done
+  t2=$(date +%s)
+  timing+=("$cell build $((t1 - t0)) s, runs $((t2 - t1)) s")
+done
+
+echo
+printf '%-18s' "cell"
+for s in "${scenarios[@]}"; do printf ' %-18s' "$s"; done
+echo
+for cell in $cells; do
+  printf '%-18s' "$cell"
+  for s in "${scenarios[@]}"; do printf ' %-18s' "${result[$cell,$s]:-?}"; done
+  echo
+done
+echo
+printf '%s\n' "${timing[@]}"
+echo "total $(($(date +%s) - start_all)) s"
+if ((failures)); then
+  echo "determinism-matrix: $failures FAILED" >&2
+  exit 1
+fi
+echo "determinism-matrix: all cells give the golden hashes"
