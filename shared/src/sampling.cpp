@@ -87,11 +87,12 @@ class SlerpQueue {
 
   // Slerps and stores everything queued.
   POSECAST_INLINE void flush() {
-    // Lanes past the end of the last group get zero keys (slerped to identity, which is
-    // dropped) rather than stale ones.
+    // Lanes past the end of the last group slerp identity to identity (dropped): defined
+    // values rather than stale ones, and "nearly equal keys", so they never force the full
+    // slerp on the others (slerp_lanes).
     for (int i = size_; i % kLanes != 0; ++i) {
-      key0_[i] = detail::Float4{};
-      key1_[i] = detail::Float4{};
+      key0_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
+      key1_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
       s_[i] = 0.0f;
     }
     for (int first = 0; first < size_; first += kLanes) {

@@ -1,13 +1,14 @@
 #pragma once
-// Private to posecast_core: four float lanes for the per-tick jobs, as GCC/Clang generic
-// vectors (SSE on x86-64, NEON on aarch64, plain scalar code at -O0).
+// Private to posecast_core: four and eight float lanes for the per-tick jobs, as GCC/Clang
+// generic vectors (SSE or AVX on x86-64, NEON on aarch64, plain scalar code at -O0).
 //
 // Determinism: lane i of every operation here is the single IEEE float operation a scalar
-// expression would perform (+, -, *, / and sqrt, all exactly rounded), so code written with
-// Float4 gives the same bits as the same scalar expression, evaluated in the same order, on
-// any compiler or CPU. -ffp-contract=off (set project-wide) keeps multiply-adds unfused.
+// expression would perform (+, -, *, / and sqrt, all exactly rounded), and selects, shuffles
+// and bit masks move bits without arithmetic, so vector code gives the same bits as the same
+// scalar expression, evaluated in the same order, on any compiler or CPU. -ffp-contract=off
+// (set project-wide) keeps multiply-adds unfused; nothing here may use an estimate
+// instruction (rcp, rsqrt).
 
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>

@@ -62,6 +62,16 @@ POSECAST_INLINE QuatLanes<V> normalize_lanes(const QuatLanes<V>& q) {  // det_no
           select(nonzero, q.z * inv, zero), select(nonzero, q.w * inv, splat_as<V>(1.0f))};
 }
 
+// True when every lane of a comparison mask is set (an AND across the lanes).
+POSECAST_INLINE bool all_lanes(Int4 m) {
+  m &= POSECAST_SHUFFLE(m, 2, 3, 0, 1);
+  m &= POSECAST_SHUFFLE(m, 1, 0, 3, 2);
+  return m[0] != 0;
+}
+POSECAST_INLINE bool all_lanes(Int8 m) {
+  return all_lanes(Int4{m[0], m[1], m[2], m[3]} & Int4{m[4], m[5], m[6], m[7]});
+}
+
 template <class V>
 POSECAST_INLINE QuatLanes<V> slerp_lanes(const QuatLanes<V>& a, QuatLanes<V> b, V t) {
   V d = dot_lanes(a, b);
@@ -71,10 +81,17 @@ POSECAST_INLINE QuatLanes<V> slerp_lanes(const QuatLanes<V>& a, QuatLanes<V> b, 
   d = select(flip, -d, d);
   const auto near = d > splat_as<V>(0.9995f);
   const V s = 1.0f - t;
-  const V theta = acos_unit_lanes(d);
-  const V inv_sin = 1.0f / sqrt4(1.0f - d * d);
-  const V wa = select(near, s, sin_half_pi_lanes(s * theta) * inv_sin);
-  const V wb = select(near, t, sin_half_pi_lanes(t * theta) * inv_sin);
+  V wa = s;
+  V wb = t;
+  // Keys sampled at animation rates are mostly under 1.8 degrees apart (99% of Fox's "Survey"
+  // pairs), where every lane takes det_nlerp's weights: the polynomials are skipped then. The
+  // same bits either way: the selects below pick (s, t) for those lanes.
+  if (!all_lanes(near)) {
+    const V theta = acos_unit_lanes(d);
+    const V inv_sin = 1.0f / sqrt4(1.0f - d * d);
+    wa = select(near, s, sin_half_pi_lanes(s * theta) * inv_sin);
+    wb = select(near, t, sin_half_pi_lanes(t * theta) * inv_sin);
+  }
   return normalize_lanes<V>(
       {a.x * wa + b.x * wb, a.y * wa + b.y * wb, a.z * wa + b.z * wb, a.w * wa + b.w * wb});
 }

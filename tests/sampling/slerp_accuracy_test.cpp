@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <utility>
 #include <vector>
 
 #include "hand_rigs.h"
@@ -155,6 +157,63 @@ TEST(SampleJobLinear, RotationMatchesDoubleSlerpIncludingNegativeDotKeys) {
     const glm::quat q = test::sample(skeleton, clip, us)[0].rotation;
     expect_quat_near(
         q, slerp_reference(to_double(k0), to_double(k1), static_cast<double>(us) / 1e6), 2e-6);
+  }
+}
+
+// SampleJob slerps LINEAR rotations several tracks at a time (vector lanes, with a shortcut
+// when every lane's keys are nearly equal); each result must still be det_slerp's, bit for
+// bit, whatever mix of key pairs shares a batch and however many tracks there are.
+TEST(SampleJobLinear, RotationsAreBitIdenticalToDetSlerp) {
+  // Key pairs: nearly equal (nlerp branch), 90 and 179 degrees, opposite hemispheres,
+  // identical, and exactly opposite quaternions (the same rotation).
+  const auto pair_for = [](int kind, int i) -> std::pair<glm::quat, glm::quat> {
+    const glm::quat a = from_xyzw(test::axis_angle_xyzw(0.2 + i, 1.0, -0.5, 10.0 + 7.0 * i));
+    auto step = [&](double degrees) {
+      return det_mul(from_xyzw(test::axis_angle_xyzw(1.0, -0.3 * i, 0.7, degrees)), a);
+    };
+    switch (kind) {
+      case 0:
+        return {a, step(0.7)};
+      case 1:
+        return {a, step(90.0)};
+      case 2:
+        return {a, step(179.0)};
+      case 3:
+        return {a, -step(60.0)};
+      case 4:
+        return {a, a};
+      default:
+        return {a, -a};
+    }
+  };
+  // Mixed batches (37 tracks: not a multiple of the lane count), all nearly equal, all far.
+  for (const std::vector<int>& kinds :
+       {std::vector<int>{0, 1, 2, 3, 4, 5}, std::vector<int>{0}, std::vector<int>{1, 2}}) {
+    const int tracks = 37;
+    const Skeleton skeleton = test::chain_skeleton(tracks);
+    test::ClipBuilder builder;
+    std::vector<std::pair<glm::quat, glm::quat>> keys;
+    for (int i = 0; i < tracks; ++i) {
+      keys.push_back(pair_for(kinds[static_cast<std::size_t>(i) % kinds.size()], i));
+      const glm::quat& a = keys.back().first;
+      const glm::quat& b = keys.back().second;
+      builder.track(static_cast<uint16_t>(i), TrackTarget::kRotation, Interpolation::kLinear,
+                    {0.0f, 1.0f}, {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w});
+    }
+    const Clip clip = builder.build();
+    for (int64_t us : {0, 1, 250'000, 500'000, 777'777, 999'999}) {
+      const std::vector<Transform> pose = test::sample(skeleton, clip, us);
+      ASSERT_EQ(pose.size(), static_cast<std::size_t>(tracks));
+      const float s = (seconds_from_us(us) - 0.0f) / (1.0f - 0.0f);  // the sampler's formula
+      for (int i = 0; i < tracks; ++i) {
+        const glm::quat expected = det_slerp(keys[i].first, keys[i].second, s);
+        const glm::quat got = pose[i].rotation;
+        EXPECT_EQ(std::memcmp(&got, &expected, sizeof got), 0)
+            << "track " << i << " at " << us << " us: " << got.x << " " << got.y << " " << got.z
+            << " " << got.w << " vs " << expected.x << " " << expected.y << " " << expected.z << " "
+            << expected.w;
+      }
+    }
   }
 }
 
