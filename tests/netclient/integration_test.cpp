@@ -1,0 +1,497 @@
+// Server + NetClients over real loopback UDP, driven in simulated time (issue 7 item 8).
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "loopback_session.h"
+#include "netclient_support.h"
+#include "posecast/client/pose_blend.h"
+#include "posecast/hash.h"
+#include "posecast/local_to_model.h"
+
+namespace posecast::client {
+namespace {
+
+using testing::LoopbackSession;
+using testing::SessionSetup;
+
+constexpr uint32_t kInterval = 3;  // 20 Hz snapshots at 60 Hz ticks
+
+// Worst virtual-vertex error (model units) of `test` against `exact`.
+class PoseErrorMeter {
+ public:
+  PoseErrorMeter(const Skeleton& skeleton, const protocol::PoseFormat& format)
+      : skeleton_(skeleton), scale_(format.error_scale), exact_models_(skeleton.node_count()),
+        test_models_(skeleton.node_count()) {}
+  float error(std::span<const Transform> exact, std::span<const Transform> test) {
+    EXPECT_TRUE((LocalToModelJob{&skeleton_, exact, exact_models_}.Run()));
+    EXPECT_TRUE((LocalToModelJob{&skeleton_, test, test_models_}.Run()));
+    return protocol::measure_pose_error(skeleton_, scale_, exact_models_, test_models_).error;
+  }
+  float bound() const { return scale_.bound; }
+
+ private:
+  const Skeleton& skeleton_;
+  protocol::ErrorScale scale_;
+  std::vector<glm::mat4> exact_models_;
+  std::vector<glm::mat4> test_models_;
+};
+
+// Checks every decoded record a client holds against the server's quantised palette.
+struct BitExactChecker {
+  uint64_t compared = 0;
+  uint64_t mismatched = 0;
+  std::vector<uint32_t> checked_until;  // per client: newest tick already checked
+
+  void check(LoopbackSession& session) {
+    checked_until.resize(session.clients().size(), 0);
+    for (std::size_t c = 0; c < session.clients().size(); ++c) {
+      const SnapshotBuffer& buffer = session.clients()[c]->buffer();
+      uint32_t newest = checked_until[c];
+      for (std::size_t v = 0; v < buffer.size(); ++v) {
+        const SnapshotView& view = buffer.view_at(v);
+        if (view.tick <= checked_until[c] || !view.complete) continue;
+        newest = std::max(newest, view.tick);
+        for (const ViewEntry& e : view.entries) {
+          if (!e.decoded) continue;
+          const PoseSample* sample = buffer.sample(view.tick, e.entity_id, e.generation);
+          const std::vector<glm::mat4>* truth = session.server_palette(view.tick, e.entity_id);
+          ++compared;
+          if (sample == nullptr || truth == nullptr || !testing::same_bits(sample->palette, *truth)) {
+            ++mismatched;
+          }
+        }
+      }
+      checked_until[c] = newest;
+    }
+  }
+};
+
+class IntegrationTest : public ::testing::Test {};
+
+// The issue's main scenario: 8 clients under 10 % loss, 50 +- 20 ms latency and reordering.
+TEST_F(IntegrationTest, EightLossyClientsDecodeServerPalettesBitForBitAndInterpolateWithoutPops) {
+  SessionSetup setup;
+  setup.capture_exact = true;
+  LoopbackSession session(setup);
+  ASSERT_TRUE(session.ok());
+  session.run_until(200'000);  // entities spawned and playing
+  for (uint64_t i = 0; i < 8; ++i) {
+    NetClientOptions o = session.client_options(1000 + i);
+    o.simulator = testing::lossy_link(100 + i);
+    session.add_client(std::move(o));
+  }
+  BitExactChecker bits;
+  PoseErrorMeter meter(session.skeleton(), session.format());
+
+  // Per frame: what each client shows against the server's pose at the render time (the exact
+  // poses of the two server ticks around it, interpolated: the server's pose is defined at 60 Hz).
+  struct Frame {
+    std::size_t client;
+    uint32_t before, after;  // neighbour ticks (after == 0: none)
+    PresentMode mode;
+    bool correcting;
+    float error;  // against the server pose at the render time
+    float codec_error;  // against the same interpolation of the server's exact neighbour poses
+    float step_excess;  // how much further the shown pose moved since the last frame than the server pose did
+  };
+  struct Previous {
+    std::vector<Transform> shown, reference;
+  };
+  std::map<std::pair<std::size_t, uint32_t>, Previous> previous;
+  std::vector<Frame> frames;
+  std::vector<std::set<uint32_t>> received(8);
+  std::vector<Transform> reference(session.skeleton().node_count());
+  std::vector<Transform> codec_reference(session.skeleton().node_count());
+  const int64_t measure_from = 4'000'000;
+  session.run_until(10'000'000, [&] {
+    if (session.now() % 1'000'000 < 4'000) bits.check(session);
+    for (std::size_t c = 0; c < session.clients().size(); ++c) {
+      NetClient& client = *session.clients()[c];
+      const SnapshotBuffer& buffer = client.buffer();
+      for (std::size_t v = 0; v < buffer.size(); ++v) received[c].insert(buffer.view_at(v).tick);
+      if (session.now() < measure_from) continue;
+      const int64_t r = client.render_time_us();
+      const uint32_t k0 = static_cast<uint32_t>(r * 60 / 1'000'000);
+      const std::vector<Transform>* e0 = nullptr;
+      for (const PresentedEntity& e : client.entities()) {
+        e0 = session.exact_pose(k0, e.id);
+        const std::vector<Transform>* e1 = session.exact_pose(k0 + 1, e.id);
+        if (e0 == nullptr || e1 == nullptr) continue;
+        const float t = static_cast<float>(static_cast<double>(r - session.tick_time(k0)) /
+                                           static_cast<double>(session.tick_time(k0 + 1) - session.tick_time(k0)));
+        interpolate_locals(*e0, *e1, t, RotationBlend::kSlerp, reference);
+        const SampleWindow w = buffer.window(e.id, e.generation, r);
+        Frame f{c, w.before ? w.before.tick : 0, w.after ? w.after.tick : 0, e.mode, e.correcting,
+                meter.error(reference, e.locals), -1.0f, 0.0f};
+        Previous& prev = previous[{c, e.id}];
+        if (!prev.shown.empty()) {
+          f.step_excess = meter.error(prev.shown, e.locals) - meter.error(prev.reference, reference);
+        }
+        prev.shown.assign(e.locals.begin(), e.locals.end());
+        prev.reference = reference;
+        if (e.mode == PresentMode::kInterpolate && w.before && w.after) {
+          const std::vector<Transform>* b0 = session.exact_pose(w.before.tick, e.id);
+          const std::vector<Transform>* b1 = session.exact_pose(w.after.tick, e.id);
+          if (b0 != nullptr && b1 != nullptr && !e.correcting) {
+            const float tt = static_cast<float>(static_cast<double>(r - w.before.time_us) /
+                                                static_cast<double>(w.after.time_us - w.before.time_us));
+            interpolate_locals(*b0, *b1, tt, RotationBlend::kSlerp, codec_reference);
+            f.codec_error = meter.error(codec_reference, e.locals);
+          }
+        }
+        frames.push_back(f);
+      }
+    }
+  });
+  bits.check(session);
+
+  // Bit-exact palettes for every record received.
+  EXPECT_GT(bits.compared, 8u * 6u * 100u);
+  EXPECT_EQ(bits.mismatched, 0u);
+
+  // Classify frames by the gap around them: snapshots lost between `before` and the next one
+  // the client received.
+  const float bound = meter.bound();
+  float worst_clean = 0, worst_clean_codec = 0, worst_gap = 0, worst_long = 0;
+  std::size_t clean = 0, gap = 0, longer = 0;
+  for (const Frame& f : frames) {
+    auto next = received[f.client].upper_bound(f.before);
+    const uint32_t next_tick = next == received[f.client].end() ? f.before + 100 * kInterval : *next;
+    const uint32_t lost = (next_tick - f.before) / kInterval - 1;
+    const bool is_clean = f.mode == PresentMode::kInterpolate && !f.correcting && f.after == f.before + kInterval;
+    if (is_clean) {
+      ++clean;
+      worst_clean = std::max(worst_clean, f.error);
+      worst_clean_codec = std::max(worst_clean_codec, f.codec_error);
+    } else if (lost <= 3) {
+      ++gap;
+      worst_gap = std::max(worst_gap, f.error);
+    } else {
+      ++longer;
+      worst_long = std::max(worst_long, f.error);
+    }
+  }
+  auto percentile = [&](bool gap_frames, float Frame::*field, double q) {
+    std::vector<float> v;
+    for (const Frame& f : frames) {
+      const bool is_clean = f.mode == PresentMode::kInterpolate && !f.correcting && f.after == f.before + kInterval;
+      if (is_clean != gap_frames) v.push_back(f.*field);
+    }
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return static_cast<double>(v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]) / static_cast<double>(meter.bound());
+  };
+  for (bool g : {false, true}) {
+    std::printf("%s: error p50 %.1fx p99 %.1fx max %.1fx; step excess p50 %.2fx p99 %.1fx max %.1fx (x bound)\n",
+                g ? "gap" : "clean", percentile(g, &Frame::error, 0.5), percentile(g, &Frame::error, 0.99),
+                percentile(g, &Frame::error, 1.0), percentile(g, &Frame::step_excess, 0.5),
+                percentile(g, &Frame::step_excess, 0.99), percentile(g, &Frame::step_excess, 1.0));
+  }
+  std::printf("frames: %zu clean, %zu in gaps <= 3, %zu longer\n", clean, gap, longer);
+  const auto d = [](float v) { return static_cast<double>(v); };
+  std::printf("bound %.6f; clean: worst %.6f vs server pose (%.1fx), %.6f vs interpolated exact neighbours (%.2fx)\n",
+              d(bound), d(worst_clean), d(worst_clean / bound), d(worst_clean_codec), d(worst_clean_codec / bound));
+  std::printf("gaps <= 3 lost: worst %.6f (%.1fx bound); longer gaps: %.6f (%.1fx)\n", d(worst_gap),
+              d(worst_gap / bound), d(worst_long), d(worst_long / bound));
+  for (std::size_t c = 0; c < session.clients().size(); ++c) {
+    const ClientStats s = session.clients()[c]->stats(session.now());
+    std::printf("client %zu: rtt %.1f ms loss %.1f%% jitter %.1f ms delay %.1f (target %.1f, cover %d) depth %zu in %.0f B/s out %.0f B/s decoded %llu missing_ref %llu unknown %llu corrections %llu\n",
+                c, s.rtt_ms, s.loss_percent, s.jitter_ms, s.delay_ms, s.target_delay_ms, s.loss_cover, s.buffer_depth,
+                s.bytes_in_per_s, s.bytes_out_per_s, static_cast<unsigned long long>(s.records_decoded),
+                static_cast<unsigned long long>(s.missing_reference), static_cast<unsigned long long>(s.unknown_entity),
+                static_cast<unsigned long long>(s.corrections));
+    EXPECT_TRUE(session.clients()[c]->connected());
+    EXPECT_EQ(s.decode_errors, 0u);
+  }
+  // Interpolating between two received neighbours adds no error beyond the codec's: the
+  // shown pose is within the codec bound of the same interpolation of the server's exact poses.
+  // (Against the server's pose at the render time itself, 20 Hz interpolation of this fast
+  // motion is off by hundreds of bounds: printed above, reported in docs/client.md.)
+  EXPECT_GT(clean, 10'000u);
+  EXPECT_LE(worst_clean_codec, bound);
+  // No pop: during gaps of up to 3 lost snapshots (extrapolation, then the fade back), the
+  // shown pose never moves from one frame to the next by more than 3x the largest step that
+  // plain interpolation between neighbours takes beyond the server's own motion.
+  EXPECT_GT(gap, 1'000u);
+  EXPECT_LE(percentile(true, &Frame::step_excess, 1.0), 3.0 * percentile(false, &Frame::step_excess, 1.0));
+}
+
+}  // namespace
+}  // namespace posecast::client
+
+namespace posecast::client {
+namespace {
+
+TEST_F(IntegrationTest, LateJoinerShowsTheServersPoseWithinOneSendInterval) {
+  LoopbackSession session(SessionSetup{});
+  ASSERT_TRUE(session.ok());
+  session.run_until(2'000'000);  // the world has been running for two seconds
+  NetClient& late = session.add_client(session.client_options(7));
+  int64_t connected_at = -1;
+  int64_t shown_at = -1;
+  std::size_t exact = 0;
+  session.run_until(3'000'000, [&] {
+    if (connected_at < 0 && late.connected()) connected_at = session.now();
+    if (connected_at < 0 || shown_at >= 0) return;
+    if (late.entities().size() < session.entities().size()) return;
+    shown_at = session.now();
+    // What it shows is the server's quantised pose of the tick it received, bit for bit.
+    for (const PresentedEntity& e : late.entities()) {
+      const SampleWindow w = late.buffer().window(e.id, e.generation, late.render_time_us());
+      const SampleRef& shown = w.before ? w.before : w.after;
+      const std::vector<glm::mat4>* truth = session.server_palette(shown.tick, e.id);
+      if (truth != nullptr && testing::same_bits(e.palette, *truth)) ++exact;
+    }
+  });
+  ASSERT_GE(connected_at, 0);
+  ASSERT_GE(shown_at, 0) << "nothing shown within a second";
+  // One send interval, plus the client frame in which the snapshot is read.
+  EXPECT_LE(shown_at - connected_at, 50'000 + 4'000);
+  EXPECT_EQ(exact, session.entities().size());
+}
+
+TEST_F(IntegrationTest, CommandForAnUnownedEntityIsRefusedAndForAnOwnedOneApplied) {
+  LoopbackSession session(SessionSetup{});
+  ASSERT_TRUE(session.ok());
+  NetClient& client = session.add_client(session.client_options(9));
+  session.run_until(500'000);
+  ASSERT_TRUE(client.connected());
+  const uint32_t target = session.entities()[0];
+  const ClientEntity* known = client.registry().find(target);
+  ASSERT_NE(known, nullptr);
+  protocol::ClientCommand command;
+  command.entity_id = target;
+  command.generation = known->generation;
+  command.op = protocol::CommandOp::kSetSpeed;
+  command.value = 2 << 16;
+  const auto drops = [&](server::DropReason r) {
+    return session.server().metrics().drops[static_cast<std::size_t>(r)];
+  };
+  ASSERT_NE(client.send_command(command, session.now()), 0u);
+  session.run_until(800'000);
+  EXPECT_GE(drops(server::DropReason::kUnownedCommand), 1u);
+  EXPECT_EQ(session.server().metrics().commands_applied, 0u);
+
+  session.server().grant_ownership(client.client_id(), target);
+  session.run_until(900'000);
+  ASSERT_NE(client.send_command(command, session.now()), 0u);
+  session.run_until(1'200'000);
+  EXPECT_EQ(session.server().metrics().commands_applied, 1u);  // the redundant copies are stale
+  EXPECT_GE(drops(server::DropReason::kStaleCommand), 2u);
+}
+
+// What a victim client received in one run: every decoded record's palette hash in order,
+// and its datagram counts.
+struct VictimTrace {
+  std::vector<uint64_t> records;  // (tick, entity, palette hash) folded
+  uint64_t datagrams_in = 0;
+  uint64_t bytes_in = 0;
+  bool connected = false;
+  std::array<uint64_t, server::kDropReasonCount> drops{};
+};
+
+// Hostile traffic from another socket: random bytes, truncated and oversized datagrams, wrong
+// versions, undersized hellos, forged responses (replayed challenge, wrong address), and
+// connected-only messages (acks, commands, disconnects) from an address with no connection.
+class Attacker {
+ public:
+  Attacker(asio::io_context& io, net::Endpoint server) : socket_(io), relay_(io), server_(server) {
+    EXPECT_TRUE(socket_.open(net::Endpoint(asio::ip::make_address_v4("127.0.0.1"), 0)).ok());
+    EXPECT_TRUE(relay_.open(net::Endpoint(asio::ip::make_address_v4("127.0.0.1"), 0)).ok());
+  }
+
+  void attack(uint64_t round) {
+    std::vector<uint8_t> bytes;
+    switch (round % 9) {
+      case 0: {  // random bytes
+        bytes.resize(1 + next() % 1400);
+        for (uint8_t& b : bytes) b = static_cast<uint8_t>(next());
+        break;
+      }
+      case 1:  // truncated hello
+        bytes = padded_hello(protocol::kProtocolVersion);
+        bytes.resize(1 + next() % (bytes.size() - 1));
+        break;
+      case 2:  // oversized
+        bytes = padded_hello(protocol::kProtocolVersion);
+        bytes.resize(1500, 0);
+        break;
+      case 3:  // another protocol version
+        bytes = padded_hello(protocol::kProtocolVersion + 1);
+        break;
+      case 4:  // a hello smaller than its challenge (amplification attempt)
+        bytes = encode(protocol::ClientHello{0, 0, ""});  // every field at its default: smallest
+        break;
+      case 5: {  // a real challenge, answered from another address (spoofed/replayed)
+        send(socket_, padded_hello(protocol::kProtocolVersion));
+        std::array<std::byte, 2048> in;
+        net::Endpoint from;
+        const std::size_t n = socket_.receive_from(in, from);
+        Result<protocol::Message> m =
+            protocol::decode_message({reinterpret_cast<const uint8_t*>(in.data()), n});
+        if (m && std::holds_alternative<protocol::ServerChallenge>(m.value())) {
+          const auto& c = std::get<protocol::ServerChallenge>(m.value());
+          send(relay_, encode(protocol::ChallengeResponse{c.client_nonce, c.challenge_token}));
+        }
+        return;
+      }
+      case 6:  // a response with a guessed token
+        bytes = encode(protocol::ChallengeResponse{next(), next()});
+        break;
+      case 7: {  // connected-only traffic from an address with no connection (forged client)
+        const uint64_t kind = next() % 3;
+        if (kind == 0) bytes = encode(protocol::Ack{static_cast<uint32_t>(next()), 0xFFFFFFFFu});
+        if (kind == 1) {
+          protocol::ClientCommand c;
+          c.sequence = static_cast<uint32_t>(next());
+          c.entity_id = 1'000'000;
+          c.op = protocol::CommandOp::kSetSpeed;
+          bytes = encode(c);
+        }
+        if (kind == 2) bytes = encode(protocol::Disconnect{protocol::DisconnectReason::kClientLeft, "forged"});
+        break;
+      }
+      default:  // server-bound messages the server never accepts
+        bytes = encode(protocol::Welcome{});
+        break;
+    }
+    send(socket_, bytes);
+    drain();
+  }
+
+ private:
+  uint64_t next() {
+    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+    return state_ >> 17;
+  }
+  static std::vector<uint8_t> encode(const protocol::Message& m) {
+    Result<std::vector<uint8_t>> bytes = protocol::encode_message(m);
+    return bytes ? std::move(bytes).value() : std::vector<uint8_t>{};
+  }
+  std::vector<uint8_t> padded_hello(uint16_t version) {
+    std::vector<uint8_t> b = encode(protocol::ClientHello{version, next(), "attacker"});
+    b.resize(std::max<std::size_t>(b.size(), 96), 0);
+    return b;
+  }
+  void send(net::UdpTransport& from, std::span<const uint8_t> bytes) {
+    if (bytes.empty()) return;
+    (void)from.send_to({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, server_);
+  }
+  void drain() {
+    std::array<std::byte, 2048> in;
+    net::Endpoint from;
+    while (socket_.receive_from(in, from) > 0 || relay_.receive_from(in, from) > 0) {
+    }
+  }
+
+  net::UdpTransport socket_;
+  net::UdpTransport relay_;
+  net::Endpoint server_;
+  uint64_t state_ = 99;
+};
+
+VictimTrace run_victim(bool hostile) {
+  VictimTrace trace;
+  SessionSetup setup;
+  LoopbackSession session(setup);
+  if (!session.ok()) return trace;
+  session.run_until(200'000);
+  NetClientOptions options = session.client_options(5);
+  options.simulator = testing::lossy_link(5);  // the victim's own link is impaired too
+  NetClient& victim = session.add_client(std::move(options));
+  Attacker attacker(session.io(), session.server().local_endpoint());
+  uint32_t checked_until = 0;
+  uint64_t round = 0;
+  auto collect = [&] {
+    const SnapshotBuffer& buffer = victim.buffer();
+    uint32_t newest = checked_until;
+    for (std::size_t v = 0; v < buffer.size(); ++v) {
+      const SnapshotView& view = buffer.view_at(v);
+      if (view.tick <= checked_until || !view.complete) continue;
+      newest = std::max(newest, view.tick);
+      for (const ViewEntry& e : view.entries) {
+        const PoseSample* s = buffer.sample(view.tick, e.entity_id, e.generation);
+        trace.records.push_back((uint64_t{view.tick} << 40) ^ (uint64_t{e.entity_id} << 8) ^
+                                (s != nullptr ? hash_palette(s->palette) : 0));
+      }
+    }
+    checked_until = newest;
+  };
+  session.run_until(4'000'000, [&] {
+    if (hostile) {
+      for (int i = 0; i < 3; ++i) attacker.attack(round++);
+    }
+    if (session.now() % 500'000 < 4'000) collect();
+  });
+  collect();
+  const ClientStats s = victim.stats(session.now());
+  trace.datagrams_in = s.datagrams_in;
+  trace.bytes_in = s.bytes_in;
+  trace.connected = victim.connected();
+  trace.drops = session.server().metrics().drops;
+  return trace;
+}
+
+TEST_F(IntegrationTest, HostileDatagramsAreDroppedAndCountedAndDoNotChangeWhatAClientReceives) {
+  const VictimTrace quiet = run_victim(false);
+  const VictimTrace attacked = run_victim(true);
+  ASSERT_TRUE(quiet.connected);
+  EXPECT_TRUE(attacked.connected);
+  EXPECT_GT(quiet.records.size(), 100u);
+  // Bit for bit the same stream: same datagrams, same decoded palettes at the same ticks.
+  EXPECT_EQ(attacked.datagrams_in, quiet.datagrams_in);
+  EXPECT_EQ(attacked.bytes_in, quiet.bytes_in);
+  EXPECT_EQ(attacked.records, quiet.records);
+  using server::DropReason;
+  std::vector<DropReason> expected{DropReason::kMalformed,     DropReason::kOversized,
+                                   DropReason::kProtocolMismatch, DropReason::kBadChallenge,
+                                   DropReason::kUnknownSource, DropReason::kUnexpected};
+  // An undersized hello exists only if the smallest hello is smaller than a challenge.
+  const std::size_t smallest_hello = protocol::encode_message(protocol::ClientHello{0, 0, ""})->size();
+  const std::size_t challenge =
+      protocol::encode_message(protocol::ServerChallenge{~uint64_t{0}, ~uint64_t{0}})->size();
+  if (smallest_hello < challenge) expected.push_back(DropReason::kHelloTooSmall);
+  for (DropReason r : expected) {
+    EXPECT_EQ(quiet.drops[static_cast<std::size_t>(r)], 0u) << server::to_string(r);
+    EXPECT_GT(attacked.drops[static_cast<std::size_t>(r)], 0u) << server::to_string(r);
+  }
+}
+
+TEST_F(IntegrationTest, WithoutLossTheDelayStaysWithinTwoSendIntervalsPlusJitter) {
+  LoopbackSession session(SessionSetup{});
+  ASSERT_TRUE(session.ok());
+  NetClientOptions jittery = session.client_options(21);
+  net::SimulatorConfig link;
+  link.seed = 21;
+  link.inbound.latency_us = 50'000;
+  link.inbound.jitter_us = 20'000;
+  link.outbound = link.inbound;
+  jittery.simulator = link;
+  NetClient& a = session.add_client(std::move(jittery));
+  NetClient& b = session.add_client(session.client_options(22));  // plain loopback
+  double worst_excess_ms = -1e9;
+  double a_delay = 0, a_jitter = 0, b_delay = 0, b_jitter = 0;
+  session.run_until(6'000'000, [&] {
+    if (session.now() < 3'000'000) return;
+    for (NetClient* c : {&a, &b}) {
+      const ClientStats s = c->stats(session.now());
+      worst_excess_ms = std::max(worst_excess_ms, s.delay_ms - (2 * 50.0 + s.jitter_ms));
+    }
+    const ClientStats sa = a.stats(session.now());
+    const ClientStats sb = b.stats(session.now());
+    a_delay = std::max(a_delay, sa.delay_ms);
+    a_jitter = sa.jitter_ms;
+    b_delay = std::max(b_delay, sb.delay_ms);
+    b_jitter = sb.jitter_ms;
+  });
+  std::printf("50 +- 20 ms link: delay up to %.1f ms, jitter %.1f ms; plain loopback: delay up to %.1f ms, jitter %.1f ms\n",
+              a_delay, a_jitter, b_delay, b_jitter);
+  EXPECT_LE(worst_excess_ms, 0.0);
+  EXPECT_EQ(a.stats(session.now()).loss_cover, 0);
+  EXPECT_EQ(b.stats(session.now()).loss_cover, 0);
+}
+
+}  // namespace
+}  // namespace posecast::client

@@ -1,0 +1,178 @@
+#pragma once
+// LoopbackSession: a real posecast server and NetClients on 127.0.0.1 ephemeral ports, driven
+// in simulated time (the server ticks at its rate, clients update every frame_us), recording
+// what the server quantised (and, optionally, every entity's exact pose per tick) so tests can
+// compare what clients show against the truth.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "posecast/client/net_client.h"
+#include "posecast/protocol/error_metric.h"
+#include "posecast/rig/model_source.h"
+#include "posecast/server/server.h"
+
+namespace posecast::client::testing {
+
+struct SessionSetup {
+  std::string model_source = "gen-rig:24";
+  uint32_t entities = 6;
+  bool capture_exact = false;  // keep every entity's exact local pose per tick
+  int64_t frame_us = 4'000;    // client update period
+  server::ServerOptions server;
+};
+
+class LoopbackSession {
+ public:
+  explicit LoopbackSession(SessionSetup setup) : setup_(std::move(setup)) {
+    Result<Model> loaded = rig::load_model_source(setup_.model_source);
+    if (!loaded) {
+      ADD_FAILURE() << loaded.error().message;
+      return;
+    }
+    model_ = std::make_shared<const Model>(std::move(loaded).value());
+    library_ = std::make_shared<AssetLibrary>();
+    EXPECT_TRUE(library_->add(model_).ok());
+    server::ServerOptions options = setup_.server;
+    options.listen = net::Endpoint(asio::ip::make_address_v4("127.0.0.1"), 0);
+    options.cookie_key = std::array<uint8_t, 16>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+    options.threads = 1;
+    Result<std::unique_ptr<server::Server>> created = server::Server::create(io_, options, {model_});
+    if (!created) {
+      ADD_FAILURE() << created.error().message;
+      return;
+    }
+    server_ = std::move(created).value();
+    tick_us_ = 1'000'000 / options.tick_rate_hz;
+    server_->on_pose_quantized([this](uint32_t tick, sim::EntityId id, uint16_t,
+                                      const protocol::QuantizedPose& pose) {
+      std::vector<glm::mat4>& palette = server_palettes_[key(tick, id)];
+      palette.resize(skeleton().joint_count());
+      EXPECT_TRUE(protocol::quantized_palette(skeleton(), format(), pose, scratch_, palette));
+    });
+    for (uint32_t i = 0; i < setup_.entities; ++i) {
+      const sim::EntityId id = server_->spawn(0, 0, server::Vec3{static_cast<float>(i), 0, 0});
+      sim::MotionSpec motion;
+      motion.clips[0].clip = static_cast<uint16_t>(1 + i % 2);  // walk, run
+      motion.start_offset_us = static_cast<int64_t>(i) * 97'000;
+      server_->play(id, 0, motion);
+      entities_.push_back(id);
+    }
+    ok_ = true;
+  }
+
+  bool ok() const { return ok_; }
+  asio::io_context& io() { return io_; }
+  server::Server& server() { return *server_; }
+  const Skeleton& skeleton() const { return model_->rigs[0].skeleton; }
+  const protocol::PoseFormat& format() const { return *server_->pose_format(0, 0); }
+  std::shared_ptr<AssetLibrary> library() const { return library_; }
+  const std::vector<sim::EntityId>& entities() const { return entities_; }
+  int64_t now() const { return now_; }
+  int64_t tick_time(uint32_t tick) const {
+    return static_cast<int64_t>(tick) * 1'000'000 / setup_.server.tick_rate_hz;
+  }
+
+  NetClientOptions client_options(uint64_t nonce) const {
+    NetClientOptions o;
+    o.server = server_->local_endpoint();
+    o.local = net::Endpoint(asio::ip::make_address_v4("127.0.0.1"), 0);
+    o.assets = library_;
+    o.load_missing_assets = false;
+    o.nonce = nonce;
+    return o;
+  }
+  NetClient& add_client(NetClientOptions options) {
+    clients_.push_back(std::make_unique<NetClient>(io_, std::move(options)));
+    NetClient& c = *clients_.back();
+    const Status s = c.connect(now_);
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    return c;
+  }
+  std::vector<std::unique_ptr<NetClient>>& clients() { return clients_; }
+
+  // Advances simulated time to `end_us`: server ticks on its schedule, every client updates
+  // every frame_us, then `per_frame` runs. Datagrams cross loopback within the sending call.
+  void run_until(int64_t end_us, const std::function<void()>& per_frame = {}) {
+    while (true) {
+      const int64_t next_tick = tick_time(static_cast<uint32_t>(server_->world().tick_index()));
+      const int64_t next_frame = next_frame_;
+      const int64_t t = std::min(next_tick, next_frame);
+      if (t > end_us) break;
+      now_ = t;
+      if (t == next_tick) {
+        if (setup_.capture_exact) capture_exact();
+        server_->tick(now_);
+      }
+      if (t == next_frame) {
+        for (auto& c : clients_) c->update(now_);
+        if (per_frame) per_frame();
+        next_frame_ += setup_.frame_us;
+      }
+    }
+  }
+
+  // The server's palette of the quantised pose of `id` at `tick`, or nullptr.
+  const std::vector<glm::mat4>* server_palette(uint32_t tick, uint32_t id) const {
+    auto it = server_palettes_.find(key(tick, id));
+    return it == server_palettes_.end() ? nullptr : &it->second;
+  }
+  // The exact local pose of `id` at `tick` (capture_exact), or nullptr.
+  const std::vector<Transform>* exact_pose(uint32_t tick, uint32_t id) const {
+    auto it = exact_.find(key(tick, id));
+    return it == exact_.end() ? nullptr : &it->second;
+  }
+  // Marks the next tick as changed by a command (its pre-tick exact capture is wrong).
+  void mark_command_tick() { dirty_.push_back(static_cast<uint32_t>(server_->world().tick_index())); }
+
+ private:
+  static uint64_t key(uint32_t tick, uint32_t id) { return (uint64_t{tick} << 32) | id; }
+
+  void capture_exact() {
+    const uint32_t tick = static_cast<uint32_t>(server_->world().tick_index());
+    for (uint32_t d : dirty_) {
+      if (d == tick) return;
+    }
+    for (sim::EntityId id : entities_) {
+      std::vector<Transform> locals(skeleton().node_count());
+      if (server_->world().evaluate_local_pose(id, locals)) exact_[key(tick, id)] = std::move(locals);
+    }
+  }
+
+  SessionSetup setup_;
+  asio::io_context io_;
+  std::shared_ptr<const Model> model_;
+  std::shared_ptr<AssetLibrary> library_;
+  std::unique_ptr<server::Server> server_;
+  std::vector<sim::EntityId> entities_;
+  std::vector<std::unique_ptr<NetClient>> clients_;
+  std::map<uint64_t, std::vector<glm::mat4>> server_palettes_;
+  std::map<uint64_t, std::vector<Transform>> exact_;
+  std::vector<uint32_t> dirty_;
+  protocol::PaletteScratch scratch_;
+  int64_t tick_us_ = 16'667;
+  int64_t now_ = 0;
+  int64_t next_frame_ = 0;
+  bool ok_ = false;
+};
+
+// Conditions of the integration test, on both directions of a client's link.
+inline net::SimulatorConfig lossy_link(uint64_t seed) {
+  net::SimulatorConfig c;
+  c.seed = seed;
+  net::LinkConditions link;
+  link.latency_us = 50'000;
+  link.jitter_us = 20'000;
+  link.loss_percent = 10.0;
+  link.reorder_percent = 5.0;
+  c.inbound = link;
+  c.outbound = link;
+  return c;
+}
+
+}  // namespace posecast::client::testing
