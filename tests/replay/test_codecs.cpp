@@ -1,0 +1,210 @@
+// CRC32C, varints, the LZ payload codec and the command codec: known values, round trips, and
+// hostile input that must give an error naming the field, never a crash.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "posecast/replay/command_codec.h"
+#include "posecast/replay/crc32c.h"
+#include "posecast/replay/lz_codec.h"
+#include "posecast/replay/wire_io.h"
+#include "replay_test_support.h"
+
+namespace posecast::test {
+namespace {
+
+std::span<const uint8_t> bytes_of(const char* s) {
+  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s), std::strlen(s));
+}
+
+// Bit-at-a-time CRC32C: the definition the table-driven one must agree with.
+uint32_t crc32c_bitwise(std::span<const uint8_t> data) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (uint8_t b : data) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = (c & 1u) != 0 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+  }
+  return ~c;
+}
+
+TEST(Crc32c, GivesTheKnownCheckValue) {
+  EXPECT_EQ(crc32c(bytes_of("123456789")), 0xE3069283u);
+  EXPECT_EQ(crc32c({}), 0u);
+}
+
+TEST(Crc32c, MatchesTheBitwiseDefinitionAtEveryLengthAndAlignment) {
+  std::mt19937 rng(7);
+  std::vector<uint8_t> data(300);
+  for (uint8_t& b : data) b = static_cast<uint8_t>(rng());
+  for (std::size_t start = 0; start < 9; ++start) {
+    for (std::size_t n = 0; n + start <= data.size(); n += 13) {
+      const auto part = std::span<const uint8_t>(data).subspan(start, n);
+      ASSERT_EQ(crc32c(part), crc32c_bitwise(part)) << start << " " << n;
+    }
+  }
+}
+
+TEST(Crc32c, ContinuesAcrossCalls) {
+  const auto all = bytes_of("The quick brown fox jumps over the lazy dog");
+  for (std::size_t cut = 0; cut <= all.size(); ++cut) {
+    EXPECT_EQ(crc32c(all.subspan(cut), crc32c(all.first(cut))), crc32c(all));
+  }
+}
+
+TEST(WireIo, VarintsRoundTripAtEveryWidth) {
+  std::vector<uint8_t> buf;
+  WireWriter w(buf);
+  const uint64_t values[] = {0, 1, 127, 128, 16383, 16384, 0xFFFFFFFFull, 1ull << 62, ~0ull};
+  const int64_t signed_values[] = {0, -1, 1, -64, 64, INT64_MIN, INT64_MAX};
+  for (uint64_t v : values) w.varint(v);
+  for (int64_t v : signed_values) w.svarint(v);
+  WireReader r(buf);
+  for (uint64_t v : values) EXPECT_EQ(r.varint("v"), v);
+  for (int64_t v : signed_values) EXPECT_EQ(r.svarint("s"), v);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.remaining(), 0u);
+}
+
+TEST(WireIo, RejectsOverlongAndTruncatedVarintsNamingTheField) {
+  std::vector<uint8_t> overlong(11, 0x80);
+  WireReader a(overlong);
+  a.varint("count");
+  EXPECT_FALSE(a.ok());
+  EXPECT_NE(a.error().find("count"), std::string::npos);
+  std::vector<uint8_t> truncated = {0x80, 0x80};
+  WireReader b(truncated);
+  b.varint("entity");
+  EXPECT_EQ(b.error(), "entity: truncated");
+  std::vector<uint8_t> big = {0xFF, 0x01};
+  WireReader c(big);
+  c.varint("layer", 100);
+  EXPECT_EQ(c.error(), "layer: 255 exceeds 100");
+}
+
+std::vector<uint8_t> snapshot_like_bytes() {
+  std::unique_ptr<World> world = make_world(20);
+  for (uint64_t t = 0; t < 90; ++t) {
+    submit_decisions(*world, t, 20, 30);
+    world->tick();
+  }
+  return world->snapshot();
+}
+
+TEST(LzCodec, RoundTripsSnapshotsRandomAndEdgeInputs) {
+  std::mt19937 rng(3);
+  std::vector<std::vector<uint8_t>> inputs = {{}, {1}, {1, 2, 3}, std::vector<uint8_t>(1000, 0), snapshot_like_bytes()};
+  std::vector<uint8_t> random(5000);
+  for (uint8_t& b : random) b = static_cast<uint8_t>(rng());
+  inputs.push_back(random);
+  for (const auto& in : inputs) {
+    std::vector<uint8_t> packed, unpacked;
+    lz_compress(in, packed);
+    std::string error;
+    ASSERT_TRUE(lz_decompress(packed, in.size(), unpacked, error)) << error;
+    EXPECT_EQ(unpacked, in);
+  }
+}
+
+TEST(LzCodec, CompressesWorldSnapshots) {
+  const std::vector<uint8_t> snapshot = snapshot_like_bytes();
+  std::vector<uint8_t> packed;
+  lz_compress(snapshot, packed);
+  EXPECT_LT(packed.size() * 3, snapshot.size() * 2) << packed.size() << " of " << snapshot.size();
+}
+
+TEST(LzCodec, RejectsMalformedPayloadsWithoutReadingOutOfBounds) {
+  std::string error;
+  std::vector<uint8_t> out;
+  // A match reaching back before the start.
+  EXPECT_FALSE(lz_decompress(std::vector<uint8_t>{1, 'a', 0, 5}, 10, out, error));
+  EXPECT_NE(error.find("distance"), std::string::npos) << error;
+  // More literals than the payload has.
+  EXPECT_FALSE(lz_decompress(std::vector<uint8_t>{9, 'a'}, 9, out, error));
+  // Output longer than announced.
+  EXPECT_FALSE(lz_decompress(std::vector<uint8_t>{3, 'a', 'b', 'c'}, 2, out, error));
+  // Shorter than announced.
+  EXPECT_FALSE(lz_decompress(std::vector<uint8_t>{1, 'a'}, 2, out, error));
+  // Every mutation and truncation of a real payload: an error or the right size, no crash.
+  const std::vector<uint8_t> snapshot = snapshot_like_bytes();
+  std::vector<uint8_t> packed;
+  lz_compress(snapshot, packed);
+  std::mt19937 rng(11);
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<uint8_t> bad = packed;
+    bad[rng() % bad.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    bad.resize(bad.size() - rng() % 3);
+    if (lz_decompress(bad, snapshot.size(), out, error)) {
+      EXPECT_EQ(out.size(), snapshot.size());
+    }
+  }
+}
+
+std::vector<Command> every_kind_of_command() {
+  std::vector<Command> out;
+  for (uint64_t k = 0; k < 9; ++k) out.push_back(Command{100, 7, decision(7, k)});
+  out.push_back(Command{100, 1u << 31, SpawnCommand{70000, 65535}});
+  out.push_back(Command{99, 3, DespawnCommand{}});
+  // Values the World rejects are kept as they were.
+  MotionSpec odd = motion(65535, INT32_MIN, INT64_MIN);
+  odd.count = 200;
+  odd.wrap = static_cast<WrapMode>(250);
+  odd.clips[0].weight = std::numeric_limits<float>::quiet_NaN();
+  out.push_back(Command{0, 0, CrossfadeCommand{255, odd, INT64_MAX, true}});
+  out.push_back(Command{100, 4, SetLayerModeCommand{9, static_cast<LayerMode>(77), INT32_MIN, INT64_MIN}});
+  out.push_back(Command{100, 4, SetBlendWeightsCommand{3, {-1.0f, std::numeric_limits<float>::infinity(), 2, 3}, 9}});
+  out.push_back(Command{100, 4, SetMaskCommand{2, INT32_MAX}});
+  out.push_back(Command{100, 4, SetLayerWeightCommand{2, -0.0f}});
+  return out;
+}
+
+TEST(CommandCodec, RoundTripsEveryKindFaithfully) {
+  std::vector<uint8_t> buf;
+  WireWriter w(buf);
+  const std::vector<Command> commands = every_kind_of_command();
+  for (std::size_t i = 0; i < commands.size(); ++i) encode_command(w, static_cast<uint32_t>(i * 1000), commands[i], 100);
+  WireReader r(buf);
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    RecordedCommand got;
+    ASSERT_TRUE(decode_command(r, 100, got)) << r.error();
+    EXPECT_EQ(got.submitter, i * 1000);
+    EXPECT_TRUE(same_command(got.command, commands[i])) << "command " << i << " (" << command_name(commands[i].body) << ")";
+  }
+  EXPECT_EQ(r.remaining(), 0u);
+}
+
+TEST(CommandCodec, KeepsLatenessAsTheCommandsOwnTick) {
+  std::vector<uint8_t> buf;
+  WireWriter w(buf);
+  encode_command(w, 2, Command{95, 1, DespawnCommand{}}, 100);
+  WireReader r(buf);
+  RecordedCommand got;
+  ASSERT_TRUE(decode_command(r, 100, got));
+  EXPECT_EQ(got.command.tick, 95u);
+}
+
+TEST(CommandCodec, NamesTheFieldOfAnInvalidOrTruncatedCommand) {
+  std::vector<uint8_t> unknown = {77, 0, 0, 0};
+  WireReader r(unknown);
+  RecordedCommand got;
+  EXPECT_FALSE(decode_command(r, 0, got));
+  EXPECT_EQ(r.error(), "kind: 77 is not a command kind (1..9)");
+
+  std::vector<uint8_t> late = {2, 0, 0, 5};  // 5 ticks late at tick 3
+  WireReader l(late);
+  EXPECT_FALSE(decode_command(l, 3, got));
+  EXPECT_NE(l.error().find("lateness"), std::string::npos);
+
+  std::vector<uint8_t> buf;
+  WireWriter w(buf);
+  encode_command(w, 1, Command{10, 1, decision(1, 0)}, 10);  // a crossfade
+  for (std::size_t n = 0; n < buf.size(); ++n) {
+    WireReader t(std::span<const uint8_t>(buf).first(n));
+    EXPECT_FALSE(decode_command(t, 10, got)) << n;
+    EXPECT_NE(t.error().find("truncated"), std::string::npos) << t.error();
+  }
+}
+
+}  // namespace
+}  // namespace posecast::test
