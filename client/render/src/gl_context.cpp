@@ -3,8 +3,10 @@
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "posecast/render/gl.h"
 #define GLFW_INCLUDE_NONE
