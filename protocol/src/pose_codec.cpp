@@ -29,21 +29,21 @@ constexpr int kClasses = kKinds * 3;
 
 // Residual binarisation: with expected magnitude E (bucket m = bit length of E), the low
 // k = max(0, m - kShiftOffset) bits are sent raw; q = |r| >> k goes through adaptive unary
-// bins (escape to Exp-Golomb past kUnaryBins); then the sign, raw.
-constexpr uint32_t kShiftOffset = 1;
-constexpr uint32_t kShapeBuckets = kShiftOffset + 2;  // m = 0, m = 1, m >= 2 (scaled)
+// bins (escape to Exp-Golomb past kUnaryBins); then the sign, raw. With k = m, q is mostly 0
+// or 1: 1.2-1.5 adaptive decisions per residual (docs/codec.md).
+constexpr uint32_t kShiftOffset = 0;
+constexpr uint32_t kShapeBuckets = kShiftOffset + 2;  // m = 0 (expect exactly 0), m >= 1
 constexpr uint32_t kUnaryBins = 14;
 constexpr uint32_t kMaxShift = 34;
 constexpr uint64_t kMaxMagnitude = uint64_t{1} << 34;
 constexpr int kMaxReferences = 3;
 
-// Initial P(stop) of each unary bin per shape bucket, in 1/4096: the shape of a Laplacian
-// residual at the expected scale with a heavier tail, measured on Fox, CesiumMan and the
-// generated rig (docs/codec.md). Adaptation (shift 4) refines them within the record.
+// Initial P(stop) of each unary bin per shape bucket, in 1/4096: averages of what the bins
+// converge to on Fox, CesiumMan and the generated rig at 20 Hz (docs/codec.md); adaptation
+// (shift 4) refines them within the record.
 constexpr uint16_t kInitialStop[kShapeBuckets][kUnaryBins] = {
-    {3900, 2600, 3000, 2600, 2048, 2048, 2048, 2048, 2048, 2048, 2048, 2048, 2048, 2048},
-    {1400, 2000, 1600, 1300, 1200, 1100, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000},
-    {1700, 1550, 1400, 1250, 1100, 1000, 950, 850, 800, 700, 600, 600, 500, 400},
+    {3950, 1800, 2500, 2000, 1200, 1200, 1200, 2048, 2048, 2048, 2048, 2048, 2048, 2048},
+    {2800, 2600, 2300, 2000, 1600, 1400, 1000, 900, 800, 700, 600, 600, 500, 400},
 };
 
 struct Models {
