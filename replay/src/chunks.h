@@ -20,6 +20,17 @@ void append_chunk(std::vector<uint8_t>& out, const char (&type)[4], std::span<co
 //   varint models { str source  u64 content_hash }
 void write_header(WireWriter& w, const RecordingHeader& header);
 
+// CKPT payload:
+//   u64 tick  u8 encoding (0 stored, 1 lz)  varint raw_size  varint stored_size  snapshot bytes
+//   varint entities { varint id  u64 palette_hash }        (hashes of tick - 1)
+// TICK payload:
+//   u64 first_tick  varint tick_count  u8 encoding  varint raw_size  records (lz when 1)
+//   records = { u64 world_hash  varint command_count  command* }[tick_count]
+// PALS payload:
+//   u64 tick  varint entities { varint id  varint joints  f32[16 * joints] }
+// END payload:
+//   u64 end_tick
+
 // Limits the reader enforces on header fields.
 inline constexpr std::size_t kMaxTextBytes = 1u << 20;
 inline constexpr uint64_t kMaxModels = 1u << 16;

@@ -117,11 +117,17 @@ Status Recorder::record_tick(const sim::World& world) {
 Status Recorder::flush() {
   if (Status s = fail_if_failed(); !s) return s;
   if (batch_ticks_ == 0) return {};
+  // Command records repeat their layout from entity to entity: compressed they take about
+  // a third less (bench_replay, tick_KB_per_minute).
+  lz_compress(batch_, compressed_);
+  const bool compress = compressed_.size() < batch_.size();
   payload_.clear();
   WireWriter w(payload_);
   w.u64(batch_first_tick_);
   w.varint(batch_ticks_);
-  w.bytes(batch_);
+  w.u8(compress ? 1 : 0);
+  w.varint(batch_.size());
+  w.bytes(compress ? std::span<const uint8_t>(compressed_) : std::span<const uint8_t>(batch_));
   chunk_.clear();
   detail::append_chunk(chunk_, kChunkTicks, payload_);
   if (Status s = write_bytes(chunk_); !s) return s;

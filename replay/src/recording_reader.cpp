@@ -162,9 +162,27 @@ class ChunkParser {
   }
 
   bool ticks(std::span<const uint8_t> payload, std::string& error) {
-    WireReader r(payload);
-    const uint64_t first = r.u64("first_tick");
-    const uint64_t count = r.varint("tick_count", detail::kMaxTicksPerChunk);
+    WireReader head(payload);
+    const uint64_t first = head.u64("first_tick");
+    const uint64_t count = head.varint("tick_count", detail::kMaxTicksPerChunk);
+    const uint8_t encoding = head.u8("encoding");
+    const uint64_t raw_size = head.varint("raw_size", kMaxChunkPayload);
+    if (head.ok() && encoding > 1) head.fail("encoding", num(encoding) + " is not 0 (stored) or 1 (lz)");
+    if (head.ok() && encoding == 0 && raw_size != head.remaining()) head.fail("raw_size", "differs from the stored records");
+    if (!head.ok()) {
+      error = head.error();
+      return false;
+    }
+    std::span<const uint8_t> records = payload.subspan(head.position());
+    if (encoding == 1) {
+      std::string why;
+      if (!lz_decompress(records, static_cast<std::size_t>(raw_size), scratch_, why)) {
+        error = "records: " + why;
+        return false;
+      }
+      records = scratch_;
+    }
+    WireReader r(records);
     if (r.ok() && first != rec_.end_tick()) {
       r.fail("first_tick", num(first) + " does not continue the recording at tick " + num(rec_.end_tick()));
     }
@@ -195,7 +213,7 @@ class ChunkParser {
       if (rec_.commands.size() > std::numeric_limits<uint32_t>::max()) r.fail("commands", "more than 2^32 in one recording");
       rec_.ticks.push_back(t);
     }
-    if (r.ok() && r.remaining() != 0) r.fail("TICK", num(r.remaining()) + " unexpected trailing bytes");
+    if (r.ok() && r.remaining() != 0) r.fail("records", num(r.remaining()) + " unexpected trailing bytes");
     if (!r.ok()) {
       rec_.ticks.resize(ticks_before);
       rec_.commands.resize(commands_before);

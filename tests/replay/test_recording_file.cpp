@@ -202,8 +202,10 @@ TEST(RecordingFile, UnknownCommandKindIsAnInvalidChunk) {
   const std::vector<ChunkInfo> chunks = list_chunks(bytes);
   const ChunkInfo& second_tick = chunks[3];
   ASSERT_EQ(second_tick.type, "TICK");
-  // payload: u64 first_tick, varint 1 (count), u64 hash, varint 1 (commands), u8 kind
-  const std::size_t kind_at = second_tick.offset + 8 + 8 + 1 + 8 + 1;
+  // payload: u64 first_tick, varint 1 (count), u8 encoding, varint raw_size, then the records:
+  // u64 hash, varint 1 (commands), u8 kind. One short tick is stored uncompressed.
+  ASSERT_EQ(bytes[second_tick.offset + 8 + 8 + 1], 0) << "encoding";
+  const std::size_t kind_at = second_tick.offset + 8 + 8 + 1 + 1 + 1 + 8 + 1;
   ASSERT_EQ(bytes[kind_at], 2);  // despawn
   bytes[kind_at] = 77;
   fix_crc(bytes, second_tick);

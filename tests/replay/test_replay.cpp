@@ -229,7 +229,9 @@ TEST(ReplayDivergence, ACorruptedHashAloneIsReportedAsNotLasting) {
     uint64_t first = 0;
     for (int i = 0; i < 8; ++i) first |= uint64_t{bytes[c.offset + 8 + static_cast<std::size_t>(i)]} << (8 * i);
     if (first != 100) continue;
-    bytes[c.offset + 8 + 8 + 1] ^= 0x01;
+    // After first_tick: varint 1 (tick count), u8 encoding (0: stored), varint raw_size, hash.
+    ASSERT_EQ(bytes[c.offset + 8 + 8 + 1], 0) << "encoding";
+    bytes[c.offset + 8 + 8 + 1 + 1 + 1] ^= 0x01;
     fix_crc(bytes, c);
   }
   auto replayer = Replayer::create(read_ok(bytes), rig_loader());

@@ -1,0 +1,281 @@
+// bench_replay: the recording and replay figures of docs/recording-format.md ("Costs").
+//
+// Every benchmark drives 100 entities at 60 Hz with one command per entity per second (a mix
+// of phase-synced crossfades, speed changes, blends and blend-weight changes, staggered so
+// every tick has a few), on one thread, hashing every palette (recording needs the hashes).
+//
+//   BM_RecordingSize/<model>     one minute recorded with the default config (checkpoint every
+//                                5 s, flush every 1 s). Counters: KB_per_minute (whole file),
+//                                tick_KB_per_minute (TICK chunks: commands + world hashes),
+//                                checkpoint_KB_per_minute (CKPT chunks).
+//   BM_RecordingOverhead/<model> one minute; each tick's World::tick() and Recorder::
+//                                record_tick() timed apart in the same loop. Counters:
+//                                tick_us, record_us (mean, checkpoints and write() included),
+//                                overhead_pct = record / tick * 100.
+//   BM_ReplaySpeed/<model>       replays a recorded minute from its first checkpoint, hashing
+//                                every tick. Counters: ticks_per_s, x_realtime.
+//   BM_SeekLatency/<model>       a recording of POSECAST_BENCH_SEEK_MINUTES minutes (default
+//                                60: 216000 ticks, generated once, which takes a while), then
+//                                seeks to 200 random ticks (fixed seed). Counters: median_ms,
+//                                p90_ms, max_ms, setup_s (the time to record the hour).
+//
+// Fox needs the public sample assets (../shared/assets beside the checkout); without them its
+// benchmarks report an error and the generated rig still runs.
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <unistd.h>
+
+#include "posecast/replay/recorder.h"
+#include "posecast/replay/recording.h"
+#include "posecast/replay/replayer.h"
+#include "posecast/rig/model_source.h"
+#include "posecast/sim/world.h"
+
+namespace {
+
+using namespace posecast;          // NOLINT: benchmark shorthand
+using namespace posecast::sim;     // NOLINT
+using namespace posecast::replay;  // NOLINT
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kEntities = 100;
+constexpr uint32_t kRate = 60;
+
+struct BenchModel {
+  std::string label;
+  std::string source;
+  std::shared_ptr<const Model> model;
+};
+
+BenchModel& bench_model(const std::string& label) {
+  static BenchModel fox{"Fox", std::string(POSECAST_ASSETS_DIR) + "/Fox.glb", nullptr};
+  static BenchModel rig{"GenRig24", "gen-rig:24", nullptr};
+  BenchModel& m = label == "Fox" ? fox : rig;
+  if (!m.model) {
+    Result<Model> loaded = rig::load_model_source(m.source);
+    if (loaded) m.model = std::make_shared<const Model>(std::move(loaded.value()));
+  }
+  return m;
+}
+
+ModelLoader loader_for(const BenchModel& m) {
+  return [&m](const std::string&) -> Result<std::shared_ptr<const Model>> { return m.model; };
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("posecast_bench_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+MotionSpec one_clip(uint16_t clip, SpeedQ16 speed, int64_t offset_us) {
+  MotionSpec m;
+  m.count = 1;
+  m.clips[0] = ClipWeight{clip, 1.0f};
+  m.speed = speed;
+  m.start_offset_us = offset_us;
+  return m;
+}
+
+// Spawns the entities, each playing its own clip at its own offset and speed.
+void populate(World& world, const Model& model) {
+  const auto clips = static_cast<uint16_t>(model.rigs[0].clips.size());
+  for (EntityId e = 0; e < kEntities; ++e) {
+    world.submit(0, Command{0, e, SpawnCommand{0, 0}});
+    world.submit(0, Command{0, e, PlayCommand{0, one_clip(static_cast<uint16_t>(e % clips),
+                                                          kSpeedOne - 20000 + static_cast<SpeedQ16>(e * 400),
+                                                          static_cast<int64_t>(e) * 41000)}});
+  }
+}
+
+// One command per entity per second, staggered over the ticks (submitter 1 + entity % 8).
+void submit_commands(World& world, const Model& model, uint64_t tick) {
+  const auto clips = static_cast<uint16_t>(model.rigs[0].clips.size());
+  for (EntityId e = 0; e < kEntities; ++e) {
+    if (tick == 0 || (tick + e * 13) % kRate != 0) continue;
+    const uint64_t k = tick / kRate + e;
+    const auto clip = static_cast<uint16_t>(k % clips);
+    CommandBody body;
+    switch (k % 4) {
+      case 0: body = CrossfadeCommand{0, one_clip(clip, kSpeedOne, 0), 300000, true}; break;
+      case 1: body = SetSpeedCommand{0, kSpeedOne - 15000 + static_cast<SpeedQ16>((k * 7919) % 30000)}; break;
+      case 2: {
+        MotionSpec m = one_clip(clip, kSpeedOne, 0);
+        m.count = 2;
+        m.clips[1] = ClipWeight{static_cast<uint16_t>((clip + 1) % clips), 0.5f};
+        body = CrossfadeCommand{0, m, 250000, true};
+        break;
+      }
+      default: body = SetBlendWeightsCommand{0, {0.3f, 0.7f, 0, 0}, 2}; break;
+    }
+    world.submit(1 + e % 8, Command{tick, e, body});
+  }
+}
+
+std::unique_ptr<World> make_world(const BenchModel& m) {
+  auto world = std::make_unique<World>(WorldOptions{kRate, 1, true});
+  if (!world->add_model(m.model).ok()) return nullptr;
+  populate(*world, *m.model);
+  return world;
+}
+
+// Records `ticks` ticks to `path`; returns false on any error.
+bool record(const BenchModel& m, const std::string& path, uint64_t ticks, RecorderConfig config = {}) {
+  std::unique_ptr<World> world = make_world(m);
+  if (!world) return false;
+  auto rec = Recorder::create(path, *world, {m.source}, config);
+  if (!rec) return false;
+  for (uint64_t t = 0; t < ticks; ++t) {
+    submit_commands(*world, *m.model, t);
+    world->tick();
+    if (!rec.value()->record_tick(*world)) return false;
+  }
+  return rec.value()->close().ok();
+}
+
+void BM_RecordingSize(benchmark::State& state, const std::string& label) {
+  BenchModel& m = bench_model(label);
+  if (!m.model) {
+    state.SkipWithError((m.source + " could not be loaded (sample assets absent?)").c_str());
+    return;
+  }
+  const std::string path = temp_path("size.pcrec");
+  for (auto _ : state) {
+    if (!record(m, path, 60 * kRate)) state.SkipWithError("recording failed");
+  }
+  auto rec = read_recording_file(path);
+  std::filesystem::remove(path);
+  if (!rec) {
+    state.SkipWithError(rec.error().message.c_str());
+    return;
+  }
+  double checkpoint_bytes = 0;
+  for (const Checkpoint& c : rec.value()->checkpoints) checkpoint_bytes += static_cast<double>(c.stored_size + 16 + 12 * c.entity_hashes.size());
+  const double total = static_cast<double>(rec.value()->bytes.size());
+  state.counters["KB_per_minute"] = total / 1000.0;
+  state.counters["checkpoint_KB_per_minute"] = checkpoint_bytes / 1000.0;
+  state.counters["tick_KB_per_minute"] = (total - checkpoint_bytes) / 1000.0;
+  state.counters["commands"] = static_cast<double>(rec.value()->commands.size());
+}
+
+void BM_RecordingOverhead(benchmark::State& state, const std::string& label) {
+  BenchModel& m = bench_model(label);
+  if (!m.model) {
+    state.SkipWithError((m.source + " could not be loaded (sample assets absent?)").c_str());
+    return;
+  }
+  const std::string path = temp_path("overhead.pcrec");
+  double tick_s = 0, record_s = 0;
+  uint64_t ticks = 0;
+  for (auto _ : state) {
+    std::unique_ptr<World> world = make_world(m);
+    auto rec = Recorder::create(path, *world, {m.source});
+    if (!rec) {
+      state.SkipWithError(rec.error().message.c_str());
+      break;
+    }
+    for (uint64_t t = 0; t < 60 * kRate; ++t) {
+      submit_commands(*world, *m.model, t);
+      const auto a = Clock::now();
+      world->tick();
+      const auto b = Clock::now();
+      if (!rec.value()->record_tick(*world)) state.SkipWithError("record_tick failed");
+      const auto c = Clock::now();
+      tick_s += std::chrono::duration<double>(b - a).count();
+      record_s += std::chrono::duration<double>(c - b).count();
+      ++ticks;
+    }
+    (void)rec.value()->close();
+  }
+  std::filesystem::remove(path);
+  state.counters["tick_us"] = tick_s * 1e6 / static_cast<double>(ticks);
+  state.counters["record_us"] = record_s * 1e6 / static_cast<double>(ticks);
+  state.counters["overhead_pct"] = record_s / tick_s * 100.0;
+}
+
+void BM_ReplaySpeed(benchmark::State& state, const std::string& label) {
+  BenchModel& m = bench_model(label);
+  if (!m.model) {
+    state.SkipWithError((m.source + " could not be loaded (sample assets absent?)").c_str());
+    return;
+  }
+  const std::string path = temp_path("speed.pcrec");
+  if (!record(m, path, 60 * kRate)) {
+    state.SkipWithError("recording failed");
+    return;
+  }
+  auto rec = read_recording_file(path);
+  std::filesystem::remove(path);
+  auto replayer = Replayer::create(rec.value(), loader_for(m));
+  if (!replayer) {
+    state.SkipWithError(replayer.error().message.c_str());
+    return;
+  }
+  uint64_t ticks = 0;
+  for (auto _ : state) {
+    if (!replayer.value()->seek(0)) state.SkipWithError("seek failed");
+    while (!replayer.value()->at_end()) {
+      benchmark::DoNotOptimize(replayer.value()->step());
+      ++ticks;
+    }
+  }
+  state.counters["ticks_per_s"] = benchmark::Counter(static_cast<double>(ticks), benchmark::Counter::kIsRate);
+  state.counters["x_realtime"] = benchmark::Counter(static_cast<double>(ticks) / kRate, benchmark::Counter::kIsRate);
+}
+
+void BM_SeekLatency(benchmark::State& state, const std::string& label) {
+  BenchModel& m = bench_model(label);
+  if (!m.model) {
+    state.SkipWithError((m.source + " could not be loaded (sample assets absent?)").c_str());
+    return;
+  }
+  double minutes = 60;
+  if (const char* env = std::getenv("POSECAST_BENCH_SEEK_MINUTES")) minutes = std::max(1.0, std::atof(env));
+  const auto ticks = static_cast<uint64_t>(minutes * 60 * kRate);
+  const std::string path = temp_path("hour.pcrec");
+  const auto setup_start = Clock::now();
+  if (!record(m, path, ticks)) {
+    state.SkipWithError("recording failed");
+    return;
+  }
+  const double setup_s = std::chrono::duration<double>(Clock::now() - setup_start).count();
+  auto rec = read_recording_file(path);
+  std::filesystem::remove(path);
+  auto replayer = Replayer::create(rec.value(), loader_for(m));
+  if (!replayer) {
+    state.SkipWithError(replayer.error().message.c_str());
+    return;
+  }
+  std::mt19937_64 rng(42);
+  std::vector<double> ms;
+  for (auto _ : state) {
+    const uint64_t target = rng() % ticks;
+    const auto a = Clock::now();
+    if (!replayer.value()->seek(target)) state.SkipWithError("seek failed");
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  state.counters["median_ms"] = ms[ms.size() / 2];
+  state.counters["p90_ms"] = ms[ms.size() * 9 / 10];
+  state.counters["max_ms"] = ms.back();
+  state.counters["setup_s"] = setup_s;
+  state.counters["recording_MB"] = static_cast<double>(rec.value()->bytes.size()) / 1e6;
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(BM_RecordingSize, GenRig24, std::string("GenRig24"))->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RecordingSize, Fox, std::string("Fox"))->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RecordingOverhead, GenRig24, std::string("GenRig24"))->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RecordingOverhead, Fox, std::string("Fox"))->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ReplaySpeed, Fox, std::string("Fox"))->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ReplaySpeed, GenRig24, std::string("GenRig24"))->Iterations(3)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SeekLatency, Fox, std::string("Fox"))->Iterations(200)->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
