@@ -44,9 +44,9 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
       render::OffscreenTarget::create(options.width, options.height);
   if (!target) return fail(target.error().message);
 
-  render::OrbitCamera camera;
-  camera.frame(renderer.value()->bounds(source.entities()));
   const float aspect = static_cast<float>(options.width) / static_cast<float>(options.height);
+  render::OrbitCamera camera;
+  camera.frame(renderer.value()->bounds(source.entities()), aspect);
   const render::DrawOptions draw_options;
 
   std::unique_ptr<DebugOverlay> overlay;

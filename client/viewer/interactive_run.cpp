@@ -162,16 +162,16 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
     update_history.push(
         std::chrono::duration<float, std::milli>(Clock::now() - update_start).count());
     if (Status status = sync_models(r, source); !status) return fail(status.error().message);
-    if (input.frame_requested) {
-      input.camera.frame(r.bounds(source.entities()));
-      input.frame_requested = false;
-    }
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     glViewport(0, 0, input.framebuffer_width, input.framebuffer_height);
     const float aspect = input.framebuffer_height > 0
                              ? static_cast<float>(input.framebuffer_width) /
                                    static_cast<float>(input.framebuffer_height)
                              : 1.0f;
+    if (input.frame_requested) {
+      input.camera.frame(r.bounds(source.entities()), aspect);
+      input.frame_requested = false;
+    }
     const render::FrameView view =
         render::make_frame_view(input.camera, aspect, r.bounds(source.entities()));
     Result<render::DrawStats> drawn = r.draw(view, source.entities(), input.draw);

@@ -66,7 +66,7 @@ RgbaImage render_scene(const Scene& scene) {
   EXPECT_TRUE(target.ok()) << target.error().message;
   if (!target) return {};
   OrbitCamera camera;  // default yaw/pitch, framed on the bind-pose bounds
-  camera.frame(renderer.value()->bounds(entities));
+  camera.frame(renderer.value()->bounds(entities), static_cast<float>(kWidth) / kHeight);
   DrawOptions options;
   options.skeleton = scene.skeleton;
   options.wireframe = scene.wireframe;

@@ -27,8 +27,9 @@ class OrbitCamera {
   void pan(float dx, float dy);
   // factor > 1 moves away.
   void zoom(float factor);
-  // Keeps yaw/pitch; puts the box's centre at the target and its bounding sphere in view.
-  void frame(const Aabb& box);
+  // Keeps yaw/pitch; puts the box's centre at the target and moves in as close as the box's
+  // eight corners allow, staying inside 90% of the view at this aspect (width / height).
+  void frame(const Aabb& box, float aspect);
 };
 
 }  // namespace posecast::render
