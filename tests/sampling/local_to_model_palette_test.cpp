@@ -88,21 +88,34 @@ TEST(LocalToModelJob, MatchesHandComputedWorldMatrices) {
   expect_mat_near(models[4], affine({0, 2, 0}, {-2, 0, 0}, {0, 0, 2}, {1, 2, 5}), 1e-6f);
 }
 
-// Random poses on a wide tree: the job must equal the scalar reference bit for bit, including
-// the exact (0,0,0,1) last rows (hashes see every float).
+// Random poses plus signed zeros, axis-aligned half turns and negative scales (where the
+// sign of a zero entry depends on the exact operation order): the job must equal the scalar
+// reference bit for bit, including the exact (0,0,0,1) last rows (hashes see every float).
 TEST(LocalToModelJob, IsBitIdenticalToToMatrixAndAffineMul) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
   Skeleton s;
-  for (int i = 0; i < 64; ++i) {
+  const std::vector<Transform> special = {
+      trs({-0.0f, 0.0f, -0.0f}, glm::quat(1.0f, 0.0f, 0.0f, 0.0f), {1.0f, 1.0f, 1.0f}),
+      trs({1.0f, -0.0f, 2.0f}, glm::quat(0.0f, 0.0f, 1.0f, 0.0f), {-1.0f, 1.0f, -0.0f}),
+      trs({0.0f, 0.0f, 0.0f}, glm::quat(-0.0f, 1.0f, -0.0f, 0.0f), {2.0f, -3.0f, 1.0f}),
+      trs({-5.0f, 0.0f, 0.0f}, glm::quat(-1.0f, -0.0f, 0.0f, -0.0f), {-1.0f, -1.0f, -1.0f}),
+      trs({0.0f, 0.0f, 0.0f}, glm::quat(0.0f, 0.0f, 0.0f, 1.0f), {0.0f, 1.0f, 1.0f}),
+  };
+  const int count = 64 + static_cast<int>(special.size());
+  for (int i = 0; i < count; ++i) {
     s.parents.push_back(static_cast<int16_t>(i == 0 ? -1 : static_cast<int>(rng() % i)));
+    if (i % 13 == 0 && i / 13 < static_cast<int>(special.size())) {
+      s.rest.push_back(special[static_cast<std::size_t>(i / 13)]);
+      continue;
+    }
     const glm::quat q = det_normalize(glm::quat(u(rng), u(rng), u(rng), u(rng)));
     s.rest.push_back(trs({u(rng), u(rng), u(rng)}, q, {u(rng), u(rng), u(rng)}));
   }
   const std::vector<glm::mat4> models = run_local_to_model(s, s.rest);
-  ASSERT_EQ(models.size(), 64u);
-  std::vector<glm::mat4> reference(64);
-  for (int i = 0; i < 64; ++i) {
+  ASSERT_EQ(models.size(), static_cast<std::size_t>(count));
+  std::vector<glm::mat4> reference(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
     const glm::mat4 local = to_matrix(s.rest[i]);
     reference[i] = s.parents[i] < 0 ? local : affine_mul(reference[s.parents[i]], local);
   }
