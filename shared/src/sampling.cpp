@@ -152,6 +152,12 @@ class SlerpQueue {
   int size_ = 0;
 };
 
+// Floats per key by [TrackTarget][Interpolation]: 3 or 4 components, three elements (in-tangent,
+// value, out-tangent) per CUBICSPLINE key.
+constexpr uint8_t kFloatsPerKey[3][3] = {{3, 3, 9}, {4, 4, 12}, {3, 3, 9}};
+static_assert(static_cast<int>(TrackTarget::kRotation) == 1 &&
+              static_cast<int>(Interpolation::kCubicSpline) == 2);
+
 // Float offset of each TrackTarget inside a Transform (translation, rotation x y z w, scale).
 constexpr std::size_t kTargetOffset[3] = {0, 3, 7};
 static_assert(offsetof(Transform, rotation) == 3 * sizeof(float));
@@ -230,14 +236,12 @@ bool SampleJob::Validate() const {
   const uint64_t time_count = clip->times.size();
   const uint64_t value_count = clip->values.size();
   for (const Track& track : clip->tracks) {
-    if (track.node >= nodes || track.key_count == 0) return false;
+    // Floats per key for (target, interpolation); 0 marks values outside the enums.
     const auto target = static_cast<uint8_t>(track.target);
     const auto interpolation = static_cast<uint8_t>(track.interpolation);
-    if (target > static_cast<uint8_t>(TrackTarget::kScale)) return false;
-    if (interpolation > static_cast<uint8_t>(Interpolation::kCubicSpline)) return false;
     const uint64_t floats_per_key =
-        (target == static_cast<uint8_t>(TrackTarget::kRotation) ? 4u : 3u) *
-        (interpolation == static_cast<uint8_t>(Interpolation::kCubicSpline) ? 3u : 1u);
+        target < 3 && interpolation < 3 ? kFloatsPerKey[target][interpolation] : 0u;
+    if (track.node >= nodes || track.key_count == 0 || floats_per_key == 0) return false;
     if (uint64_t{track.times_offset} + track.key_count > time_count) return false;
     if (uint64_t{track.values_offset} + floats_per_key * track.key_count > value_count)
       return false;
