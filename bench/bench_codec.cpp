@@ -8,6 +8,9 @@
 //   reference   delta     each update against the previous three (the last acked snapshots
 //                         when every update is acked in time): baseline, prior, older
 //               absolute  every update against the rest pose (a late joiner, a lost baseline)
+//               dictionary  as delta, with each pose's recipe (clips, times, weights) attached
+//                         and a clip dictionary on both sides (the stretch goal: predicted from
+//                         the shared clips; the encoder keeps the smaller of both predictions)
 // 10 seconds of updates per scenario (200 at 20 Hz).
 //
 // Counters (per animated joint = node with at least one animated channel, PoseFormat):
@@ -46,6 +49,7 @@
 #include "posecast/gltf_import.h"
 #include "posecast/local_to_model.h"
 #include "posecast/palette.h"
+#include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/error_metric.h"
 #include "posecast/protocol/pose_codec.h"
 #include "posecast/protocol/pose_format.h"
@@ -69,8 +73,10 @@ struct Scenario {
   std::shared_ptr<const Model> model;
   const Rig* rig = nullptr;
   std::shared_ptr<const PoseFormat> format;
-  // Per update: the exact local pose (what the server evaluated).
+  // Per update: the exact local pose (what the server evaluated) and its recipe (the clips,
+  // times and weights it is a blend of: what the animator would attach).
   std::vector<std::vector<Transform>> poses;
+  std::vector<PoseRecipe> recipes;
 };
 
 std::string asset(const std::string& name) { return std::string(POSECAST_ASSETS_DIR) + "/" + name; }
@@ -93,9 +99,11 @@ struct ClipPlayer {
   const Clip* clip = nullptr;
   SamplingCursor cursor;
   std::vector<Transform> out;
+  int64_t clip_time(int64_t time_us) const {
+    return clip->duration_us > 0 ? time_us % clip->duration_us : 0;
+  }
   void sample(int64_t time_us) {
-    const int64_t t = clip->duration_us > 0 ? time_us % clip->duration_us : 0;
-    SampleJob job{&rig->skeleton, clip, t, cursor.keys, out};
+    SampleJob job{&rig->skeleton, clip, clip_time(time_us), cursor.keys, out};
     (void)job.Run();
   }
 };
@@ -165,13 +173,21 @@ Scenario build(const std::string& source, const std::string& clip_a, const std::
   for (int u = 0; u < updates; ++u) {
     const int64_t time_us = static_cast<int64_t>(u) * ticks_per_send * kServerTickUs;
     pa.sample(time_us);
+    PoseRecipe recipe;
+    recipe.count = 1;
+    recipe.inputs[0] = {static_cast<uint16_t>(a), pa.clip_time(time_us), 1.0f};
     if (b < 0) {
       s.poses.push_back(pa.out);
+      s.recipes.push_back(recipe);
       continue;
     }
     pb.sample(time_us);
-    blend(pa.out, pb.out, crossfade_weight(static_cast<double>(time_us) / 1e6),
-          s.rig->skeleton.rest, mixed);
+    const float w = crossfade_weight(static_cast<double>(time_us) / 1e6);
+    recipe.count = 2;
+    recipe.inputs[0].weight = 1.0f - w;
+    recipe.inputs[1] = {static_cast<uint16_t>(b), pb.clip_time(time_us), w};
+    s.recipes.push_back(recipe);
+    blend(pa.out, pb.out, w, s.rig->skeleton.rest, mixed);
     s.poses.push_back(mixed);
   }
   return s;
@@ -201,6 +217,11 @@ std::vector<QuantizedPose> quantize_all(const Scenario& s) {
   return q;
 }
 
+enum class Mode { kDelta, kAbsolute, kDictionary };
+const char* to_string(Mode m) {
+  return m == Mode::kDelta ? "delta" : m == Mode::kAbsolute ? "absolute" : "dictionary";
+}
+
 PoseReference reference_for(const std::vector<QuantizedPose>& q, std::size_t u, bool delta, int age) {
   PoseReference ref;
   ref.tick_rate_hz = kServerTickHz;
@@ -219,8 +240,8 @@ PoseReference reference_for(const std::vector<QuantizedPose>& q, std::size_t u, 
 }
 
 std::vector<double> sizes(const Scenario& s, const std::vector<QuantizedPose>& q, bool delta, int age,
-                          const PoseEncodeOptions& options) {
-  PoseEncoder encoder(*s.format);
+                          const PoseEncodeOptions& options, ClipDictionary* dictionary = nullptr) {
+  PoseEncoder encoder(*s.format, dictionary);
   std::vector<double> out;
   std::vector<uint8_t> bytes;
   // The first update of a delta stream has no baseline; it is not a delta measurement.
@@ -330,20 +351,29 @@ double time_dequantize(const Scenario& s, const std::vector<QuantizedPose>& q) {
 // ---------------------------------------------------------------- the benchmark
 
 void run_codec(benchmark::State& state, const std::string& source, const std::string& clip_a,
-               const std::string& clip_b, int send_hz, bool delta) {
+               const std::string& clip_b, int send_hz, Mode mode) {
   const Scenario s = build(source, clip_a, clip_b, send_hz);
   if (!s.error.empty()) {
     state.SkipWithError(s.error.c_str());
     return;
   }
   const int age = kServerTickHz / send_hz;
-  const std::vector<QuantizedPose> q = quantize_all(s);
+  const bool delta = mode != Mode::kAbsolute;
+  std::vector<QuantizedPose> q = quantize_all(s);
   const PoseFormat& f = *s.format;
   const double joints = std::max<double>(1.0, f.animated_node_count);
+  // Dictionary mode: the poses carry their recipes; both sides hold a clip dictionary.
+  std::unique_ptr<ClipDictionary> server_dictionary, client_dictionary;
+  if (mode == Mode::kDictionary) {
+    for (std::size_t i = 0; i < q.size(); ++i) q[i].recipe = s.recipes[i];
+    server_dictionary = std::make_unique<ClipDictionary>(s.rig->skeleton, s.rig->clips, f);
+    client_dictionary = std::make_unique<ClipDictionary>(s.rig->skeleton, s.rig->clips, f);
+  }
 
   // Timed: the server's encode and the client's decode of one entity-update (quantising is
   // once per entity and tick, shared by every client; it and dequantising are timed below).
-  PoseEncoder encoder(f);
+  PoseEncoder encoder(f, server_dictionary.get());
+  QuantizedPose dictionary_scratch;
   std::vector<uint8_t> bytes;
   bytes.reserve(4096);
   QuantizedPose client_q;
@@ -354,7 +384,8 @@ void run_codec(benchmark::State& state, const std::string& source, const std::st
     const PoseReference ref = reference_for(q, u, delta, age);
     bytes.clear();
     encoder.encode(q[u], ref, bytes);
-    const Status st = decode_pose(f, bytes, ref, client_q);
+    const Status st = decode_pose(f, bytes, ref, client_q, PoseCoding::kRangeCoded,
+                                  client_dictionary.get(), &dictionary_scratch);
     benchmark::DoNotOptimize(st);
     benchmark::DoNotOptimize(client_q.values.data());
     if (++u == q.size()) u = 3;
@@ -364,7 +395,9 @@ void run_codec(benchmark::State& state, const std::string& source, const std::st
   const double quantize_ns = time_quantize(s, q);
   const double dequantize_ns = time_dequantize(s, q);
 
-  const std::vector<double> range_sizes = sizes(s, q, delta, age, {});
+  const std::vector<double> range_sizes = sizes(s, q, delta, age, {}, server_dictionary.get());
+  // The reference stages below carry no recipes: measure them on the bare poses.
+  for (QuantizedPose& p : q) p.recipe = PoseRecipe{};
   PoseEncodeOptions packed;
   packed.coding = PoseCoding::kBitPacked;
   const std::vector<double> packed_sizes = sizes(s, q, delta, age, packed);
@@ -422,12 +455,12 @@ int main(int argc, char** argv) {
   };
   for (const ScenarioSpec& sc : scenarios) {
     for (int hz : {60, 30, 20}) {
-      for (bool delta : {true, false}) {
+      for (Mode mode : {Mode::kDelta, Mode::kAbsolute, Mode::kDictionary}) {
         const std::string name = std::string("BM_Codec/") + sc.name + "/" + std::to_string(hz) +
-                                 "Hz/" + (delta ? "delta" : "absolute");
+                                 "Hz/" + to_string(mode);
         const std::string source = sc.source, a = sc.clip_a, b = sc.clip_b;
         benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) {
-          run_codec(st, source, a, b, hz, delta);
+          run_codec(st, source, a, b, hz, mode);
         });
       }
     }

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "posecast/protocol/bit_io.h"
@@ -23,9 +24,17 @@ namespace posecast::protocol {
 namespace {
 
 // Context classes: channel (T, R, S) x how the prediction was made.
-enum Kind : uint8_t { kKindAccel = 0, kKindVelocity = 1, kKindBaseline = 2, kKindAbsolute = 3 };
-constexpr int kKinds = 4;
+enum Kind : uint8_t {
+  kKindAccel = 0,
+  kKindVelocity = 1,
+  kKindBaseline = 2,
+  kKindAbsolute = 3,
+  kKindDictionary = 4,
+};
+constexpr int kKinds = 5;
 constexpr int kClasses = kKinds * 3;
+constexpr int kRecipeTimeClass = kClasses;        // residuals of predicted recipe clip times
+constexpr int kRecipeWeightClass = kClasses + 1;  // residuals of predicted weights (float ulps)
 
 // Residual binarisation: with expected magnitude E (bucket m = bit length of E), the low
 // k = max(0, m - kShiftOffset) bits are sent raw; q = |r| >> k goes through adaptive unary
@@ -47,11 +56,13 @@ constexpr uint16_t kInitialStop[kShapeBuckets][kUnaryBins] = {
 };
 
 struct Models {
-  BitModel unary[kClasses][kShapeBuckets][kUnaryBins];
+  BitModel unary[kClasses + 2][kShapeBuckets][kUnaryBins];
   BitModel axis_same{3900};
   BitModel axis_is_w{3900};
   BitModel full_references{3900};
   BitModel off_layout{4000};
+  BitModel has_recipe{3900};
+  BitModel from_dictionary{1000};
 
   Models() {
     for (auto& cls : unary)
@@ -115,8 +126,11 @@ const char* reference_problem(const PoseFormat& format, const PoseReference& ref
 // state: one snapshot per send interval, all acked) the per-code work is integer only.
 class Predictor {
  public:
-  Predictor(const PoseFormat& format, const PoseReference& ref, int references)
-      : format_(format), ref_(ref), references_(references) {
+  // `dictionary` (nullable): codes predicted from the clip dictionary, which then replace the
+  // reference prediction for every code.
+  Predictor(const PoseFormat& format, const PoseReference& ref, int references,
+            const QuantizedPose* dictionary = nullptr)
+      : format_(format), ref_(ref), references_(references), dictionary_(dictionary) {
     if (references_ >= 1) {
       speed_scale_ = static_cast<double>(ref.baseline_age) /
                      static_cast<double>(std::max<uint32_t>(1, ref.tick_rate_hz));
@@ -134,6 +148,7 @@ class Predictor {
   }
 
   int32_t reference_axis(std::size_t node) const {
+    if (dictionary_ != nullptr) return dictionary_->values[node * kValuesPerNode + kRotationAxis];
     return references_ == 0 ? -1 : ref_.baseline->values[node * kValuesPerNode + kRotationAxis];
   }
 
@@ -142,6 +157,17 @@ class Predictor {
   Expectation expect(std::size_t node, int channel, int slot, int32_t axis) const {
     const std::size_t base = node * kValuesPerNode;
     const std::size_t i = base + static_cast<std::size_t>(slot);
+    if (dictionary_ != nullptr) {
+      Expectation e;
+      if (channel != 1 || dictionary_->values[base + kRotationAxis] == axis) {
+        e.prediction = dictionary_->values[i];
+        e.cls = static_cast<uint8_t>(channel * kKinds + kKindDictionary);  // bucket 0: expect 0
+      } else {
+        e.bucket = bucket_of(static_cast<double>(format_.value_prior[prior_index(node, slot)]));
+        e.cls = static_cast<uint8_t>(channel * kKinds + kKindAbsolute);
+      }
+      return e;
+    }
     // How many references share this code's representation (rotation axes must match).
     int usable = references_;
     if (channel == 1) {
@@ -203,7 +229,74 @@ class Predictor {
   bool unit_step_ = false;    // baseline_age == prior_age: the step is b - p exactly
   bool equal_ages_ = false;   // all three ages equal
   double newer_factor_ = 0.0, older_factor_ = 0.0;
+  const QuantizedPose* dictionary_;
 };
+
+// ---------- recipes (clip-dictionary prediction) ----------
+
+int64_t tick_us(const PoseReference& ref) {
+  const int64_t hz = std::max<uint32_t>(1, ref.tick_rate_hz);
+  return (1000000 + hz / 2) / hz;
+}
+
+uint32_t clip_bits(const PoseFormat& format) {
+  return format.clip_durations_us.size() <= 1
+             ? 0u
+             : static_cast<uint32_t>(std::bit_width(format.clip_durations_us.size() - 1));
+}
+
+bool recipe_valid(const PoseFormat& format, const PoseRecipe& recipe) {
+  if (recipe.count == 0 || recipe.count > kMaxRecipeInputs) return false;
+  for (uint8_t i = 0; i < recipe.count; ++i) {
+    const PoseRecipe::Input& in = recipe.inputs[i];
+    if (in.clip >= format.clip_durations_us.size() || in.time_us < 0 ||
+        in.time_us > kMaxRecipeTimeUs || !std::isfinite(in.weight) || in.weight < 0.0f) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Where input `i`'s clip time is expected to be: the baseline recipe's time for the same clip,
+// advanced by the baseline's age at speed 1 and wrapped once by the clip duration; -1 when the
+// baseline has no such input.
+int64_t predicted_time(const PoseFormat& format, const PoseRecipe& recipe, uint8_t i,
+                       const PoseReference& ref, int references) {
+  if (references < 1 || ref.baseline->recipe.count == 0) return -1;
+  const PoseRecipe& base = ref.baseline->recipe;
+  for (uint8_t j = 0; j < base.count && j < kMaxRecipeInputs; ++j) {
+    if (base.inputs[j].clip != recipe.inputs[i].clip) continue;
+    int64_t t = base.inputs[j].time_us + static_cast<int64_t>(ref.baseline_age) * tick_us(ref);
+    const int64_t duration = format.clip_durations_us[recipe.inputs[i].clip];
+    if (duration > 0 && t > duration) t -= duration;
+    return t;
+  }
+  return -1;
+}
+
+uint32_t float_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// Expected IEEE bits of input `i`'s weight, from the same input (same clip) of the baseline
+// and prior recipes: constant-rate extrapolation in float (a crossfade ramp), or the baseline's
+// weight. -1 when the baseline has no such input (the weight is then sent raw).
+int64_t predicted_weight_bits(const PoseRecipe& recipe, uint8_t i, const PoseReference& ref,
+                              int references) {
+  if (references < 1 || i >= ref.baseline->recipe.count) return -1;
+  const PoseRecipe::Input& b = ref.baseline->recipe.inputs[i];
+  if (b.clip != recipe.inputs[i].clip) return -1;
+  float w = b.weight;
+  if (references >= 2 && i < ref.prior->recipe.count &&
+      ref.prior->recipe.inputs[i].clip == b.clip) {
+    const float ratio = static_cast<float>(ref.baseline_age) / static_cast<float>(ref.prior_age);
+    const float extrapolated = b.weight + (b.weight - ref.prior->recipe.inputs[i].weight) * ratio;
+    if (std::isfinite(extrapolated)) w = extrapolated < 0.0f ? 0.0f : extrapolated;
+  }
+  return float_bits(w);
+}
 
 // ---------- entropy stages ----------
 
@@ -248,6 +341,30 @@ struct RangeSink {
     }
     rc.encode_direct(static_cast<uint32_t>(v), n);
   }
+  void recipe(const PoseFormat& format, const PoseRecipe& r, const PoseReference& ref,
+              int references) {
+    rc.encode_direct(static_cast<uint32_t>(r.count - 1), 2);
+    Expectation exact;
+    exact.cls = kRecipeTimeClass;
+    for (uint8_t i = 0; i < r.count; ++i) {
+      const PoseRecipe::Input& in = r.inputs[i];
+      rc.encode_direct(in.clip, clip_bits(format));
+      const int64_t predicted = predicted_time(format, r, i, ref, references);
+      if (predicted >= 0) {
+        residual(exact, in.time_us - predicted);
+      } else {
+        raw(static_cast<uint64_t>(in.time_us), 32);
+      }
+      const int64_t weight = predicted_weight_bits(r, i, ref, references);
+      if (weight >= 0) {
+        Expectation ulps;
+        ulps.cls = kRecipeWeightClass;
+        residual(ulps, static_cast<int64_t>(float_bits(in.weight)) - weight);
+      } else {
+        raw(float_bits(in.weight), 32);
+      }
+    }
+  }
 };
 
 struct RangeSource {
@@ -289,6 +406,36 @@ struct RangeSource {
       n = 32;
     }
     return (high << n) | rc.decode_direct(n);
+  }
+  // False for a recipe that does not fit the format (clip index, time, weight).
+  bool recipe(const PoseFormat& format, PoseRecipe& r, const PoseReference& ref, int references) {
+    r = PoseRecipe{};
+    r.count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
+    Expectation exact;
+    exact.cls = kRecipeTimeClass;
+    for (uint8_t i = 0; i < r.count; ++i) {
+      PoseRecipe::Input& in = r.inputs[i];
+      const uint32_t clip = rc.decode_direct(clip_bits(format));
+      if (clip >= format.clip_durations_us.size()) return false;
+      in.clip = static_cast<uint16_t>(clip);
+      const int64_t predicted = predicted_time(format, r, i, ref, references);
+      in.time_us = predicted >= 0 ? predicted + residual(exact) : static_cast<int64_t>(raw(32));
+      if (failed || in.time_us < 0 || in.time_us > kMaxRecipeTimeUs) return false;
+      const int64_t weight = predicted_weight_bits(r, i, ref, references);
+      int64_t bits = 0;
+      if (weight >= 0) {
+        Expectation ulps;
+        ulps.cls = kRecipeWeightClass;
+        bits = weight + residual(ulps);
+      } else {
+        bits = static_cast<int64_t>(raw(32));
+      }
+      if (failed || bits < 0 || bits > 0xFFFFFFFFll) return false;
+      const auto word = static_cast<uint32_t>(bits);
+      std::memcpy(&in.weight, &word, sizeof word);
+      if (!std::isfinite(in.weight) || in.weight < 0.0f) return false;
+    }
+    return true;
   }
 };
 
@@ -391,7 +538,8 @@ Status decode_body(const PoseFormat& format, const Predictor& predictor, Source&
 
 }  // namespace
 
-PoseEncoder::PoseEncoder(const PoseFormat& format) : format_(format) {}
+PoseEncoder::PoseEncoder(const PoseFormat& format, ClipDictionary* dictionary)
+    : format_(format), dictionary_(dictionary) {}
 
 bool PoseEncoder::encode(const QuantizedPose& pose, const PoseReference& reference,
                          std::vector<uint8_t>& out, const PoseEncodeOptions& options) {
@@ -399,25 +547,55 @@ bool PoseEncoder::encode(const QuantizedPose& pose, const PoseReference& referen
   const int references =
       std::clamp(std::min(references_in(reference), options.max_references), 0, kMaxReferences);
   if (reference_problem(format_, reference, references) != nullptr) return false;
-  const Predictor predictor(format_, reference, references);
+  const bool has_recipe = pose.recipe.count > 0;
+  if (has_recipe && !recipe_valid(format_, pose.recipe)) return false;
   if (options.coding == PoseCoding::kBitPacked) {
+    if (has_recipe) return false;  // the reference stage carries no recipes
+    const Predictor predictor(format_, reference, references);
     out.push_back(static_cast<uint8_t>(references | (pose.off_layout ? 4 : 0)));
     BitSink sink{BitWriter(out)};
     encode_body(format_, pose, predictor, sink);
     return true;
   }
+  if (!has_recipe || dictionary_ == nullptr ||
+      !dictionary_->predict(pose.recipe, references >= 1 ? reference.baseline : nullptr,
+                            dictionary_codes_)) {
+    return encode_range(pose, reference, references, nullptr, out);
+  }
+  // Both predictions; keep the smaller stream (a recipe the pose does not follow exactly,
+  // e.g. with IK on top, may predict worse than the references).
+  for (auto& s : scratch_) s.clear();
+  encode_range(pose, reference, references, nullptr, scratch_[0]);
+  encode_range(pose, reference, references, &dictionary_codes_, scratch_[1]);
+  const std::vector<uint8_t>& best =
+      scratch_[1].size() < scratch_[0].size() ? scratch_[1] : scratch_[0];
+  out.insert(out.end(), best.begin(), best.end());
+  return true;
+}
+
+bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& reference,
+                               int references, const QuantizedPose* dictionary_codes,
+                               std::vector<uint8_t>& out) {
   RangeSink sink{RangeEncoder(out), initial_models()};
   sink.rc.encode(sink.models.full_references, references == kMaxReferences ? 0u : 1u);
   if (references != kMaxReferences) sink.rc.encode_direct(static_cast<uint32_t>(references), 2);
   sink.rc.encode(sink.models.off_layout, pose.off_layout ? 1u : 0u);
+  sink.rc.encode(sink.models.has_recipe, pose.recipe.count > 0 ? 1u : 0u);
+  if (pose.recipe.count > 0) {
+    sink.recipe(format_, pose.recipe, reference, references);
+    sink.rc.encode(sink.models.from_dictionary, dictionary_codes != nullptr ? 1u : 0u);
+  }
+  const Predictor predictor(format_, reference, references, dictionary_codes);
   encode_body(format_, pose, predictor, sink);
   sink.rc.finish();
   return true;
 }
 
 Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
-                   const PoseReference& reference, QuantizedPose& out, PoseCoding coding) {
+                   const PoseReference& reference, QuantizedPose& out, PoseCoding coding,
+                   ClipDictionary* dictionary, QuantizedPose* scratch) {
   out.values.resize(format.node_count() * kValuesPerNode);
+  out.recipe = PoseRecipe{};
   int references = 0;
   auto check_references = [&]() -> Status {
     if (const char* problem = reference_problem(format, reference, references)) {
@@ -445,7 +623,25 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    : static_cast<int>(source.rc.decode_direct(2));
   out.off_layout = source.rc.decode(source.models.off_layout) != 0;
   if (Status st = check_references(); !st) return st;
-  const Predictor predictor(format, reference, references);
+  bool from_dictionary = false;
+  if (source.rc.decode(source.models.has_recipe) != 0) {
+    if (!source.recipe(format, out.recipe, reference, references)) {
+      return Error{"pose: recipe names a clip, time or weight out of range"};
+    }
+    from_dictionary = source.rc.decode(source.models.from_dictionary) != 0;
+  }
+  QuantizedPose local;
+  QuantizedPose& predicted = scratch != nullptr ? *scratch : local;
+  if (from_dictionary) {
+    if (dictionary == nullptr) {
+      return Error{"pose: predicted from the clip dictionary, but the receiver has none"};
+    }
+    if (!dictionary->predict(out.recipe, references >= 1 ? reference.baseline : nullptr,
+                             predicted)) {
+      return Error{"pose: the recipe does not evaluate on this clip dictionary"};
+    }
+  }
+  const Predictor predictor(format, reference, references, from_dictionary ? &predicted : nullptr);
   if (Status st = decode_body(format, predictor, source, out); !st) return st;
   if (source.rc.consumed() < bytes.size()) return Error{"pose: trailing bytes"};
   return {};

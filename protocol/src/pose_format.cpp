@@ -177,6 +177,7 @@ uint64_t fingerprint(const PoseFormat& f) {
   for (uint32_t v : f.speed_prior) h.add_u32(v);
   for (uint32_t v : f.value_prior) h.add_u32(v);
   h.add_u32(f.compensated ? 1u : 0u);
+  for (int64_t d : f.clip_durations_us) h.add_i64(d);
   return h.value();
 }
 
@@ -362,6 +363,7 @@ Result<PoseFormat> build_pose_format(const Skeleton& skeleton, std::span<const C
         std::max(2.0f * share * own / (sqrt3 * subtree_reach[n] * growth), 1e-12f);
   }
 
+  for (const Clip& clip : clips) f.clip_durations_us.push_back(clip.duration_us);
   compute_priors(skeleton, clips, options.prior_sample_hz, f);
   f.fingerprint = fingerprint(f);
   return f;

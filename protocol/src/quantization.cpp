@@ -110,6 +110,7 @@ void QuantizedPose::reset(const PoseFormat& format) {
   values.assign(format.node_count() * kValuesPerNode, 0);
   for (std::size_t n = 0; n < format.node_count(); ++n) values[n * kValuesPerNode + kRotationAxis] = 3;
   off_layout = false;
+  recipe = PoseRecipe{};
 }
 
 PoseQuantizer::PoseQuantizer(const PoseFormat& format)

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -11,6 +13,7 @@
 #include "posecast/blending.h"
 #include "posecast/gltf_import.h"
 #include "posecast/local_to_model.h"
+#include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/error_metric.h"
 #include "posecast/protocol/pose_codec.h"
 #include "posecast/protocol/pose_format.h"
@@ -186,6 +189,54 @@ TEST(AssetCodec, FoxRunDeltaChainDecodesExactlyAndStaysSmall) {
   const double per_joint = static_cast<double>(total_bytes) / static_cast<double>(updates) /
                            static_cast<double>(l.format->animated_node_count);
   EXPECT_LE(per_joint, 3.0);
+}
+
+TEST(AssetCodec, FoxWalkRunCrossfadeFromTheClipDictionaryDecodesExactlyUnderHalfAByte) {
+  const Loaded l = load("Fox.glb");
+  if (l.error == "skip") GTEST_SKIP() << "Fox.glb not in " << POSECAST_ASSETS_DIR;
+  ASSERT_TRUE(l.error.empty()) << l.error;
+  const int walk = l.model->find_clip("Walk"), run = l.model->find_clip("Run");
+  ASSERT_GE(walk, 0);
+  ASSERT_GE(run, 0);
+  const Rig& rig = *l.rig;
+  ClipDictionary server(rig.skeleton, rig.clips, *l.format), client(rig.skeleton, rig.clips, *l.format);
+  PoseQuantizer quantizer(*l.format);
+  PoseEncoder encoder(*l.format, &server);
+  std::vector<QuantizedPose> sent, received;
+  std::vector<Transform> mixed(rig.skeleton.node_count());
+  std::vector<double> per_joint;
+  for (int u = 0; u < 120; ++u) {  // 20 Hz: a 1 s fade walk -> run, hold, fade back
+    const int64_t t = u * 3 * kTickUs;
+    const double phase = std::fmod(static_cast<double>(t) / 1e6, 4.0);
+    const float w = static_cast<float>(phase < 1.0 ? phase : phase < 2.0 ? 1.0 : phase < 3.0 ? 3.0 - phase : 0.0);
+    PoseRecipe recipe;
+    recipe.count = 2;
+    recipe.inputs[0] = {static_cast<uint16_t>(walk), t % rig.clips[static_cast<std::size_t>(walk)].duration_us, 1.0f - w};
+    recipe.inputs[1] = {static_cast<uint16_t>(run), t % rig.clips[static_cast<std::size_t>(run)].duration_us, w};
+    ASSERT_TRUE(server.evaluate(recipe, mixed));
+    QuantizedPose q;
+    ASSERT_TRUE(quantizer.quantize(mixed, sent.empty() ? nullptr : &sent.back(), q));
+    q.recipe = recipe;
+    auto reference = [&](const std::vector<QuantizedPose>& h) {
+      PoseReference r;
+      const std::size_t n = h.size();
+      if (n >= 1) r.baseline = &h[n - 1], r.baseline_age = 3;
+      if (n >= 2) r.prior = &h[n - 2], r.prior_age = 3;
+      if (n >= 3) r.older = &h[n - 3], r.older_age = 3;
+      return r;
+    };
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(encoder.encode(q, reference(sent), bytes));
+    QuantizedPose got;
+    const Status st = decode_pose(*l.format, bytes, reference(received), got, PoseCoding::kRangeCoded, &client);
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    ASSERT_EQ(got, q) << "update " << u;
+    if (u >= 3) per_joint.push_back(static_cast<double>(bytes.size()) / l.format->animated_node_count);
+    sent.push_back(q);
+    received.push_back(got);
+  }
+  std::sort(per_joint.begin(), per_joint.end());
+  EXPECT_LE(per_joint[per_joint.size() / 2], 0.5);  // the stretch target, median
 }
 
 }  // namespace

@@ -9,8 +9,12 @@
 //                 velocity from baseline and prior
 //   older         the same                                 the step and the acceleration seen
 //                                                          over older, prior and baseline
+//   dictionary    the pose's recipe evaluated on the      "expect zero"
+//                 shared clips (clip_dictionary.h)
 // The residuals (code - prediction) go through an adaptive binary range coder whose contexts
 // come from that expected magnitude (docs/codec.md has the format and the measurements).
+// A pose with a recipe carries it; the encoder then codes the residual against whichever of
+// the dictionary prediction and the reference prediction is smaller.
 //
 // decode_pose() reproduces the encoder's QuantizedPose exactly. It treats its input as hostile:
 // any byte string yields the pose or an Error, never undefined behaviour.
@@ -19,6 +23,7 @@
 #include <span>
 #include <vector>
 
+#include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/pose_format.h"
 #include "posecast/protocol/quantization.h"
 #include "posecast/result.h"
@@ -57,23 +62,36 @@ struct PoseEncodeOptions {
 // Encodes poses of one format. Holds no per-entity state; keep one per thread.
 class PoseEncoder {
  public:
-  explicit PoseEncoder(const PoseFormat& format);  // `format` must outlive the encoder
+  // `format` (and `dictionary`, when given) must outlive the encoder. Without a dictionary,
+  // recipes are still sent but never used for prediction.
+  explicit PoseEncoder(const PoseFormat& format, ClipDictionary* dictionary = nullptr);
 
   // Appends the encoding of `pose` to `out`. `pose` must come from PoseQuantizer::quantize
-  // for this format, ideally with reference.baseline as its reference. Returns false when a
-  // pose or reference has the wrong size or a reference pose is given with age 0.
+  // for this format (the entity's previous tick as reference keeps rotation axes stable).
+  // Returns false when a pose or reference has the wrong size, a reference age is out of
+  // range, or the pose's recipe is invalid (clip index, time, weight); the bit-packed stage
+  // refuses poses with a recipe.
   bool encode(const QuantizedPose& pose, const PoseReference& reference,
               std::vector<uint8_t>& out, const PoseEncodeOptions& options = {});
 
  private:
+  bool encode_range(const QuantizedPose& pose, const PoseReference& reference, int references,
+                    const QuantizedPose* dictionary_codes, std::vector<uint8_t>& out);
+
   const PoseFormat& format_;
+  ClipDictionary* dictionary_;
+  QuantizedPose dictionary_codes_;
+  std::vector<uint8_t> scratch_[2];
 };
 
 // Decodes into `out` (resized as needed; reuse it to avoid allocation). Errors name the
 // reason: "pose: needs 2 reference poses, the receiver holds 1", "pose: node 3 code 5 out of
 // range", ... `out` is unspecified after an error.
+// A record predicted from the clip dictionary needs `dictionary` (else an Error says so);
+// `scratch` receives the dictionary's prediction (reuse it to avoid allocation).
 Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    const PoseReference& reference, QuantizedPose& out,
-                   PoseCoding coding = PoseCoding::kRangeCoded);
+                   PoseCoding coding = PoseCoding::kRangeCoded,
+                   ClipDictionary* dictionary = nullptr, QuantizedPose* scratch = nullptr);
 
 }  // namespace posecast::protocol

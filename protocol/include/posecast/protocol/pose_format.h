@@ -89,6 +89,9 @@ struct PoseFormat {
   std::vector<uint32_t> speed_prior;     // node_count * 9, steps per second
   std::vector<uint32_t> value_prior;     // node_count * 9, steps
 
+  // The clips the format was built from (recipes name them; clip_dictionary.h).
+  std::vector<int64_t> clip_durations_us;
+
   ErrorScale error_scale;
   bool compensated = false;          // rotation error compensation in use
   uint32_t animated_node_count = 0;  // nodes with at least one animated channel

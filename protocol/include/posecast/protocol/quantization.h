@@ -35,11 +35,37 @@ inline constexpr int kScaleCode = 7;
 // Translation and scale codes stay within +-kMaxLinearCode (quantize_pose fails beyond).
 inline constexpr int32_t kMaxLinearCode = 1 << 30;
 
+// How the server evaluated a pose, when it is a plain blend of shared clips: BlendJob over
+// `count` inputs in this order, each clip sampled (SampleJob) at its clip-local time. Lets the
+// codec predict the pose from the shared clips (clip_dictionary.h); count 0 = no recipe.
+inline constexpr uint8_t kMaxRecipeInputs = 4;
+inline constexpr int64_t kMaxRecipeTimeUs = (int64_t{1} << 32) - 1;
+
+struct PoseRecipe {
+  struct Input {
+    uint16_t clip = 0;     // index into the rig's clips
+    int64_t time_us = 0;   // clip-local time, 0..kMaxRecipeTimeUs
+    float weight = 1.0f;   // finite, >= 0 (BlendJob normalises)
+    bool operator==(const Input&) const = default;
+  };
+  Input inputs[kMaxRecipeInputs];
+  uint8_t count = 0;
+  bool operator==(const PoseRecipe& other) const {
+    if (count != other.count) return false;
+    for (uint8_t i = 0; i < count && i < kMaxRecipeInputs; ++i)
+      if (!(inputs[i] == other.inputs[i])) return false;
+    return true;
+  }
+};
+
 struct QuantizedPose {
   std::vector<int32_t> values;  // node_count * kValuesPerNode
   // True when some channel the layout calls static is away from rest in this pose: the codec
   // then sends every channel of every node for it (docs/codec.md).
   bool off_layout = false;
+  // The recipe the server attached (sent with the pose, so both sides hold the same one; the
+  // next records predict clip times from it). Set by the caller before encoding.
+  PoseRecipe recipe;
 
   // Sizes `values` for the format and sets the rest pose.
   void reset(const PoseFormat& format);

@@ -1,0 +1,49 @@
+#pragma once
+// Clip-dictionary prediction (docs/codec.md): both sides hold the same clips and evaluate them
+// bit-exactly, so a pose that is a blend of shared clips is predicted from a short recipe (which
+// clips, at which times, with which weights) and only a residual, zero when the prediction is
+// exact, is sent. The decoded result is still an ordinary quantised pose.
+
+#include <span>
+#include <vector>
+
+#include "posecast/clip.h"
+#include "posecast/protocol/pose_format.h"
+#include "posecast/protocol/quantization.h"
+#include "posecast/skeleton.h"
+#include "posecast/transform.h"
+
+namespace posecast::protocol {
+
+// Evaluates recipes: samples each input clip (SampleJob), blends them (BlendJob, exactly as
+// the animator does) and quantises the result. Holds scratch buffers (allocated in the
+// constructor); predict() never allocates. One per thread; the skeleton, clips and format must
+// outlive it and be the ones the format was built from.
+class ClipDictionary {
+ public:
+  ClipDictionary(const Skeleton& skeleton, std::span<const Clip> clips, const PoseFormat& format);
+
+  std::size_t clip_count() const { return clips_.size(); }
+  const Clip& clip(std::size_t i) const { return clips_[i]; }
+
+  // True when every input names a clip of this dictionary, has a time within
+  // [0, kMaxRecipeTimeUs] and a finite weight >= 0, and count <= kMaxRecipeInputs.
+  bool valid(const PoseRecipe& recipe) const;
+
+  // The quantised pose the recipe evaluates to; `reference` as for PoseQuantizer::quantize.
+  // Returns false (out unspecified) for an invalid recipe or when a job fails.
+  bool predict(const PoseRecipe& recipe, const QuantizedPose* reference, QuantizedPose& out);
+
+  // The recipe's local pose (before quantisation), for tests and tools.
+  bool evaluate(const PoseRecipe& recipe, std::span<Transform> out);
+
+ private:
+  const Skeleton& skeleton_;
+  std::span<const Clip> clips_;
+  PoseQuantizer quantizer_;
+  std::vector<std::vector<Transform>> samples_;  // one per recipe input
+  std::vector<uint32_t> cursor_;
+  std::vector<Transform> blended_;
+};
+
+}  // namespace posecast::protocol

@@ -1,0 +1,58 @@
+#include "posecast/protocol/clip_dictionary.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "posecast/blending.h"
+#include "posecast/sampling.h"
+
+namespace posecast::protocol {
+
+ClipDictionary::ClipDictionary(const Skeleton& skeleton, std::span<const Clip> clips,
+                               const PoseFormat& format)
+    : skeleton_(skeleton),
+      clips_(clips),
+      quantizer_(format),
+      samples_(kMaxRecipeInputs, std::vector<Transform>(skeleton.node_count())),
+      blended_(skeleton.node_count()) {
+  std::size_t tracks = 0;
+  for (const Clip& c : clips) tracks = std::max(tracks, c.tracks.size());
+  cursor_.assign(tracks, 0u);
+}
+
+bool ClipDictionary::valid(const PoseRecipe& recipe) const {
+  if (recipe.count > kMaxRecipeInputs) return false;
+  for (uint8_t i = 0; i < recipe.count; ++i) {
+    const PoseRecipe::Input& in = recipe.inputs[i];
+    if (in.clip >= clips_.size() || in.time_us < 0 || in.time_us > kMaxRecipeTimeUs ||
+        !std::isfinite(in.weight) || in.weight < 0.0f) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ClipDictionary::evaluate(const PoseRecipe& recipe, std::span<Transform> out) {
+  if (!valid(recipe) || out.size() != skeleton_.node_count()) return false;
+  BlendInput inputs[kMaxRecipeInputs];
+  for (uint8_t i = 0; i < recipe.count; ++i) {
+    const PoseRecipe::Input& in = recipe.inputs[i];
+    const Clip& clip = clips_[in.clip];
+    // The sampler's result does not depend on the cursor's history (sampling.h), so a fresh
+    // cursor gives the server's bits.
+    std::fill(cursor_.begin(), cursor_.end(), 0u);
+    SampleJob job{&skeleton_, &clip, in.time_us,
+                  std::span<uint32_t>(cursor_).first(clip.tracks.size()), samples_[i]};
+    if (!job.Run()) return false;
+    inputs[i] = BlendInput{samples_[i], in.weight};
+  }
+  BlendJob blend{std::span<const BlendInput>(inputs, recipe.count), skeleton_.rest, out};
+  return blend.Run();
+}
+
+bool ClipDictionary::predict(const PoseRecipe& recipe, const QuantizedPose* reference,
+                             QuantizedPose& out) {
+  return evaluate(recipe, blended_) && quantizer_.quantize(blended_, reference, out);
+}
+
+}  // namespace posecast::protocol
