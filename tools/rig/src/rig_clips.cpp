@@ -26,7 +26,8 @@ void push(std::vector<float>& out, Quat q) {
 }
 
 Vec3 rest_translation(const RigJoint& joint) {
-  return {joint.translation[0], joint.translation[1], joint.translation[2]};
+  return {static_cast<double>(joint.translation[0]), static_cast<double>(joint.translation[1]),
+          static_cast<double>(joint.translation[2])};
 }
 
 // Closes the loop: appends a copy of the first key's `floats_per_key` values.
