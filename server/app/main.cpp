@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "metrics_line.h"
+#include "posecast/replay/recorder.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/server/server.h"
 #include "posecast/server/server_config.h"
@@ -84,6 +86,43 @@ int run(const std::vector<std::string>& args) {
       return 2;
     }
   }
+  // --record: after every World tick the recorder logs the tick's applied commands and world
+  // hash (docs/recording-format.md). start_loop's before_tick hook runs on the tick thread
+  // before tick N, when the World has just finished tick N-1; the last tick is recorded after
+  // the loop ends.
+  std::unique_ptr<replay::Recorder> recorder;
+  if (!config.record.empty()) {
+    std::vector<std::string> sources;
+    for (const auto& model : models) {
+      const bool generated = rig::is_generated_rig_source(model->source);
+      sources.push_back(generated ? model->source : std::filesystem::absolute(model->source).lexically_normal().string());
+    }
+    replay::RecorderConfig record_config;
+    record_config.producer = "posecast-server";
+    record_config.config = "listen=" + net::to_string(server.local_endpoint()) +
+                           "\ntick_rate=" + std::to_string(config.server.tick_rate_hz) +
+                           "\nsend_rate=" + std::to_string(config.server.send_rate_hz) +
+                           "\nthreads=" + std::to_string(config.server.threads) +
+                           (config.scenario.empty() ? std::string() : "\nscenario=" + config.scenario) + "\n";
+    Result<std::unique_ptr<replay::Recorder>> opened =
+        replay::Recorder::create(config.record, server.world(), sources, record_config);
+    if (!opened) {
+      spdlog::critical("--record: {}", opened.error().message);
+      return 1;
+    }
+    recorder = std::move(opened).value();
+    spdlog::info("recording to {}", config.record);
+  }
+  bool record_failed = false;
+  auto record_ticks = [&]() {
+    // Every tick the World has run since the last call (normally exactly one).
+    if (!recorder || record_failed || server.world().tick_index() <= recorder->next_tick()) return;
+    if (Status s = recorder->record_tick(server.world()); !s) {
+      spdlog::error("recording stopped: {}", s.error().message);
+      record_failed = true;
+    }
+  };
+
   spdlog::info("posecast-server on {} | {} Hz ticks, {} Hz snapshots | {} model(s) | max {} clients{}",
                net::to_string(server.local_endpoint()), config.server.tick_rate_hz,
                config.server.send_rate_hz, models.size(), config.server.max_clients,
@@ -128,9 +167,15 @@ int run(const std::vector<std::string>& args) {
   };
   arm_metrics();
   server.start_loop([&](uint64_t tick) {
+    record_ticks();
     if (driver) driver->submit_due(tick, server);
   });
   io.run();
+  record_ticks();
+  if (recorder) {
+    if (Status s = recorder->close(); !s) spdlog::error("recording: {}", s.error().message);
+    spdlog::info("recorded {} ticks to {}", recorder->stats().ticks, config.record);
+  }
   const sim::WorldStats& world_stats = server.world().stats();
   if (world_stats.commands_rejected > 0) {
     spdlog::warn("world: {} commands rejected (last: {})", world_stats.commands_rejected, world_stats.last_rejection);

@@ -23,7 +23,7 @@ std::size_t Server::Impl::find_entity_index(sim::EntityId id) const {
 }
 
 bool Server::Impl::due(const ClientSession& client, uint32_t tick) const {
-  return tick % client.send_interval_ticks == 0;
+  return (tick + client.send_phase) % client.send_interval_ticks == 0;
 }
 
 namespace {

@@ -222,6 +222,7 @@ void Server::Impl::handle_response(const protocol::ChallengeResponse& response, 
   client.last_receive_us = now_us;
   client.send_interval_ticks = send_interval_ticks(options.tick_rate_hz, options.send_rate_hz);
   client.send_rate_hz = std::max<uint32_t>(1, options.tick_rate_hz / client.send_interval_ticks);
+  client.send_phase = options.spread_send_phases ? client.id % client.send_interval_ticks : 0;
   client.bandwidth_kbit = options.bandwidth_kbit;
   // The ring holds every snapshot that may still serve as a baseline (baseline_max_age), plus
   // a few in flight.

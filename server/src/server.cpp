@@ -144,9 +144,6 @@ Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const Serve
       per_worker.push_back(std::make_unique<protocol::PoseQuantizer>(*format));
     }
   }
-  for (const auto& format : impl->formats) {
-    impl->encoders.push_back(std::make_unique<protocol::PoseEncoder>(*format));
-  }
 
   if (Status s = impl->transport.open(options.listen); !s) return Error{"server: " + s.error().message};
   impl->channel = &impl->transport;
@@ -210,7 +207,7 @@ void Server::set_position(sim::EntityId id, Vec3 position) { queue(*impl_, OpSet
 void Server::grant_ownership(uint32_t client_id, sim::EntityId id) { queue(*impl_, OpGrant{client_id, id}); }
 void Server::revoke_ownership(sim::EntityId id) { queue(*impl_, OpRevoke{id}); }
 void Server::set_interest(uint32_t client_id, Interest interest) {
-  queue(*impl_, OpInterest{client_id, std::move(interest)});
+  queue(*impl_, OpInterest{client_id, std::make_shared<Interest>(std::move(interest))});
 }
 void Server::set_client_bandwidth(uint32_t client_id, uint32_t kbit) { queue(*impl_, OpBandwidth{client_id, kbit}); }
 void Server::set_client_send_rate(uint32_t client_id, uint32_t hz) { queue(*impl_, OpSendRate{client_id, hz}); }
@@ -280,12 +277,13 @@ void Server::Impl::apply_entity_ops(int64_t now_us) {
       const std::size_t i = impl.find_entity_index(r->id);
       if (i < impl.entities.size()) impl.entities[i].owner = 0;
     } else if (auto* in = std::get_if<OpInterest>(&op)) {
-      if (ClientSession* c = impl.find_client(in->client)) apply_interest(*c, std::move(in->interest));
+      if (ClientSession* c = impl.find_client(in->client)) apply_interest(*c, std::move(*in->interest));
     } else if (auto* b = std::get_if<OpBandwidth>(&op)) {
       if (ClientSession* c = impl.find_client(b->client)) c->bandwidth_kbit = b->kbit;
     } else if (auto* s = std::get_if<OpSendRate>(&op)) {
       if (ClientSession* c = impl.find_client(s->client)) {
         c->send_interval_ticks = interval_ticks(impl.options.tick_rate_hz, s->hz);
+        c->send_phase = impl.options.spread_send_phases ? c->id % c->send_interval_ticks : 0;
         c->send_rate_hz = std::max<uint32_t>(1, impl.options.tick_rate_hz / c->send_interval_ticks);
       }
     } else if (auto* k = std::get_if<OpKick>(&op)) {
@@ -322,10 +320,13 @@ void Server::tick(int64_t now_us) {
   impl.last_now_us = std::max(impl.last_now_us, now_us);
   const int64_t now = impl.last_now_us;
   impl.poll(now);
+  const int64_t polled = steady_us();
   impl.apply_api_ops(now);
   const uint32_t tick = static_cast<uint32_t>(impl.world->tick_index());
   impl.prepare_quantization(tick);
+  const int64_t world_start = steady_us();
   impl.world->tick();
+  const int64_t world_end = steady_us();
   impl.world->set_local_pose_observer(nullptr, nullptr);
   impl.sync_entities(tick);
   impl.apply_entity_ops(now);
@@ -335,7 +336,15 @@ void Server::tick(int64_t now_us) {
   impl.channel->pump(now);
   ++impl.tick_count;
   ++impl.counters.ticks;
-  const int64_t duration = steady_us() - started;
+  const int64_t finished = steady_us();
+  const int64_t duration = finished - started;
+  impl.counters.phase_network_us += static_cast<uint64_t>(polled - started);
+  impl.counters.phase_world_us += static_cast<uint64_t>(world_end - world_start);
+  impl.counters.phase_other_us += static_cast<uint64_t>(
+      std::max<int64_t>(0, duration - (polled - started) - (world_end - world_start) - impl.last_build_us - impl.last_send_us));
+  impl.counters.phase_build_us += static_cast<uint64_t>(impl.last_build_us);
+  impl.counters.phase_send_us += static_cast<uint64_t>(impl.last_send_us);
+  impl.last_build_us = impl.last_send_us = 0;
   impl.interval_stats.record(duration);
   impl.publish();
 }
@@ -346,6 +355,7 @@ void Server::Impl::publish() {
   const net::ChannelCounters& io_counters = transport.counters();
   counters.datagrams_in = io_counters.datagrams_received;
   counters.bytes_in = io_counters.bytes_received;
+  counters.pose_encodes = pose_encodes.load(std::memory_order_relaxed);
   counters.send_failures = io_counters.send_failures + (simulator ? simulator->counters().send_failures : 0);
   std::lock_guard lock(published_mutex);
   const double p50 = published.tick_p50_ms, p99 = published.tick_p99_ms, max = published.tick_max_ms;

@@ -20,7 +20,8 @@ constexpr Flag kFlags[] = {
     {"--max-clients", "max_clients"}, {"--bandwidth", "bandwidth_kbit"},
     {"--threads", "threads"},         {"--log-level", "log_level"},
     {"--scenario", "scenario"},       {"--duration", "duration"},
-    {"--metrics-interval", "metrics_interval"}, {"--config", nullptr},
+    {"--metrics-interval", "metrics_interval"}, {"--record", "record"},
+    {"--config", nullptr},
 };
 
 const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
@@ -81,6 +82,11 @@ Status apply(const std::string& key, const std::string& where, const std::string
   }
   if (key == "scenario") {
     c.scenario = value;
+    return {};
+  }
+  if (key == "record") {
+    if (value.empty()) return Error{where + ": needs a file name"};
+    c.record = value;
     return {};
   }
   if (key == "duration" || key == "metrics_interval") {
@@ -204,9 +210,11 @@ std::string server_usage() {
   --scenario FILE        drive entities from a scenario file (its models replace --models)
   --duration SECONDS     exit after this long (default: run until SIGINT/SIGTERM)
   --metrics-interval S   seconds between metrics lines (default 10; 0 = none)
+  --record FILE          record the session: commands, world hashes, checkpoints every 5 s
+                         (docs/recording-format.md; replay with `posecast replay FILE`)
   --config FILE          JSON file with the same settings (keys: models, listen, tick_rate,
                          send_rate, max_clients, bandwidth_kbit, threads, log_level, scenario,
-                         duration, metrics_interval); flags win over the file
+                         duration, metrics_interval, record); flags win over the file
   --help                 this text
 
 Exit codes: 0 clean exit, 1 bad options or config, 2 cannot load models or scenario,

@@ -22,6 +22,7 @@
 #include "posecast/protocol/snapshot_packets.h"
 #include "posecast/server/challenge_cookie.h"
 #include "posecast/server/server.h"
+#include "posecast/sim/worker_pool.h"
 #include "send_window.h"
 #include "tick_stats.h"
 
@@ -130,6 +131,7 @@ struct ClientSession {
 
   uint32_t send_rate_hz = 20;
   uint32_t send_interval_ticks = 3;
+  uint32_t send_phase = 0;  // sends on ticks with (tick + send_phase) % interval == 0
   uint32_t bandwidth_kbit = 0;
   Interest interest;
   std::vector<sim::EntityId> subscribed_sorted;  // interest.subscribed, sorted, unique
@@ -141,6 +143,14 @@ struct ClientSession {
 
   std::vector<ClientEntity> entities;  // sorted by id
   std::vector<PendingDespawn> despawns;
+
+  // What this tick's snapshot building produced, sent and counted afterwards on the ticking
+  // thread (building runs in parallel; the socket and the counters are not shared).
+  std::vector<std::vector<uint8_t>> outbox;
+  struct Tally {
+    uint64_t snapshots = 0, snapshot_packets = 0, records = 0, records_from_rest = 0;
+    uint64_t records_deferred = 0, spawn_messages = 0, despawn_messages = 0;
+  } tally;
 
   SendWindow window;
   // Token bucket smoothing the budget: refills at the budget rate, holds a few snapshots'
@@ -168,7 +178,9 @@ struct ClientSession {
 struct OpSetPosition { sim::EntityId id; Vec3 position; };
 struct OpGrant { uint32_t client; sim::EntityId id; };
 struct OpRevoke { sim::EntityId id; };
-struct OpInterest { uint32_t client; Interest interest; };
+// (Held by pointer: gcc 12 reports a false maybe-uninitialized when it inlines the move of an
+// Interest into the variant.)
+struct OpInterest { uint32_t client; std::shared_ptr<Interest> interest; };
 struct OpBandwidth { uint32_t client; uint32_t kbit; };
 struct OpSendRate { uint32_t client; uint32_t hz; };
 struct OpKick { uint32_t client; std::string reason; };
@@ -209,7 +221,6 @@ struct Server::Impl {
   };
   std::vector<Staged> staged;
   std::vector<std::vector<std::unique_ptr<protocol::PoseQuantizer>>> quantizers;  // [worker][format]
-  std::vector<std::unique_ptr<protocol::PoseEncoder>> encoders;                   // [format]
   bool quantize_this_tick = false;
   bool quantize_unknown = false;  // entities without a record yet (spawned this tick)
   std::atomic<uint64_t> staged_overflow{0};
@@ -221,20 +232,33 @@ struct Server::Impl {
   std::vector<ApiOp> api_ops;
   std::vector<ApiOp> api_ops_taken;  // swapped in at the tick boundary
 
-  // Scratch for snapshot building (kept between ticks; no steady-state allocation).
+  // Snapshot building runs in parallel over the due clients (send_pool); each worker has its
+  // own scratch (kept between ticks: no steady-state allocation) and pose encoders.
   struct Candidate {
     float priority = 0;
     uint32_t entity = 0;  // index into entities
     uint32_t known = 0;   // index into the client's entities
   };
-  std::vector<Candidate> candidates;
-  std::vector<uint32_t> candidate_entities;
-  std::vector<ClientEntity> new_known;
-  std::vector<protocol::EntityPose> records;
-  std::vector<bool> record_from_rest;
-  std::vector<uint32_t> record_candidates;  // candidate index of each record
-  std::vector<ViewEntry> view_scratch;
-  std::vector<uint8_t> uncached;  // an encoding that did not fit the variant cache
+  struct SendScratch {
+    std::vector<Candidate> candidates;
+    std::vector<uint32_t> candidate_entities;
+    std::vector<ClientEntity> new_known;
+    std::vector<protocol::EntityPose> records;
+    std::vector<bool> record_from_rest;
+    std::vector<uint32_t> record_candidates;  // candidate index of each record
+    std::vector<ViewEntry> view_scratch;
+    std::vector<std::unique_ptr<protocol::PoseEncoder>> encoders;  // [format]
+  };
+  std::vector<SendScratch> send_scratch;  // [worker]
+  std::optional<sim::WorkerPool> send_pool;
+  std::vector<ClientSession*> due_clients;
+  uint32_t sending_tick = 0;
+  int64_t sending_now_us = 0;
+  // One spin lock per entity guarding its encoding cache while clients are built in parallel.
+  std::unique_ptr<std::atomic<bool>[]> entity_locks;
+  std::atomic<uint64_t> pose_encodes{0};
+  int64_t last_build_us = 0, last_send_us = 0;  // this tick's snapshot phases (metrics)
+  std::size_t entity_lock_count = 0;
   std::vector<std::byte> receive_buffer;
   std::size_t spawn_message_bytes = 0;  // an EntitySpawn datagram at its largest
 
@@ -296,13 +320,14 @@ struct Server::Impl {
   // snapshots.cpp
   bool due(const ClientSession& client, uint32_t tick) const;
   void send_snapshots(uint32_t tick, int64_t now_us);
-  void send_snapshot(ClientSession& client, uint32_t tick, int64_t now_us);
-  // This tick's pose of `entity` coded against what the client holds (baseline/prior pose
-  // ticks kNoTick: none), cached per entity so clients with the same references share it.
-  // The span stays valid until the next encode_record call. Empty on an encoder failure.
-  std::span<const uint8_t> encode_record(EntityRecord& entity, uint32_t baseline_pose_tick,
-                                         uint32_t baseline_age, uint32_t prior_pose_tick,
-                                         uint32_t prior_age);
+  void send_snapshot(ClientSession& client, uint32_t tick, int64_t now_us, SendScratch& scratch);
+  // This tick's pose of entities[index] coded against what the client holds (baseline/prior
+  // pose ticks kNoTick: none) into `out`, through a per-entity cache so clients with the same
+  // references share one encoding. Thread-safe across workers. False on an encoder failure.
+  bool encode_record(std::size_t index, uint32_t baseline_pose_tick, uint32_t baseline_age,
+                     uint32_t prior_pose_tick, uint32_t prior_age, SendScratch& scratch,
+                     std::vector<uint8_t>& out);
+  static void build_snapshots(void* context, unsigned worker, unsigned workers);
 };
 
 // Ticks between two snapshots for a send rate: rounded, so every 20 Hz client at 60 Hz shares

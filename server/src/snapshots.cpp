@@ -6,7 +6,10 @@
 // and record the client's resulting view of this tick.
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -55,14 +58,38 @@ ClientInfo ClientSession::info() const {
   return info;
 }
 
-std::span<const uint8_t> Server::Impl::encode_record(EntityRecord& entity, uint32_t baseline_pose_tick,
-                                                     uint32_t baseline_age, uint32_t prior_pose_tick,
-                                                     uint32_t prior_age) {
+namespace {
+
+// A minimal spin lock: contention is two workers meeting on one entity, for microseconds.
+class SpinLock {
+ public:
+  explicit SpinLock(std::atomic<bool>& flag) : flag_(flag) {
+    while (flag_.exchange(true, std::memory_order_acquire)) {
+      while (flag_.load(std::memory_order_relaxed)) std::this_thread::yield();
+    }
+  }
+  ~SpinLock() { flag_.store(false, std::memory_order_release); }
+  SpinLock(const SpinLock&) = delete;
+  SpinLock& operator=(const SpinLock&) = delete;
+
+ private:
+  std::atomic<bool>& flag_;
+};
+
+}  // namespace
+
+bool Server::Impl::encode_record(std::size_t index, uint32_t baseline_pose_tick, uint32_t baseline_age,
+                                 uint32_t prior_pose_tick, uint32_t prior_age, SendScratch& scratch,
+                                 std::vector<uint8_t>& out) {
+  EntityRecord& entity = entities[index];
+  out.clear();
+  SpinLock lock(entity_locks[index]);
   for (std::size_t v = 0; v < entity.variant_count; ++v) {
     const EncodedVariant& variant = entity.variants[v];
     if (variant.baseline_pose_tick == baseline_pose_tick && variant.prior_pose_tick == prior_pose_tick &&
         variant.baseline_age == baseline_age && variant.prior_age == prior_age) {
-      return {entity.encoded.data() + variant.offset, variant.size};
+      out.assign(entity.encoded.begin() + variant.offset, entity.encoded.begin() + variant.offset + variant.size);
+      return true;
     }
   }
   protocol::PoseReference reference;
@@ -75,21 +102,26 @@ std::span<const uint8_t> Server::Impl::encode_record(EntityRecord& entity, uint3
       reference.prior_age = prior_age;
     }
   }
-  const bool cache = entity.variant_count < kMaxEncodedVariants;
-  std::vector<uint8_t>& out = cache ? entity.encoded : uncached;
-  if (!cache) out.clear();
-  const std::size_t offset = out.size();
-  if (!encoders[entity.format_index]->encode(entity.current, reference, out)) {
-    out.resize(offset);
-    return {};
+  pose_encodes.fetch_add(1, std::memory_order_relaxed);
+  if (!scratch.encoders[entity.format_index]->encode(entity.current, reference, out)) {
+    out.clear();
+    return false;
   }
-  const std::size_t size = out.size() - offset;
-  if (cache) {
+  if (entity.variant_count < kMaxEncodedVariants) {
     entity.variants[entity.variant_count++] =
         EncodedVariant{baseline_pose_tick, prior_pose_tick, baseline_age, prior_age,
-                       static_cast<uint32_t>(offset), static_cast<uint32_t>(size)};
+                       static_cast<uint32_t>(entity.encoded.size()), static_cast<uint32_t>(out.size())};
+    entity.encoded.insert(entity.encoded.end(), out.begin(), out.end());
   }
-  return {out.data() + offset, size};
+  return true;
+}
+
+void Server::Impl::build_snapshots(void* context, unsigned worker, unsigned workers) {
+  Impl& impl = *static_cast<Impl*>(context);
+  const sim::IndexRange range = sim::partition_range(impl.due_clients.size(), worker, workers);
+  for (std::size_t i = range.begin; i < range.end; ++i) {
+    impl.send_snapshot(*impl.due_clients[i], impl.sending_tick, impl.sending_now_us, impl.send_scratch[worker]);
+  }
 }
 
 void Server::Impl::send_snapshots(uint32_t tick, int64_t now_us) {
@@ -99,12 +131,55 @@ void Server::Impl::send_snapshots(uint32_t tick, int64_t now_us) {
     Result<std::vector<uint8_t>> bytes = protocol::encode_message(largest);
     spawn_message_bytes = bytes ? bytes->size() : protocol::kMaxPacketBytes;
   }
-  for (std::size_t c = 0; c < clients.size(); ++c) {
-    if (due(*clients[c], tick)) send_snapshot(*clients[c], tick, now_us);
+  if (!send_pool) {
+    send_pool.emplace(options.threads);
+    send_scratch.resize(send_pool->size());
+    for (SendScratch& scratch : send_scratch) {
+      for (const auto& format : formats) scratch.encoders.push_back(std::make_unique<protocol::PoseEncoder>(*format));
+    }
   }
+  if (entity_lock_count < entities.size()) {
+    entity_lock_count = entities.size() + entities.size() / 2 + 64;
+    entity_locks = std::make_unique<std::atomic<bool>[]>(entity_lock_count);
+  }
+  due_clients.clear();
+  for (auto& client : clients) {
+    if (due(*client, tick)) due_clients.push_back(client.get());
+  }
+  // Build every due client's datagrams in parallel (each client's state is its own; entities
+  // are read, and their encoding caches are locked), then send them here, in client order.
+  sending_tick = tick;
+  sending_now_us = now_us;
+  const auto build_start = std::chrono::steady_clock::now();
+  send_pool->run(&Server::Impl::build_snapshots, this);
+  const auto send_start = std::chrono::steady_clock::now();
+  for (ClientSession* client : due_clients) {
+    for (const auto& datagram : client->outbox) send(*client, datagram, now_us);
+    client->outbox.clear();
+    const ClientSession::Tally& t = client->tally;
+    counters.snapshots += t.snapshots;
+    counters.snapshot_packets += t.snapshot_packets;
+    counters.records += t.records;
+    counters.records_from_rest += t.records_from_rest;
+    counters.records_deferred += t.records_deferred;
+    counters.spawn_messages += t.spawn_messages;
+    counters.despawn_messages += t.despawn_messages;
+    client->tally = ClientSession::Tally{};
+  }
+  const auto send_end = std::chrono::steady_clock::now();
+  last_build_us = std::chrono::duration_cast<std::chrono::microseconds>(send_start - build_start).count();
+  last_send_us = std::chrono::duration_cast<std::chrono::microseconds>(send_end - send_start).count();
 }
 
-void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t now_us) {
+void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t now_us, SendScratch& scratch) {
+  auto& candidates = scratch.candidates;
+  auto& candidate_entities = scratch.candidate_entities;
+  auto& new_known = scratch.new_known;
+  auto& records = scratch.records;
+  auto& record_from_rest = scratch.record_from_rest;
+  auto& record_candidates = scratch.record_candidates;
+  auto& view_scratch = scratch.view_scratch;
+  ClientSession::Tally& tally = client.tally;
   // ---- Baseline and prior: the newest acked snapshots within the age limit.
   const uint64_t max_age_ticks =
       static_cast<uint64_t>(options.baseline_max_age_us) * options.tick_rate_hz / 1'000'000;
@@ -154,7 +229,7 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
     despawn_bytes.push_back(std::move(bytes).value());
   }
   if (cost > allowance) {
-    ++counters.records_deferred;  // not even an empty snapshot fits: wait for the window
+    ++tally.records_deferred;  // not even an empty snapshot fits: wait for the window
     return;
   }
 
@@ -256,10 +331,12 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
     if (prior_entry != nullptr && prior_entry->generation != entity.generation) prior_entry = nullptr;
     const uint32_t base_pose = base_entry != nullptr ? base_entry->pose_tick : kNoTick;
     const uint32_t prior_pose = prior_entry != nullptr ? prior_entry->pose_tick : kNoTick;
-    const std::span<const uint8_t> pose =
-        encode_record(entity, base_pose, base_pose != kNoTick ? tick - baseline_tick : 0, prior_pose,
-                      prior_pose != kNoTick ? baseline_tick - prior_tick : 0);
-    if (pose.empty()) continue;
+    if (records.size() <= records_used) records.emplace_back();
+    std::vector<uint8_t>& pose = records[records_used].pose;
+    if (!encode_record(candidates[c].entity, base_pose, base_pose != kNoTick ? tick - baseline_tick : 0,
+                       prior_pose, prior_pose != kNoTick ? baseline_tick - prior_tick : 0, scratch, pose)) {
+      continue;
+    }
     const uint64_t spawn_cost = known.spawn_confirmed ? 0 : wire(spawn_message_bytes);
     uint64_t delta;
     bool new_packet = false;
@@ -282,16 +359,14 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
     }
     ++packet_records;
     packet_pose_bytes += pose.size();
-    if (records.size() <= records_used) records.emplace_back();
     protocol::EntityPose& record = records[records_used++];
     record.entity_id = entity.id;
     record.generation = entity.generation;
-    record.pose.assign(pose.begin(), pose.end());
     record_candidates.push_back(c);
     record_from_rest.push_back(base_pose == kNoTick || entity.pose_at(base_pose) == nullptr);
     if (!known.spawn_confirmed) ++new_entities;
   }
-  counters.records_deferred += deferred;
+  tally.records_deferred += deferred;
 
   // ---- Encode; the bound above makes the real size smaller or equal. Should it ever not be,
   // records are dropped from the end until it fits: the budget is never exceeded.
@@ -328,23 +403,22 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
     record_from_rest.pop_back();
   }
 
-  // ---- Send: despawns, spawns (before the records that need them), then the parts.
+  // ---- Queue for sending (send_snapshots sends): despawns, spawns (before the records that
+  // need them), then the parts.
   for (PendingDespawn& d : client.despawns) d.carrier_ticks.push_back(tick);
-  for (const auto& bytes : despawn_bytes) send(client, bytes, now_us);
-  for (const auto& bytes : spawn_bytes) send(client, bytes, now_us);
-  for (const auto& packet : packets) send(client, packet, now_us);
-  if (client.bandwidth_kbit > 0) {
-    uint64_t spent = 0;
-    for (const auto& bytes : despawn_bytes) spent += wire(bytes.size());
-    for (const auto& bytes : spawn_bytes) spent += wire(bytes.size());
-    for (const auto& packet : packets) spent += wire(packet.size());
-    client.budget_tokens -= static_cast<double>(spent);
+  uint64_t spent = 0;
+  for (auto* group : {&despawn_bytes, &spawn_bytes, &packets}) {
+    for (auto& datagram : *group) {
+      spent += wire(datagram.size());
+      client.outbox.push_back(std::move(datagram));
+    }
   }
-  counters.despawn_messages += despawn_bytes.size();
-  counters.spawn_messages += spawn_bytes.size();
-  ++counters.snapshots;
-  counters.snapshot_packets += packets.size();
-  counters.records += records_used;
+  if (client.bandwidth_kbit > 0) client.budget_tokens -= static_cast<double>(spent);
+  tally.despawn_messages += despawn_bytes.size();
+  tally.spawn_messages += spawn_bytes.size();
+  ++tally.snapshots;
+  tally.snapshot_packets += packets.size();
+  tally.records += records_used;
 
   // ---- The client's view of this tick: the records sent, plus what it carries from the
   // baseline view (entities still alive, same generation, not re-sent).
@@ -355,8 +429,9 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
     ClientEntity& known = client.entities[cand.known];
     known.priority = 0;
     known.spawn_sent = true;
-    entity.sent_this_tick = true;
-    if (record_from_rest[r]) ++counters.records_from_rest;
+    // Several workers may mark the same entity: a relaxed atomic store of the same value.
+    std::atomic_ref<bool>(entity.sent_this_tick).store(true, std::memory_order_relaxed);
+    if (record_from_rest[r]) ++tally.records_from_rest;
     view_scratch.push_back(ViewEntry{entity.id, entity.generation, tick});
   }
   std::sort(view_scratch.begin(), view_scratch.end(),

@@ -18,6 +18,7 @@ struct ServerConfig {
   bool models_given = false;      // --models or "models" was set explicitly
   std::string log_level = "info"; // trace, debug, info, warn, error, critical, off
   std::string scenario;           // a scenario file (docs/scenario-format.md) driving entities
+  std::string record;             // --record FILE: record the session (docs/recording-format.md)
   double duration_s = 0;          // > 0: exit after this long (tests, CI); 0: until a signal
   double metrics_interval_s = 10; // > 0: a metrics line this often; 0: none
   std::string config_file;

@@ -16,6 +16,11 @@ struct ServerOptions {
   uint32_t tick_rate_hz = 60;     // 1..1000
   uint32_t send_rate_hz = 20;     // default per client, 1..tick_rate_hz
   uint32_t max_clients = 64;      // 1..65535
+  // false (default): every client of a send rate gets its snapshot on the same ticks, so each
+  // pose is quantised once for all of them. true: client k sends on phase k mod interval,
+  // spreading the snapshot work over the interval (lower peak tick time when clients see
+  // different entities; more quantisation when they see the same ones).
+  bool spread_send_phases = false;
   uint32_t bandwidth_kbit = 0;    // default budget per client including UDP/IP headers; 0 = none
   unsigned threads = 2;           // evaluation threads (the ticking thread is one of them)
   int64_t timeout_us = 5'000'000;     // no datagram from a client for this long: dropped

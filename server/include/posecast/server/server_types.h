@@ -79,11 +79,17 @@ struct ServerMetrics {
   uint64_t snapshot_packets = 0;
   uint64_t records = 0;          // entity records sent
   uint64_t records_from_rest = 0;  // of which coded against the rest pose (no usable baseline)
+  uint64_t pose_encodes = 0;       // poses actually encoded (the rest were shared from a cache)
   uint64_t records_deferred = 0;   // candidates left out by the bandwidth budget
   uint64_t spawn_messages = 0;
   uint64_t despawn_messages = 0;
   uint64_t commands_applied = 0;   // client commands queued into the world
   uint64_t poses_quantized = 0;
+  // Wall time spent in each part of tick() since start, microseconds: reading the network, the
+  // World tick (evaluation + quantisation), building snapshots (parallel), sending them, and
+  // the rest (entity sync, history, timeouts). For profiling.
+  uint64_t phase_network_us = 0, phase_world_us = 0, phase_build_us = 0, phase_send_us = 0,
+           phase_other_us = 0;
   // Tick durations over the last metrics interval (take_interval_metrics), milliseconds.
   double tick_p50_ms = 0;
   double tick_p99_ms = 0;
