@@ -10,13 +10,14 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace posecast;
   const fuzz::PoseFuzzSetup& setup = fuzz::pose_fuzz_setup();
-  if (!setup.format || setup.poses.size() < 4) std::abort();  // the setup itself is broken
+  if (!setup.format || setup.poses.size() < 5 || !setup.dictionary) std::abort();  // broken setup
   if (size < 2) return 0;
   const protocol::PoseReference ref = fuzz::fuzz_reference(setup, data[0]);
   const auto coding = (data[1] & 1) ? protocol::PoseCoding::kBitPacked : protocol::PoseCoding::kRangeCoded;
+  protocol::ClipDictionary* dictionary = (data[1] & 2) ? setup.dictionary.get() : nullptr;
   protocol::QuantizedPose out;
   const Status st = protocol::decode_pose(*setup.format, std::span<const uint8_t>(data + 2, size - 2),
-                                          ref, out, coding);
+                                          ref, out, coding, dictionary);
   if (!st.ok()) return 0;
   // A decoded pose must be usable: dequantise it and check the codes' ranges.
   const protocol::PoseFormat& f = *setup.format;
@@ -28,6 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (c > f.precision[n].rotation_limit || c < -f.precision[n].rotation_limit) std::abort();
     }
   }
+  if (out.recipe.count > 0 && !setup.dictionary->valid(out.recipe)) std::abort();
   std::vector<Transform> pose(f.node_count());
   protocol::dequantize_pose(f, out, pose);
   return 0;

@@ -35,15 +35,18 @@ int main(int argc, char** argv) {
   }
   int written = 0;
   // Poses: poses[4] coded against each reference selection, both codings.
-  PoseEncoder encoder(*setup.format);
+  PoseEncoder encoder(*setup.format, setup.dictionary.get());
   std::vector<EntityPose> entities;
   for (int selector = 0; selector < 256; selector += 5) {
-    for (int coding = 0; coding < 2; ++coding) {
+    // 0: range coded, 1: bit packed, 2: range coded with a recipe and the dictionary.
+    for (int coding = 0; coding < 3; ++coding) {
       const PoseReference ref = fuzz::fuzz_reference(setup, static_cast<uint8_t>(selector));
       std::vector<uint8_t> bytes = {static_cast<uint8_t>(selector), static_cast<uint8_t>(coding)};
       PoseEncodeOptions options;
-      options.coding = coding ? PoseCoding::kBitPacked : PoseCoding::kRangeCoded;
-      if (!encoder.encode(setup.poses[4], ref, bytes, options)) return 1;
+      options.coding = coding == 1 ? PoseCoding::kBitPacked : PoseCoding::kRangeCoded;
+      QuantizedPose pose = setup.poses[4];
+      if (coding != 2) pose.recipe = PoseRecipe{};
+      if (!encoder.encode(pose, ref, bytes, options)) return 1;
       written += write(pose_dir + "/pose_" + std::to_string(selector) + "_" + std::to_string(coding), bytes);
       if (coding == 0 && entities.size() < 12) {
         entities.push_back({static_cast<uint32_t>(selector), 1, std::vector<uint8_t>(bytes.begin() + 2, bytes.end())});

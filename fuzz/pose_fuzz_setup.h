@@ -4,13 +4,15 @@
 // and how a fuzz input selects the reference set.
 //
 // Input layout: byte 0 selects the references (bits 0-1: how many, 0..3; bits 2-7 vary the
-// ages), byte 1 the coding (bit 0: bit-packed), the rest is the pose stream.
+// ages), byte 1 the coding (bit 0: bit-packed) and whether the decoder has the clip dictionary
+// (bit 1), the rest is the pose stream.
 
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
 
+#include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/pose_codec.h"
 #include "posecast/protocol/pose_format.h"
 #include "posecast/protocol/quantization.h"
@@ -22,7 +24,9 @@ namespace posecast::fuzz {
 struct PoseFuzzSetup {
   std::unique_ptr<Model> model;
   std::unique_ptr<protocol::PoseFormat> format;
-  std::vector<protocol::QuantizedPose> poses;  // 4 consecutive 50 ms samples, oldest first
+  std::vector<protocol::QuantizedPose> poses;  // 5 consecutive 50 ms samples, oldest first,
+                                               // each with its recipe ("run" at its time)
+  std::unique_ptr<protocol::ClipDictionary> dictionary;
 };
 
 inline const PoseFuzzSetup& pose_fuzz_setup() {
@@ -47,8 +51,11 @@ inline const PoseFuzzSetup& pose_fuzz_setup() {
       if (!job.Run()) return s;
       protocol::QuantizedPose q;
       if (!quantizer.quantize(pose, s.poses.empty() ? nullptr : &s.poses.back(), q)) return s;
+      q.recipe.count = 1;
+      q.recipe.inputs[0] = {static_cast<uint16_t>(clip), i * 50000, 1.0f};
       s.poses.push_back(std::move(q));
     }
+    s.dictionary = std::make_unique<protocol::ClipDictionary>(rig.skeleton, rig.clips, *s.format);
     return s;
   }();
   return setup;
