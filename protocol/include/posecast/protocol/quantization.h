@@ -78,9 +78,10 @@ class PoseQuantizer {
  public:
   explicit PoseQuantizer(const PoseFormat& format);  // `format` must outlive the quantizer
 
-  // Quantises `pose` (node_count TRS). `reference` (nullable) is the pose this one will be
-  // coded against: its rotation axes are kept while still well conditioned (hysteresis), so
-  // deltas stay small. With format.compensated, rotations are quantised against the parent's
+  // Quantises `pose` (node_count TRS). `reference` (nullable): the entity's previous quantised
+  // pose (the server quantises once per tick for every client); its rotation axes are kept
+  // while still well conditioned (hysteresis), so deltas stay small. Any reference gives a
+  // correct pose; a different one only changes which axes are picked. With format.compensated, rotations are quantised against the parent's
   // quantised world rotation. Returns false (out unspecified) when the pose has the wrong
   // size, a non-finite value, or a translation/scale beyond kMaxLinearCode steps from rest.
   bool quantize(std::span<const Transform> pose, const QuantizedPose* reference,
