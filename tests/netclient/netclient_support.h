@@ -12,6 +12,7 @@
 #include "posecast/client/asset_library.h"
 #include "posecast/model.h"
 #include "posecast/pose_evaluation.h"
+#include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/messages.h"
 #include "posecast/protocol/pose_codec.h"
 #include "posecast/protocol/quantization.h"
@@ -45,11 +46,13 @@ class PoseSource {
 
   // The exact (unquantised) local pose at a server tick.
   const std::vector<Transform>& exact(uint32_t tick) {
+    EXPECT_TRUE(evaluate_pose(rig_.rig(), clip_, clip_time(tick), cursor_, buffers_));
+    return buffers_.locals;
+  }
+  int64_t clip_time(uint32_t tick) const {
     const Clip& c = rig_.rig().clips[static_cast<std::size_t>(clip_)];
     const int64_t t = static_cast<int64_t>(tick) * 1'000'000 / tick_rate_;
-    const int64_t looped = c.duration_us > 0 ? t % c.duration_us : 0;
-    EXPECT_TRUE(evaluate_pose(rig_.rig(), clip_, looped, cursor_, buffers_));
-    return buffers_.locals;
+    return c.duration_us > 0 ? t % c.duration_us : 0;
   }
 
   // The quantised pose at `tick`, quantised against `reference` (nullable), as the server does.
@@ -64,6 +67,23 @@ class PoseSource {
                               const protocol::PoseReference& reference) {
     std::vector<uint8_t> out;
     EXPECT_TRUE(encoder_.encode(pose, reference, out));
+    return out;
+  }
+
+  // The quantised pose at `tick` with the recipe that evaluates it (clip at its looped time),
+  // encoded with the server's clip dictionary (its own instance, as the server has).
+  protocol::QuantizedPose quantized_with_recipe(uint32_t tick) {
+    protocol::QuantizedPose q = quantized(tick, nullptr);
+    q.recipe.count = 1;
+    q.recipe.inputs[0] = {static_cast<uint16_t>(clip_), clip_time(tick), 1.0f};
+    return q;
+  }
+  std::vector<uint8_t> encode_with_dictionary(const protocol::QuantizedPose& pose,
+                                              const protocol::PoseReference& reference) {
+    protocol::ClipDictionary dictionary(rig_.skeleton(), rig_.rig().clips, rig_.format());
+    protocol::PoseEncoder encoder(rig_.format(), &dictionary);
+    std::vector<uint8_t> out;
+    EXPECT_TRUE(encoder.encode(pose, reference, out));
     return out;
   }
 

@@ -143,6 +143,22 @@ TEST_F(SnapshotBufferTest, DeltaChainAgainstThreeAckedReferencesStaysBitExact) {
   EXPECT_EQ(buffer.ack().newest_tick, 120u);
 }
 
+TEST_F(SnapshotBufferTest, RecordPredictedFromTheClipDictionaryDecodesBitExact) {
+  PoseSource server(rig, 1);
+  const protocol::QuantizedPose q = server.quantized_with_recipe(30);
+  const std::vector<uint8_t> bytes = server.encode_with_dictionary(q, {});
+  // The dictionary makes the record tiny: the pose is exactly the clip at that time.
+  EXPECT_LT(bytes.size(), server.encode(q, {}).size());
+  const PartResult r = buffer.apply(snapshot(30, kNoTick, kNoTick, {protocol::EntityPose{7, 1, bytes}}),
+                                    registry, 0);
+  ASSERT_TRUE(r.completed) << r.first_error;
+  const PoseSample* s = buffer.sample(30, 7, 1);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->quantized.values, q.values);
+  EXPECT_EQ(s->quantized.recipe, q.recipe);
+  EXPECT_TRUE(same_bits(s->palette, server.palette(q)));
+}
+
 TEST_F(SnapshotBufferTest, EntityLeftOutOfASnapshotKeepsItsBaselinePose) {
   ASSERT_TRUE(buffer.apply(snapshot(3, kNoTick, kNoTick,
                                     {record(7, 3, kNoTick, kNoTick), record(8, 3, kNoTick, kNoTick)}),

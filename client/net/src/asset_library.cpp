@@ -43,6 +43,11 @@ Status AssetLibrary::add(std::shared_ptr<const Model> model) {
     entry.formats.push_back(
         std::make_shared<const protocol::PoseFormat>(std::move(format).value()));
   }
+  for (std::size_t r = 0; r < model->rigs.size(); ++r) {
+    const Rig& rig = model->rigs[r];
+    entry.dictionaries.push_back(
+        std::make_unique<protocol::ClipDictionary>(rig.skeleton, rig.clips, *entry.formats[r]));
+  }
   entry.model = std::move(model);
   models_.push_back(std::make_unique<const ClientModel>(std::move(entry)));
   return {};

@@ -29,6 +29,7 @@ SpawnOutcome EntityRegistry::on_spawn(const protocol::EntitySpawn& spawn,
   entity.model = model;
   entity.skeleton = &model->model->rigs[spawn.rig_index].skeleton;
   entity.format = model->formats[spawn.rig_index].get();
+  entity.dictionary = model->dictionaries[spawn.rig_index].get();
   entity.track.reset(entity.skeleton->node_count(), entity.skeleton->joint_count());
   return replaced ? SpawnOutcome::kReplaced : SpawnOutcome::kAdded;
 }

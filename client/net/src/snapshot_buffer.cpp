@@ -190,8 +190,9 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const protocol::EntityPos
   }
 
   PoseSample& sample = pool_.at(slot);
-  const Status decoded = protocol::decode_pose(*entity->format, record.pose, reference,
-                                               sample.quantized);
+  const Status decoded =
+      protocol::decode_pose(*entity->format, record.pose, reference, sample.quantized,
+                            protocol::PoseCoding::kRangeCoded, entity->dictionary, &prediction_);
   if (!decoded) {
     pool_.release(slot);
     const std::string& why = decoded.error().message;

@@ -14,16 +14,20 @@
 #include <vector>
 
 #include "posecast/model.h"
+#include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/messages.h"
 #include "posecast/protocol/pose_format.h"
 #include "posecast/result.h"
 
 namespace posecast::client {
 
-// One local model with the wire format of each of its rigs.
+// One local model with the wire format of each of its rigs, and the clip dictionary that
+// decodes records the server predicted from the rig's clips (pose_codec.h). The dictionaries
+// hold scratch buffers: use them from the thread that drives the clients only.
 struct ClientModel {
   std::shared_ptr<const Model> model;
-  std::vector<std::shared_ptr<const protocol::PoseFormat>> formats;  // one per rig
+  std::vector<std::shared_ptr<const protocol::PoseFormat>> formats;    // one per rig
+  std::vector<std::unique_ptr<protocol::ClipDictionary>> dictionaries;  // one per rig
 };
 
 class AssetLibrary {

@@ -29,6 +29,7 @@ struct ClientEntity {
   const ClientModel* model = nullptr;
   const Skeleton* skeleton = nullptr;
   const protocol::PoseFormat* format = nullptr;
+  protocol::ClipDictionary* dictionary = nullptr;  // the rig's, for dictionary-predicted records
   PoseTrack track;  // presentation state
 
   bool alive_at(uint32_t tick) const {

@@ -128,6 +128,7 @@ class SnapshotBuffer {
   std::vector<uint32_t> order_;      // view slots sorted by tick
   PosePool pool_;
   protocol::PaletteScratch scratch_;
+  protocol::QuantizedPose prediction_;  // the clip dictionary's prediction (decode scratch)
   uint32_t newest_complete_ = protocol::kNoTick;
 };
 
