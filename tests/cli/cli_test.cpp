@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -19,7 +20,10 @@ struct CliRun {
 
 // Runs the posecast binary with `args` (shell words, already quoted) and captures both streams.
 CliRun run_posecast(const std::string& args) {
-  const std::string err_path = testing::TempDir() + "posecast_cli_stderr.txt";
+  // ctest runs these tests as parallel processes: one stderr file per process and call.
+  static int calls = 0;
+  const std::string err_path = testing::TempDir() + "posecast_cli_stderr_" +
+                               std::to_string(getpid()) + "_" + std::to_string(++calls) + ".txt";
   const std::string command = std::string(POSECAST_CLI) + " " + args + " 2>" + err_path;
   CliRun run;
   FILE* pipe = popen(command.c_str(), "r");
