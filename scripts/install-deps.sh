@@ -10,7 +10,7 @@ packages=(build-essential cmake ninja-build pkg-config libasio-dev libflatbuffer
   libbenchmark-dev libgl-dev libopengl-dev libegl-dev libgl1-mesa-dri libstb-dev
   nlohmann-json3-dev xvfb xauth clang libimgui-dev python3)
 if [[ "${1:-}" == "--matrix" ]]; then
-  packages+=(g++-aarch64-linux-gnu qemu-user)
+  packages+=(g++-aarch64-linux-gnu qemu-user libclang-rt-14-dev)  # cross matrix; libFuzzer runtime
 fi
 
 missing=()
