@@ -382,6 +382,13 @@ Trial run_trial(const std::shared_ptr<const Model>& model, int entities, const S
   return t;
 }
 
+// Peak resident memory of the process so far (every trial; the largest N dominates).
+double max_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
 std::string trial_json(const Trial& t) {
   char text[1024];
   std::snprintf(text, sizeof text,
@@ -491,11 +498,11 @@ int main(int argc, char** argv) {
       "\"send_rate_hz\":%u,\"threads\":2,\"spread_send_phases\":%s,\"criterion\":\"%s\",\"tick_p50_ms\":%.3f,\"tick_p99_ms\":%.3f,"
       "\"tick_max_ms\":%.3f,\"tick_main_thread_cpu_p50_ms\":%.3f,\"tick_main_thread_cpu_p99_ms\":%.3f,"
       "\"tick_server_cpu_p99_ms\":%.3f,\"cpu_percent\":%.1f,\"client_cpu_percent\":%.1f,"
-      "\"kbit_per_s_per_client\":%.1f,\"search\":%s,\"search_seconds\":%.1f%s}\n",
+      "\"kbit_per_s_per_client\":%.1f,\"max_rss_mb\":%.1f,\"search\":%s,\"search_seconds\":%.1f%s}\n",
       model_name.c_str(), b.entities, s.clients, s.subscribed, s.send_rate, s.spread ? "true" : "false",
       s.criterion.c_str(), b.p50_ms,
       b.p99_ms, b.max_ms, b.main_cpu_p50_ms, b.main_cpu_p99_ms, b.server_cpu_p99_ms, b.cpu_percent,
-      b.client_cpu_percent, b.kbit_per_client, search.c_str(), elapsed(),
+      b.client_cpu_percent, b.kbit_per_client, max_rss_mb(), search.c_str(), elapsed(),
       fallback_note.empty() ? "" : (",\"note\":\"" + fallback_note + "\"").c_str());
   return 0;
 }

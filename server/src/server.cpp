@@ -354,6 +354,7 @@ void Server::Impl::publish() {
   counters.entities = static_cast<uint32_t>(entities.size());
   const net::ChannelCounters& io_counters = transport.counters();
   counters.datagrams_in = io_counters.datagrams_received;
+  counters.socket_datagrams_out = io_counters.datagrams_sent;
   counters.bytes_in = io_counters.bytes_received;
   counters.pose_encodes = pose_encodes.load(std::memory_order_relaxed);
   counters.send_failures = io_counters.send_failures + (simulator ? simulator->counters().send_failures : 0);

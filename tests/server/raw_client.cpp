@@ -84,9 +84,8 @@ void RawClient::on_snapshot(const protocol::Snapshot& part) {
   for (const protocol::EntityPose& record : part.entities) {
     auto k = known.find(record.entity_id);
     if (k == known.end() || k->second.first != record.generation || k->second.second >= formats_.size()) {
-      view.failed = true;
-      if (first_failure.empty()) first_failure = "unknown entity " + std::to_string(record.entity_id);
-      ++decode_failures;
+      view.failed = true;  // the client cannot complete this view; the server repeats the spawn
+      ++unknown_entities;
       continue;
     }
     protocol::PoseReference reference;

@@ -66,7 +66,8 @@ class RawClient {
   };
   std::map<uint32_t, View> views;
   std::map<uint32_t, std::pair<uint16_t, uint32_t>> known;  // id -> (generation, model)
-  uint64_t decode_failures = 0;
+  uint64_t decode_failures = 0;   // records whose pose did not decode (a server bug)
+  uint64_t unknown_entities = 0;  // records before their spawn arrived (expected under loss)
   std::string first_failure;
   protocol::Ack ack() const;
 

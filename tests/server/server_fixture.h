@@ -61,7 +61,7 @@ class ServerFixture : public ::testing::Test {
   }
 
   void deliver_to_clients() {
-    const uint64_t sent = server->metrics().datagrams_out;
+    const uint64_t sent = server->metrics().socket_datagrams_out;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (;;) {
       uint64_t received = 0;

@@ -63,6 +63,54 @@ TEST_F(Snapshots, EveryDecodedPoseEqualsTheServersQuantisedPoseAcrossAcks) {
   EXPECT_LT(m.records_from_rest, m.records / 4);
 }
 
+TEST_F(Snapshots, UnderSimulatedLossDelayAndReorderingEveryDecodedPoseStillMatches) {
+  server::ServerOptions options;
+  net::SimulatorConfig simulator;
+  simulator.seed = 7;
+  simulator.outbound.latency_us = 50'000;
+  simulator.outbound.jitter_us = 20'000;
+  simulator.outbound.loss_percent = 10;
+  simulator.outbound.reorder_percent = 5;
+  simulator.outbound.duplicate_percent = 2;
+  simulator.inbound.latency_us = 30'000;
+  simulator.inbound.loss_percent = 10;
+  options.simulator = simulator;
+  start(options);
+  record_poses();
+  spawn_crowd(12);
+  RawClient& client = add_client();
+  use_formats(client);
+  client.auto_ack = true;
+  // The handshake itself may lose datagrams: retry like a client does.
+  for (int attempt = 0; attempt < 20 && client.all<protocol::Welcome>().empty(); ++attempt) {
+    client.send(protocol::ClientHello{protocol::kProtocolVersion, 5, "lossy"}, address, kHelloPad);
+    step(10);
+    auto challenges = client.all<protocol::ServerChallenge>();
+    if (!challenges.empty()) client.send(protocol::ChallengeResponse{5, challenges.back().challenge_token}, address);
+    step(10);
+  }
+  ASSERT_FALSE(client.all<protocol::Welcome>().empty());
+  step(60 * 8);
+  EXPECT_EQ(client.decode_failures, 0u) << client.first_failure;
+  std::size_t complete = 0, delta = 0, checked = 0;
+  for (const auto& [tick, view] : client.views) {
+    if (!view.complete) continue;
+    ++complete;
+    delta += view.baseline != protocol::kNoTick;
+    for (const auto& [id, entry] : view.poses) {
+      if (!view.decoded.count(id)) continue;
+      auto it = quantized.find({tick, id});
+      ASSERT_NE(it, quantized.end());
+      EXPECT_EQ(entry.second, it->second) << "tick " << tick << " entity " << id;
+      ++checked;
+    }
+  }
+  EXPECT_GT(complete, 100u) << "most of 160 snapshots complete despite 10 % loss";
+  EXPECT_EQ(client.unknown_entities > 0, true) << "some spawns were lost (and repeated)";
+  EXPECT_GT(delta, 80u);
+  EXPECT_GT(checked, 1000u);
+}
+
 TEST_F(Snapshots, TwentyHertzClientsShareTheTicksDivisibleByThree) {
   start();
   spawn_crowd(2);
@@ -97,6 +145,7 @@ TEST_F(Snapshots, LateJoinerFirstSnapshotIsCodedAgainstRestAndDecodes) {
   EXPECT_EQ(snapshots[0].entities.size(), 4u);
   EXPECT_EQ(late.all<protocol::EntitySpawn>().size(), 4u);
   EXPECT_EQ(late.decode_failures, 0u) << late.first_failure;
+  EXPECT_EQ(late.unknown_entities, 0u);
   EXPECT_TRUE(late.views.begin()->second.complete);
 }
 

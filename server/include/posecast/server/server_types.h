@@ -69,6 +69,7 @@ struct ServerMetrics {
   uint64_t bytes_in = 0;      // payload bytes
   uint64_t datagrams_out = 0;
   uint64_t bytes_out = 0;     // wire bytes (payload + 28 per datagram)
+  uint64_t socket_datagrams_out = 0;  // datagrams the socket took (behind a simulator: delivered ones)
   uint64_t send_failures = 0;
   std::array<uint64_t, kDropReasonCount> drops{};
   uint64_t connections = 0;   // accepted since start
