@@ -47,7 +47,7 @@ void run(PlayoutClock& clock, double seconds, int64_t latency, int64_t jitter, d
   int64_t previous_now = 0;
   for (int64_t now = 1'000'000; now < 1'000'000 + tick_time(last_tick); now += 16'667) {
     while (next < arrivals.size() && arrivals[next].at <= now) {
-      clock.on_snapshot(arrivals[next].tick, arrivals[next].at);
+      clock.on_packet(arrivals[next].tick, 1, arrivals[next].at);
       ++next;
     }
     clock.advance(now);
@@ -71,7 +71,7 @@ TEST(PlayoutClockTest, StartsAtTwoSendIntervals) {
   PlayoutClock clock;
   clock.reset(kTickRate, kSendRate);
   EXPECT_EQ(clock.target_delay_us(), 2 * kInterval);
-  clock.on_snapshot(30, 5'000'000);
+  clock.on_packet(30, 1, 5'000'000);
   clock.advance(5'000'000);
   ASSERT_TRUE(clock.started());
   EXPECT_EQ(clock.current_delay_us(5'000'000), 2 * kInterval);
@@ -116,6 +116,29 @@ TEST(PlayoutClockTest, HeavyLossRaisesTheCoverUpToItsCap) {
   clock.reset(kTickRate, kSendRate);
   run(clock, 8.0, 50'000, 0, 0.5, 3);
   EXPECT_EQ(clock.cover(), 3);
+}
+
+}  // namespace
+}  // namespace posecast::client
+
+namespace posecast::client {
+namespace {
+
+TEST(PlayoutClockTest, LostPartsOfMultiPartSnapshotsCountAsLoss) {
+  // Every snapshot in 4 parts; 10 % of parts lost, but almost never all 4 of one tick.
+  PlayoutClock clock;
+  clock.reset(kTickRate, kSendRate);
+  Lcg rng{5};
+  for (uint32_t tick = 3; tick <= 8 * kTickRate; tick += 3) {
+    for (uint32_t part = 0; part < 4; ++part) {
+      if (rng.unit() < 0.10) continue;
+      clock.on_packet(tick, 4, tick_time(tick) + 40'000);
+    }
+    clock.advance(tick_time(tick) + 40'000);
+  }
+  EXPECT_GT(clock.loss(), 0.05);
+  EXPECT_LT(clock.loss(), 0.15);
+  EXPECT_GE(clock.cover(), 1);
 }
 
 }  // namespace

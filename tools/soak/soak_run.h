@@ -21,6 +21,7 @@ struct SoakReport {
   uint64_t joins = 0, connects = 0, failed_connects = 0, leaves = 0, vanishes = 0;
   uint64_t vanishes_timeout_due = 0;  // vanished early enough that the server must have timed them out
   uint64_t dropped_by_server = 0;     // live clients the server disconnected (kicked, timed out)
+  uint64_t pending_welcomes = 0;      // retired after answering the challenge, before the Welcome
   uint64_t respawns = 0;
   // Client totals (every client that ever ran).
   uint64_t datagrams_in = 0, datagrams_out = 0, bytes_in = 0, bytes_out = 0;

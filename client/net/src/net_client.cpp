@@ -382,9 +382,9 @@ void NetClient::on_snapshot(const protocol::Snapshot& m, int64_t now_us) {
   counters_.duplicate_records += result.duplicate_records;
   if (!result.first_error.empty()) error_ = result.first_error;  // the latest problem, for logs
 
+  playout_.on_packet(m.server_tick, m.part_count, now_us);
   if (result.new_tick) {
     ++counters_.snapshot_ticks;
-    playout_.on_snapshot(m.server_tick, now_us);
     // RTT: the first snapshot coded against a newer baseline B left the server after our ack
     // of B arrived there, so (its arrival - when we acked B) >= RTT; the minimum over recent
     // samples approaches RTT (it overshoots by the wait for the server's next send).

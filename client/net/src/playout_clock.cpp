@@ -23,9 +23,9 @@ void PlayoutClock::reset(uint32_t tick_rate_hz, uint32_t send_rate_hz) {
   last_now_us_ = 0;
 }
 
-void PlayoutClock::on_snapshot(uint32_t tick, int64_t arrival_us) {
+void PlayoutClock::on_packet(uint32_t tick, uint32_t part_count, int64_t arrival_us) {
   const int64_t server_us = static_cast<int64_t>(tick) * 1'000'000 / tick_rate_hz_;
-  history_[head_] = Arrival{tick, arrival_us - server_us};
+  history_[head_] = Arrival{tick, std::max<uint32_t>(part_count, 1), arrival_us - server_us};
   head_ = (head_ + 1) % kHistory;
   count_ = std::min(count_ + 1, kHistory);
   if (!have_ticks_) {
@@ -35,7 +35,7 @@ void PlayoutClock::on_snapshot(uint32_t tick, int64_t arrival_us) {
     newest_tick_ = std::max(newest_tick_, tick);
     first_tick_ = std::min(first_tick_, tick);
   }
-  recompute();
+  dirty_ = true;
 }
 
 void PlayoutClock::recompute() {
@@ -53,9 +53,13 @@ void PlayoutClock::recompute() {
       std::max(loss_end > window_ticks ? loss_end - window_ticks : 0u, first_tick_);
   std::size_t n = 0;
   uint32_t in_loss_window = 0;
+  uint64_t part_counts = 0;
   for (std::size_t i = 0; i < count_; ++i) {
     const Arrival& a = history_[(head_ + kHistory - 1 - i) % kHistory];
-    if (a.tick > loss_start && a.tick <= loss_end) ++in_loss_window;
+    if (a.tick > loss_start && a.tick <= loss_end) {
+      ++in_loss_window;
+      part_counts += a.part_count;
+    }
     if (newest_tick_ - a.tick <= window_ticks) scratch_[n++] = a.offset_us;
   }
   if (n == 0) return;
@@ -66,12 +70,16 @@ void PlayoutClock::recompute() {
                  std::floor(settings_.jitter_quantile * static_cast<double>(n - 1) + 0.5)));
   jitter_us_ = scratch_[q] - scratch_[0];
 
-  // Loss: snapshots are expected every send interval, span * send rate / tick rate of them.
+  // Loss: snapshots are expected every send interval (span * send rate / tick rate of them),
+  // each in the mean number of parts seen.
   const uint32_t loss_span_ticks = loss_end > loss_start ? loss_end - loss_start : 0;
-  if (static_cast<int64_t>(loss_span_ticks) * tick_us >= settings_.min_loss_window_us) {
+  if (static_cast<int64_t>(loss_span_ticks) * tick_us >= settings_.min_loss_window_us &&
+      in_loss_window > 0) {
+    const double mean_parts =
+        static_cast<double>(part_counts) / static_cast<double>(in_loss_window);
     const double expected = static_cast<double>(loss_span_ticks) *
                             static_cast<double>(send_rate_hz_) /
-                            static_cast<double>(tick_rate_hz_);
+                            static_cast<double>(tick_rate_hz_) * mean_parts;
     loss_ = std::clamp(1.0 - static_cast<double>(in_loss_window) / expected, 0.0, 1.0);
     int cover = 0;
     double run = loss_;  // probability of cover + 1 consecutive losses
@@ -86,6 +94,10 @@ void PlayoutClock::recompute() {
 
 void PlayoutClock::advance(int64_t now_us) {
   if (!have_ticks_) return;
+  if (dirty_) {
+    recompute();
+    dirty_ = false;
+  }
   const int64_t target = newest_server_time_us(now_us) - target_delay_us_;
   if (!started_) {
     started_ = true;

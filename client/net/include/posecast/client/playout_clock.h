@@ -2,13 +2,16 @@
 // PlayoutClock: maps the client's clock to server time and chooses the render time
 // (docs/client.md, "Interpolation delay").
 //
-// Every snapshot tick seen for the first time gives an arrival offset
-//     o = arrival time (client us) - server time of the tick (server us)
+// Every snapshot packet (part) applied gives an arrival offset
+//     o = arrival time (client us) - server time of its tick (server us)
 // = clock offset + one-way latency + queueing. Over the last `window_us` of server time:
 //     base offset  B = min(o)                  (the fastest path)
 //     jitter       J = q95(o) - B              (95th percentile spread)
-//     loss         p = 1 - snapshots seen / snapshots expected at the send rate, counted over
-//                  the window ending `loss_lag_us` before the newest tick (late ones land)
+//     loss         p = 1 - parts received / parts expected, counted over the window ending
+//                  `loss_lag_us` before the newest tick (late ones land); parts expected =
+//                  snapshots expected at the send rate x the mean part count seen. Parts, not
+//                  snapshots: each entity's record travels in one part, so this is the rate at
+//                  which an entity misses a snapshot.
 // The newest server time is now - B. The render time follows
 //     target = (now - B) - D,   D = (1 + n) * I + J
 // with I the send interval and n the number of consecutive lost snapshots to ride out: the
@@ -44,16 +47,19 @@ class PlayoutClock {
   // Rates from the Welcome; forgets history. Both must be > 0.
   void reset(uint32_t tick_rate_hz, uint32_t send_rate_hz);
 
-  // A snapshot tick seen for the first time, arriving at client time `arrival_us`.
-  void on_snapshot(uint32_t tick, int64_t arrival_us);
+  // A snapshot part of `tick` (of `part_count` parts) applied for the first time, arriving at
+  // client time `arrival_us`.
+  void on_packet(uint32_t tick, uint32_t part_count, int64_t arrival_us);
 
-  // Moves the render time to client time `now_us`. No effect before the first snapshot.
+  // Moves the render time to client time `now_us` (recomputing the estimates when packets
+  // arrived since the last call). No effect before the first packet.
   void advance(int64_t now_us);
 
   bool started() const { return started_; }
   int64_t render_time_us() const { return render_us_; }          // server us
   int64_t newest_server_time_us(int64_t now_us) const { return now_us - base_offset_us_; }
   int64_t current_delay_us(int64_t now_us) const { return newest_server_time_us(now_us) - render_us_; }
+  // The estimates as of the last advance().
   int64_t target_delay_us() const { return target_delay_us_; }
   int64_t jitter_us() const { return jitter_us_; }
   double loss() const { return loss_; }  // 0..1
@@ -66,9 +72,10 @@ class PlayoutClock {
 
   struct Arrival {
     uint32_t tick = 0;
+    uint32_t part_count = 1;
     int64_t offset_us = 0;
   };
-  static constexpr std::size_t kHistory = 512;
+  static constexpr std::size_t kHistory = 2048;  // 2 s of 60 Hz snapshots in 17 parts
 
   PlayoutSettings settings_;
   uint32_t tick_rate_hz_ = 60;
@@ -81,6 +88,7 @@ class PlayoutClock {
   uint32_t newest_tick_ = 0;
   uint32_t first_tick_ = 0;
   bool have_ticks_ = false;
+  bool dirty_ = false;
 
   int64_t base_offset_us_ = 0;
   int64_t jitter_us_ = 0;
