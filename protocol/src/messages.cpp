@@ -209,7 +209,9 @@ Result<Message> decode_snapshot(const w::Snapshot& t) {
     EntityPose& e = m.entities[i];
     e.entity_id = r->entity_id();
     e.generation = r->generation();
-    e.pose.assign(poses->data() + offset, poses->data() + offset + size);
+    // size > 0 implies the pose vector exists (pose_bytes > 0); a record with no pose bytes
+    // may come with no pose vector at all (found by fuzz_message_decode).
+    if (size > 0) e.pose.assign(poses->data() + offset, poses->data() + offset + size);
     offset += size;
   }
   if (offset != pose_bytes) {

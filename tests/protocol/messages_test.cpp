@@ -182,6 +182,24 @@ TEST(Messages, SnapshotRecordsMustMatchThePoseBytes) {
   EXPECT_FALSE(decode_message(bad_part).ok());
 }
 
+// Regression (fuzz_message_decode): records with pose_size 0 and no pose vector at all made
+// the decoder call data() on a null vector.
+TEST(Messages, SnapshotWithEmptyRecordsAndNoPoseVectorDecodes) {
+  const auto bytes = raw_envelope(
+      [](flatbuffers::FlatBufferBuilder& fbb) {
+        std::vector<wire::EntityRecord> records = {wire::EntityRecord(4, 1, 0), wire::EntityRecord(5, 2, 0)};
+        const auto r = fbb.CreateVectorOfStructs(records);
+        return wire::CreateSnapshot(fbb, 10, kNoTick, kNoTick, 0, 1, r).Union();
+      },
+      wire::Payload::Snapshot);
+  const auto m = decode_message(bytes);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const auto& s = std::get<Snapshot>(m.value());
+  ASSERT_EQ(s.entities.size(), 2u);
+  EXPECT_TRUE(s.entities[0].pose.empty());
+  EXPECT_EQ(s.entities[1].entity_id, 5u);
+}
+
 TEST(Messages, DeepOrHugeTablesAreRejectedByVerifierLimits) {
   // A Welcome with more asset tables than the verifier allows.
   const auto many = raw_envelope(
