@@ -74,6 +74,7 @@ struct Settings {
   // idle cores -- for machines shared with other work.
   std::string criterion = "wall";
   bool spread = false;  // ServerOptions::spread_send_phases
+  bool recipes = true;  // ServerOptions::attach_recipes
 };
 
 // ---- The 64 clients, on one thread -------------------------------------------------------
@@ -266,6 +267,7 @@ Trial run_trial(const std::shared_ptr<const Model>& model, int entities, const S
   options.max_clients = static_cast<uint32_t>(s.clients);
   options.send_rate_hz = s.send_rate;
   options.spread_send_phases = s.spread;
+  options.attach_recipes = s.recipes;
   Result<std::unique_ptr<server::Server>> created = server::Server::create(io, options, {model});
   if (!created) {
     std::fprintf(stderr, "server_load: %s\n", created.error().message.c_str());
@@ -424,6 +426,7 @@ int main(int argc, char** argv) {
     }
     if (flag == "--entities") s.fixed_entities = static_cast<int>(v);
     else if (flag == "--spread-phases") s.spread = v != 0;
+    else if (flag == "--recipes") s.recipes = v != 0;
     else if (flag == "--seconds") s.seconds = v;
     else if (flag == "--max-total-seconds") s.max_total = v;
     else if (flag == "--clients") s.clients = static_cast<int>(v);
@@ -495,11 +498,12 @@ int main(int argc, char** argv) {
   const Trial& b = best;
   std::printf(
       "{\"model\":\"%s\",\"entities\":%d,\"clients\":%d,\"subscribed_per_client\":%d,\"tick_rate_hz\":60,"
-      "\"send_rate_hz\":%u,\"threads\":2,\"spread_send_phases\":%s,\"criterion\":\"%s\",\"tick_p50_ms\":%.3f,\"tick_p99_ms\":%.3f,"
+      "\"send_rate_hz\":%u,\"threads\":2,\"spread_send_phases\":%s,\"recipes\":%s,\"criterion\":\"%s\",\"tick_p50_ms\":%.3f,\"tick_p99_ms\":%.3f,"
       "\"tick_max_ms\":%.3f,\"tick_main_thread_cpu_p50_ms\":%.3f,\"tick_main_thread_cpu_p99_ms\":%.3f,"
       "\"tick_server_cpu_p99_ms\":%.3f,\"cpu_percent\":%.1f,\"client_cpu_percent\":%.1f,"
       "\"kbit_per_s_per_client\":%.1f,\"max_rss_mb\":%.1f,\"search\":%s,\"search_seconds\":%.1f%s}\n",
       model_name.c_str(), b.entities, s.clients, s.subscribed, s.send_rate, s.spread ? "true" : "false",
+      s.recipes ? "true" : "false",
       s.criterion.c_str(), b.p50_ms,
       b.p99_ms, b.max_ms, b.main_cpu_p50_ms, b.main_cpu_p99_ms, b.server_cpu_p99_ms, b.cpu_percent,
       b.client_cpu_percent, b.kbit_per_client, max_rss_mb(), search.c_str(), elapsed(),

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "posecast/sim/playback_time.h"
 #include "server_impl.h"
 
 namespace posecast::server {
@@ -27,6 +28,37 @@ bool Server::Impl::due(const ClientSession& client, uint32_t tick) const {
 }
 
 namespace {
+
+// The recipe of a pose that is a plain blend of the rig's clips: exactly one active layer, layer
+// 0, override at full weight, no mask, no crossfade. Inputs in the animator's blend order,
+// skipping weight-0 clips as the animator does. False (count 0) for anything else.
+bool plain_blend_recipe(const sim::EntityState& state, const Rig& rig, protocol::PoseRecipe& out) {
+  out.count = 0;
+  const auto active = [](const sim::Layer& l) {
+    return (l.target.count > 0 || l.fade_source != sim::FadeSource::kNone) && l.weight != 0.0f;
+  };
+  if (state.layers.empty() || !active(state.layers[0])) return false;
+  for (std::size_t i = 1; i < state.layers.size(); ++i) {
+    if (active(state.layers[i])) return false;
+  }
+  const sim::Layer& base = state.layers[0];
+  if (base.mode != sim::LayerMode::kOverride || !(base.weight >= 1.0f) || base.mask != sim::kNoMask ||
+      base.fade_source != sim::FadeSource::kNone) {
+    return false;
+  }
+  const sim::Motion& motion = base.target;
+  for (uint8_t i = 0; i < motion.count && i < sim::kMaxBlendClips; ++i) {
+    const sim::ClipSlot& slot = motion.slots[i];
+    if (!(slot.weight > 0.0f) || slot.clip >= rig.clips.size()) continue;
+    const int64_t time = sim::sample_time_us(slot.phase, rig.clips[slot.clip].duration_us, motion.wrap);
+    if (time < 0 || time > protocol::kMaxRecipeTimeUs || out.count >= protocol::kMaxRecipeInputs) {
+      out.count = 0;
+      return false;
+    }
+    out.inputs[out.count++] = protocol::PoseRecipe::Input{slot.clip, time, slot.weight};
+  }
+  return out.count > 0;
+}
 
 float distance_squared(const Vec3& a, const Vec3& b) {
   const float dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
@@ -113,6 +145,13 @@ void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId 
     staged.pose.reset(*impl.formats[format]);
   }
   staged.valid = quantizer.quantize(pose, reference, staged.pose);
+  staged.pose.recipe = protocol::PoseRecipe{};
+  if (staged.valid && impl.options.attach_recipes) {
+    // The entity's state is the one this pass just evaluated (the worker advances it after
+    // this call), and only this worker touches it.
+    const sim::EntityState* state = impl.world->find_entity(id);
+    if (state != nullptr) plain_blend_recipe(*state, *impl.format_rig[format], staged.pose.recipe);
+  }
 }
 
 void Server::Impl::sync_entities(uint32_t tick) {
@@ -178,15 +217,19 @@ void Server::Impl::commit_history(uint32_t tick) {
   if (!quantize_this_tick) return;
   uint32_t oldest_needed = tick;
   for (const auto& client : clients) {
-    // Future baselines are at or after the newest acked snapshot, future priors at or after
-    // the acked one before it; with no ack yet, any snapshot still in the ring may be acked.
-    uint32_t prior_candidate = kNoTick;
+    // References now: the newest acked snapshot and the two acked before it; after a newer ack
+    // they move up by one. So nothing older than the third newest acked is needed; with fewer
+    // acks, any snapshot still in the ring may become a reference.
+    uint32_t acked[3] = {kNoTick, kNoTick, kNoTick};  // newest first
     for (const SentSnapshot& s : client->ring) {
-      if (s.tick == kNoTick || !s.acked || s.tick >= client->newest_acked) continue;
-      if (prior_candidate == kNoTick || s.tick > prior_candidate) prior_candidate = s.tick;
+      if (s.tick == kNoTick || !s.acked) continue;
+      uint32_t t = s.tick;
+      for (uint32_t& slot : acked) {
+        if (slot == kNoTick || t > slot) std::swap(slot, t);
+        if (t == kNoTick) break;
+      }
     }
-    const uint32_t cut = prior_candidate != kNoTick ? prior_candidate
-                         : client->newest_acked != kNoTick ? client->newest_acked : 0;
+    const uint32_t cut = acked[2] != kNoTick ? acked[2] : 0;
     for (const SentSnapshot& s : client->ring) {
       if (s.tick == kNoTick || s.tick < cut) continue;
       oldest_needed = std::min(oldest_needed, s.min_pose_tick);
@@ -204,6 +247,7 @@ void Server::Impl::commit_history(uint32_t tick) {
       slot.tick = tick;
       slot.pose.values.assign(entity.current.values.begin(), entity.current.values.end());
       slot.pose.off_layout = entity.current.off_layout;
+      slot.pose.recipe = entity.current.recipe;  // the next records predict clip times from it
       entity.sent_this_tick = false;
     }
     std::size_t expired = 0;

@@ -105,6 +105,7 @@ Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const Serve
                      "]: pose format: " + format.error().message};
       }
       impl->format_of.back().push_back(static_cast<uint32_t>(impl->formats.size()));
+      impl->format_rig.push_back(&rig);
       impl->formats.push_back(std::make_shared<const protocol::PoseFormat>(std::move(format).value()));
     }
     protocol::AssetInfo info;

@@ -47,8 +47,10 @@ struct HistoryEntry {
 struct EncodedVariant {
   uint32_t baseline_pose_tick = kNoTick;  // kNoTick: rest
   uint32_t prior_pose_tick = kNoTick;
+  uint32_t older_pose_tick = kNoTick;
   uint32_t baseline_age = 0;
   uint32_t prior_age = 0;
+  uint32_t older_age = 0;
   uint32_t offset = 0;  // into EntityRecord::encoded
   uint32_t size = 0;
 };
@@ -199,6 +201,7 @@ struct Server::Impl {
   // Pose formats, one per (model, rig), and the index of each: format_of[model][rig].
   std::vector<std::shared_ptr<const protocol::PoseFormat>> formats;
   std::vector<std::vector<uint32_t>> format_of;
+  std::vector<const Rig*> format_rig;  // [format]: the rig it was built from
   std::vector<protocol::AssetInfo> manifest;
 
   net::UdpTransport transport;
@@ -247,7 +250,8 @@ struct Server::Impl {
     std::vector<bool> record_from_rest;
     std::vector<uint32_t> record_candidates;  // candidate index of each record
     std::vector<ViewEntry> view_scratch;
-    std::vector<std::unique_ptr<protocol::PoseEncoder>> encoders;  // [format]
+    std::vector<std::unique_ptr<protocol::ClipDictionary>> dictionaries;  // [format]
+    std::vector<std::unique_ptr<protocol::PoseEncoder>> encoders;         // [format]
   };
   std::vector<SendScratch> send_scratch;  // [worker]
   std::optional<sim::WorkerPool> send_pool;
@@ -321,11 +325,11 @@ struct Server::Impl {
   bool due(const ClientSession& client, uint32_t tick) const;
   void send_snapshots(uint32_t tick, int64_t now_us);
   void send_snapshot(ClientSession& client, uint32_t tick, int64_t now_us, SendScratch& scratch);
-  // This tick's pose of entities[index] coded against what the client holds (baseline/prior
-  // pose ticks kNoTick: none) into `out`, through a per-entity cache so clients with the same
-  // references share one encoding. Thread-safe across workers. False on an encoder failure.
-  bool encode_record(std::size_t index, uint32_t baseline_pose_tick, uint32_t baseline_age,
-                     uint32_t prior_pose_tick, uint32_t prior_age, SendScratch& scratch,
+  // This tick's pose of entities[index] coded against what the client holds (`key`: the pose
+  // ticks of its baseline/prior/older references, kNoTick for none, and their ages) into `out`,
+  // through a per-entity cache so clients with the same references share one encoding.
+  // Thread-safe across workers. False on an encoder failure.
+  bool encode_record(std::size_t index, const EncodedVariant& key, SendScratch& scratch,
                      std::vector<uint8_t>& out);
   static void build_snapshots(void* context, unsigned worker, unsigned workers);
 };

@@ -78,29 +78,34 @@ class SpinLock {
 
 }  // namespace
 
-bool Server::Impl::encode_record(std::size_t index, uint32_t baseline_pose_tick, uint32_t baseline_age,
-                                 uint32_t prior_pose_tick, uint32_t prior_age, SendScratch& scratch,
+bool Server::Impl::encode_record(std::size_t index, const EncodedVariant& key, SendScratch& scratch,
                                  std::vector<uint8_t>& out) {
   EntityRecord& entity = entities[index];
   out.clear();
   SpinLock lock(entity_locks[index]);
   for (std::size_t v = 0; v < entity.variant_count; ++v) {
     const EncodedVariant& variant = entity.variants[v];
-    if (variant.baseline_pose_tick == baseline_pose_tick && variant.prior_pose_tick == prior_pose_tick &&
-        variant.baseline_age == baseline_age && variant.prior_age == prior_age) {
+    if (variant.baseline_pose_tick == key.baseline_pose_tick && variant.prior_pose_tick == key.prior_pose_tick &&
+        variant.older_pose_tick == key.older_pose_tick && variant.baseline_age == key.baseline_age &&
+        variant.prior_age == key.prior_age && variant.older_age == key.older_age) {
       out.assign(entity.encoded.begin() + variant.offset, entity.encoded.begin() + variant.offset + variant.size);
       return true;
     }
   }
+  // Each reference is used only when the newer ones are (the codec's rule, and the client's).
   protocol::PoseReference reference;
   reference.tick_rate_hz = options.tick_rate_hz;
-  if (baseline_pose_tick != kNoTick) {
-    reference.baseline = entity.pose_at(baseline_pose_tick);
-    reference.baseline_age = baseline_age;
-    if (reference.baseline != nullptr && prior_pose_tick != kNoTick) {
-      reference.prior = entity.pose_at(prior_pose_tick);
-      reference.prior_age = prior_age;
-    }
+  if (key.baseline_pose_tick != kNoTick) {
+    reference.baseline = entity.pose_at(key.baseline_pose_tick);
+    reference.baseline_age = key.baseline_age;
+  }
+  if (reference.baseline != nullptr && key.prior_pose_tick != kNoTick) {
+    reference.prior = entity.pose_at(key.prior_pose_tick);
+    reference.prior_age = key.prior_age;
+  }
+  if (reference.prior != nullptr && key.older_pose_tick != kNoTick) {
+    reference.older = entity.pose_at(key.older_pose_tick);
+    reference.older_age = key.older_age;
   }
   pose_encodes.fetch_add(1, std::memory_order_relaxed);
   if (!scratch.encoders[entity.format_index]->encode(entity.current, reference, out)) {
@@ -108,9 +113,10 @@ bool Server::Impl::encode_record(std::size_t index, uint32_t baseline_pose_tick,
     return false;
   }
   if (entity.variant_count < kMaxEncodedVariants) {
-    entity.variants[entity.variant_count++] =
-        EncodedVariant{baseline_pose_tick, prior_pose_tick, baseline_age, prior_age,
-                       static_cast<uint32_t>(entity.encoded.size()), static_cast<uint32_t>(out.size())};
+    EncodedVariant stored = key;
+    stored.offset = static_cast<uint32_t>(entity.encoded.size());
+    stored.size = static_cast<uint32_t>(out.size());
+    entity.variants[entity.variant_count++] = stored;
     entity.encoded.insert(entity.encoded.end(), out.begin(), out.end());
   }
   return true;
@@ -135,7 +141,15 @@ void Server::Impl::send_snapshots(uint32_t tick, int64_t now_us) {
     send_pool.emplace(options.threads);
     send_scratch.resize(send_pool->size());
     for (SendScratch& scratch : send_scratch) {
-      for (const auto& format : formats) scratch.encoders.push_back(std::make_unique<protocol::PoseEncoder>(*format));
+      for (std::size_t f = 0; f < formats.size(); ++f) {
+        protocol::ClipDictionary* dictionary = nullptr;
+        if (options.attach_recipes) {
+          const Rig& rig = *format_rig[f];
+          scratch.dictionaries.push_back(std::make_unique<protocol::ClipDictionary>(rig.skeleton, rig.clips, *formats[f]));
+          dictionary = scratch.dictionaries.back().get();
+        }
+        scratch.encoders.push_back(std::make_unique<protocol::PoseEncoder>(*formats[f], dictionary));
+      }
     }
   }
   if (entity_lock_count < entities.size()) {
@@ -180,21 +194,23 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
   auto& record_candidates = scratch.record_candidates;
   auto& view_scratch = scratch.view_scratch;
   ClientSession::Tally& tally = client.tally;
-  // ---- Baseline and prior: the newest acked snapshots within the age limit.
-  const uint64_t max_age_ticks =
-      static_cast<uint64_t>(options.baseline_max_age_us) * options.tick_rate_hz / 1'000'000;
-  SentSnapshot* baseline = nullptr;
-  SentSnapshot* prior = nullptr;
+  // ---- References: the three newest acked snapshots within the age limit (baseline, prior,
+  // older; docs/session.md).
+  const uint64_t max_age_ticks = std::min<uint64_t>(
+      static_cast<uint64_t>(options.baseline_max_age_us) * options.tick_rate_hz / 1'000'000,
+      protocol::kMaxReferenceAge);
+  SentSnapshot* refs[3] = {nullptr, nullptr, nullptr};
   for (SentSnapshot& s : client.ring) {
     if (s.tick == kNoTick || !s.acked || s.tick >= tick || tick - s.tick > max_age_ticks) continue;
-    if (baseline == nullptr || s.tick > baseline->tick) {
-      prior = baseline;
-      baseline = &s;
-    } else if (prior == nullptr || s.tick > prior->tick) {
-      prior = &s;
+    SentSnapshot* candidate = &s;
+    for (SentSnapshot*& slot : refs) {
+      if (slot == nullptr || candidate->tick > slot->tick) std::swap(slot, candidate);
+      if (candidate == nullptr) break;
     }
   }
-  if (baseline == nullptr) prior = nullptr;
+  SentSnapshot* baseline = refs[0];
+  SentSnapshot* prior = refs[1];
+  SentSnapshot* older = refs[2];
 
   // ---- Allowance for this snapshot, in wire bytes.
   // A token bucket (rate = budget, capacity = four snapshots' share, at least one full packet)
@@ -314,6 +330,7 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
   // fill by snapshot_packet_overhead, an upper bound), so `cost` bounds the real bytes.
   const uint32_t baseline_tick = baseline != nullptr ? baseline->tick : kNoTick;
   const uint32_t prior_tick = prior != nullptr ? prior->tick : kNoTick;
+  const uint32_t older_tick = older != nullptr ? older->tick : kNoTick;
   std::size_t packet_records = 0, packet_pose_bytes = 0, records_used = 0, new_entities = 0;
   record_candidates.clear();
   record_from_rest.clear();
@@ -329,14 +346,19 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
     if (base_entry != nullptr && base_entry->generation != entity.generation) base_entry = nullptr;
     const ViewEntry* prior_entry = base_entry != nullptr ? find_view_entry(prior, entity.id) : nullptr;
     if (prior_entry != nullptr && prior_entry->generation != entity.generation) prior_entry = nullptr;
-    const uint32_t base_pose = base_entry != nullptr ? base_entry->pose_tick : kNoTick;
-    const uint32_t prior_pose = prior_entry != nullptr ? prior_entry->pose_tick : kNoTick;
+    const ViewEntry* older_entry = prior_entry != nullptr ? find_view_entry(older, entity.id) : nullptr;
+    if (older_entry != nullptr && older_entry->generation != entity.generation) older_entry = nullptr;
+    EncodedVariant key;
+    key.baseline_pose_tick = base_entry != nullptr ? base_entry->pose_tick : kNoTick;
+    key.baseline_age = base_entry != nullptr ? tick - baseline_tick : 0;
+    key.prior_pose_tick = prior_entry != nullptr ? prior_entry->pose_tick : kNoTick;
+    key.prior_age = prior_entry != nullptr ? baseline_tick - prior_tick : 0;
+    key.older_pose_tick = older_entry != nullptr ? older_entry->pose_tick : kNoTick;
+    key.older_age = older_entry != nullptr ? prior_tick - older_tick : 0;
+    const uint32_t base_pose = key.baseline_pose_tick;
     if (records.size() <= records_used) records.emplace_back();
     std::vector<uint8_t>& pose = records[records_used].pose;
-    if (!encode_record(candidates[c].entity, base_pose, base_pose != kNoTick ? tick - baseline_tick : 0,
-                       prior_pose, prior_pose != kNoTick ? baseline_tick - prior_tick : 0, scratch, pose)) {
-      continue;
-    }
+    if (!encode_record(candidates[c].entity, key, scratch, pose)) continue;
     const uint64_t spawn_cost = known.spawn_confirmed ? 0 : wire(spawn_message_bytes);
     uint64_t delta;
     bool new_packet = false;
@@ -370,7 +392,7 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
 
   // ---- Encode; the bound above makes the real size smaller or equal. Should it ever not be,
   // records are dropped from the end until it fits: the budget is never exceeded.
-  protocol::SnapshotHeader header{tick, baseline_tick, prior_tick};
+  protocol::SnapshotHeader header{tick, baseline_tick, prior_tick, older_tick};
   std::vector<std::vector<uint8_t>> packets;
   std::vector<std::vector<uint8_t>> spawn_bytes;
   for (;;) {

@@ -56,8 +56,13 @@ void RawClient::drain() {
   }
 }
 
-void RawClient::set_formats(std::vector<const protocol::PoseFormat*> formats, uint32_t tick_rate_hz) {
+void RawClient::set_formats(std::vector<const protocol::PoseFormat*> formats, std::vector<const Rig*> rigs,
+                            uint32_t tick_rate_hz) {
   formats_ = std::move(formats);
+  dictionaries_.clear();
+  for (std::size_t i = 0; i < formats_.size() && i < rigs.size(); ++i) {
+    dictionaries_.push_back(std::make_unique<protocol::ClipDictionary>(rigs[i]->skeleton, rigs[i]->clips, *formats_[i]));
+  }
   tick_rate_hz_ = tick_rate_hz;
 }
 
@@ -67,6 +72,7 @@ void RawClient::on_snapshot(const protocol::Snapshot& part) {
     view.parts = part.part_count;
     view.baseline = part.baseline_tick;
     view.prior = part.prior_tick;
+    view.older = part.older_tick;
   }
   if (part.part_index >= 32) {  // this test client tracks at most 32 parts
     view.failed = true;
@@ -97,9 +103,17 @@ void RawClient::on_snapshot(const protocol::Snapshot& part) {
         reference.prior = held(view.prior, record.entity_id, record.generation);
         reference.prior_age = view.baseline - view.prior;
       }
+      if (reference.prior != nullptr && view.older != protocol::kNoTick) {
+        reference.older = held(view.older, record.entity_id, record.generation);
+        reference.older_age = view.prior - view.older;
+      }
     }
     protocol::QuantizedPose pose;
-    const Status s = protocol::decode_pose(*formats_[k->second.second], record.pose, reference, pose);
+    const uint32_t model = k->second.second;
+    const Status s = protocol::decode_pose(*formats_[model], record.pose, reference, pose,
+                                           protocol::PoseCoding::kRangeCoded,
+                                           model < dictionaries_.size() ? dictionaries_[model].get() : nullptr,
+                                           &prediction_);
     if (!s) {
       view.failed = true;
       if (first_failure.empty()) first_failure = s.error().message;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,6 +15,8 @@
 #include <asio/io_context.hpp>
 
 #include "posecast/net/udp_transport.h"
+#include "posecast/model.h"
+#include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/messages.h"
 #include "posecast/protocol/pose_codec.h"
 #include "posecast/protocol/pose_format.h"
@@ -52,12 +55,14 @@ class RawClient {
   uint64_t datagrams_sent() const { return transport_.counters().datagrams_sent; }
   uint64_t datagrams_received() const { return transport_.counters().datagrams_received; }
 
-  // --- Snapshot decoding (optional): formats per model id, rig 0 only.
-  void set_formats(std::vector<const protocol::PoseFormat*> formats, uint32_t tick_rate_hz);
+  // --- Snapshot decoding (optional): format and rig per model id (rig 0 only); the rig's clips
+  // make the clip dictionary that decodes records predicted from recipes.
+  void set_formats(std::vector<const protocol::PoseFormat*> formats, std::vector<const Rig*> rigs,
+                   uint32_t tick_rate_hz);
   bool auto_ack = false;  // ack every complete view as it completes
   net::Endpoint server;   // where acks go
   struct View {
-    uint32_t baseline = protocol::kNoTick, prior = protocol::kNoTick;
+    uint32_t baseline = protocol::kNoTick, prior = protocol::kNoTick, older = protocol::kNoTick;
     uint8_t parts = 0;
     uint32_t parts_seen = 0;
     bool complete = false, failed = false;
@@ -79,6 +84,8 @@ class RawClient {
   std::vector<Received> received_;
   uint64_t wire_bytes_ = 0;
   std::vector<const protocol::PoseFormat*> formats_;
+  std::vector<std::unique_ptr<protocol::ClipDictionary>> dictionaries_;
+  protocol::QuantizedPose prediction_;
   uint32_t tick_rate_hz_ = 60;
 };
 

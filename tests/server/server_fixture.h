@@ -96,7 +96,7 @@ class ServerFixture : public ::testing::Test {
   }
 
   void use_formats(RawClient& client) {
-    client.set_formats({server->pose_format(0, 0)}, server->options().tick_rate_hz);
+    client.set_formats({server->pose_format(0, 0)}, {&generated_rig()->rigs[0]}, server->options().tick_rate_hz);
   }
 
   uint64_t drops(server::DropReason reason) {

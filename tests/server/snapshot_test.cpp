@@ -43,13 +43,15 @@ TEST_F(Snapshots, EveryDecodedPoseEqualsTheServersQuantisedPoseAcrossAcks) {
   ASSERT_NE(connect(client, 1).client_id, 0u);
   step(120);
   ASSERT_EQ(client.decode_failures, 0u) << client.first_failure;
-  std::size_t checked = 0, delta_views = 0, predicted_views = 0;
+  std::size_t checked = 0, delta_views = 0, predicted_views = 0, three_reference_views = 0, with_recipe = 0;
   for (const auto& [tick, view] : client.views) {
     if (!view.complete) continue;
     delta_views += view.baseline != protocol::kNoTick;
     predicted_views += view.prior != protocol::kNoTick;
+    three_reference_views += view.older != protocol::kNoTick;
     for (const auto& [id, entry] : view.poses) {
       if (!view.decoded.count(id)) continue;
+      with_recipe += entry.second.recipe.count > 0;
       auto it = quantized.find({tick, id});
       ASSERT_NE(it, quantized.end()) << "tick " << tick << " entity " << id;
       EXPECT_EQ(entry.second, it->second) << "tick " << tick << " entity " << id;
@@ -59,6 +61,8 @@ TEST_F(Snapshots, EveryDecodedPoseEqualsTheServersQuantisedPoseAcrossAcks) {
   EXPECT_GT(checked, 6u * 30);
   EXPECT_GT(delta_views, 30u) << "snapshots after the first acks use a baseline";
   EXPECT_GT(predicted_views, 20u) << "and a prior";
+  EXPECT_GT(three_reference_views, 20u) << "and an older one";
+  EXPECT_EQ(with_recipe, checked) << "every entity plays a plain clip: every pose carries its recipe";
   const server::ServerMetrics m = server->metrics();
   EXPECT_LT(m.records_from_rest, m.records / 4);
 }
@@ -109,6 +113,39 @@ TEST_F(Snapshots, UnderSimulatedLossDelayAndReorderingEveryDecodedPoseStillMatch
   EXPECT_EQ(client.unknown_entities > 0, true) << "some spawns were lost (and repeated)";
   EXPECT_GT(delta, 80u);
   EXPECT_GT(checked, 1000u);
+}
+
+TEST_F(Snapshots, RecipesMakeRecordsSmallerAndAreLeftOffDuringACrossfade) {
+  uint64_t bytes[2] = {0, 0};
+  for (const bool recipes : {false, true}) {
+    server::ServerOptions options;
+    options.attach_recipes = recipes;
+    start(options);
+    record_poses();
+    auto ids = spawn_crowd(6);
+    RawClient& client = add_client();
+    use_formats(client);
+    client.auto_ack = true;
+    ASSERT_NE(connect(client, 1).client_id, 0u);
+    step(60);
+    server->crossfade(ids[0], 0, clip_motion(2), 2'000'000);
+    step(30);
+    for (const auto& s : client.all<protocol::Snapshot>()) {
+      for (const auto& e : s.entities) bytes[recipes] += e.pose.size();
+    }
+    EXPECT_EQ(client.decode_failures, 0u) << client.first_failure;
+    const auto& newest = std::prev(client.views.end())->second;
+    ASSERT_TRUE(newest.poses.count(ids[0]));
+    EXPECT_EQ(newest.poses.at(ids[0]).second.recipe.count, 0) << "no recipe while crossfading";
+    if (recipes) {
+      EXPECT_GT(newest.poses.at(ids[1]).second.recipe.count, 0);
+    }
+    server.reset();
+    owned.clear();
+    clients.clear();
+    quantized.clear();
+  }
+  EXPECT_LT(bytes[1] * 2, bytes[0]) << "with recipes " << bytes[1] << " bytes, without " << bytes[0];
 }
 
 TEST_F(Snapshots, TwentyHertzClientsShareTheTicksDivisibleByThree) {
