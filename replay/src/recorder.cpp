@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "chunks.h"
+#include "posecast/hash.h"
 #include "posecast/replay/lz_codec.h"
 
 namespace posecast::replay {
@@ -106,9 +107,27 @@ Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> 
   return {};
 }
 
+uint64_t Recorder::entity_palette_hash(const sim::World& world, std::size_t index) {
+  return palettes_hashed_by_world_ ? world.palette_hash_at(index) : hash_palette(world.palette_at(index));
+}
+
+uint64_t Recorder::tick_world_hash(const sim::World& world) {
+  // A World that does not hash (WorldOptions::hash_palettes off, as the server runs) reports
+  // 0; any hashing World reports a non-zero value even with no entity (the hash of nothing).
+  palettes_hashed_by_world_ = world.world_hash() != 0;
+  if (palettes_hashed_by_world_) return world.world_hash();
+  ++stats_.ticks_hashed_here;
+  Hasher hasher;  // the World's own definition (sim/src/world.cpp): (id, palette hash) in id order
+  for (std::size_t i = 0; i < world.entity_count(); ++i) {
+    hasher.add_u32(world.entity_id_at(i));
+    hasher.add_u64(hash_palette(world.palette_at(i)));
+  }
+  return hasher.value();
+}
+
 Status Recorder::record_tick(const sim::World& world) {
   if (world.tick_index() == 0) return Error{"recorder: record_tick before the world's first tick"};
-  if (Status s = append_tick(world.tick_index() - 1, world.last_tick_commands(), world.world_hash()); !s) return s;
+  if (Status s = append_tick(world.tick_index() - 1, world.last_tick_commands(), tick_world_hash(world)); !s) return s;
   if (world.tick_index() % config_.checkpoint_interval_ticks == 0) return append_checkpoint(world);
   if (batch_ticks_ >= config_.flush_interval_ticks) return flush();
   return {};
@@ -165,10 +184,11 @@ void Recorder::build_checkpoint(const sim::World& world, std::vector<uint8_t>& o
   // The palette hashes of the tick just run (none in the first checkpoint: the recording has
   // no tick before it).
   const std::size_t entities = recorded_a_tick_ ? world.entity_count() : 0;
+  if (recorded_a_tick_) palettes_hashed_by_world_ = world.world_hash() != 0;
   w.varint(entities);
   for (std::size_t i = 0; i < entities; ++i) {
     w.varint(world.entity_id_at(i));
-    w.u64(world.palette_hash_at(i));
+    w.u64(entity_palette_hash(world, i));
   }
   detail::append_chunk(out, kChunkCheckpoint, payload_);
   if (!config_.record_palettes || !recorded_a_tick_) return;

@@ -13,8 +13,11 @@
 // record_tick costs a few hundred nanoseconds plus, once per flush interval, one write() of the
 // batch, and once per checkpoint interval one World::snapshot() (see bench_replay).
 //
-// The World must hash palettes (WorldOptions::hash_palettes, the default): the recorded world
-// hashes are what a replay verifies against.
+// The recorded world hashes are what a replay verifies against. A World that hashes palettes
+// (WorldOptions::hash_palettes, the default) hashes them in its parallel evaluation pass; for
+// one that does not (the server's default), record_tick hashes every palette itself, on the
+// calling thread, with the same definition (about 0.2 us per 24-joint entity; RecorderStats::
+// ticks_hashed_here counts it). Turn hashing on in the World when recording to spread that cost.
 //
 // Errors: any failed write() puts the recorder in a failed state: every later call returns
 // the same error and writes nothing, and the file stays valid up to its last complete chunk.
@@ -55,6 +58,7 @@ struct RecorderStats {
   uint64_t flushes = 0;      // write() calls
   uint64_t bytes = 0;        // bytes written so far
   uint64_t buffered_ticks = 0;  // recorded but not yet written
+  uint64_t ticks_hashed_here = 0;  // ticks whose palettes the recorder hashed (World did not)
 };
 
 class Recorder {
@@ -94,6 +98,9 @@ class Recorder {
   Recorder() = default;
   Status write_bytes(std::span<const uint8_t> bytes);
   Status fail_if_failed() const;
+  // The world hash of the tick just run: the World's, or computed here when it does not hash.
+  uint64_t tick_world_hash(const sim::World& world);
+  uint64_t entity_palette_hash(const sim::World& world, std::size_t index);
   // Appends a CKPT chunk of `world` (and PALS when configured) to `out`.
   void build_checkpoint(const sim::World& world, std::vector<uint8_t>& out);
 
@@ -106,6 +113,7 @@ class Recorder {
   uint64_t batch_first_tick_ = 0;
   uint32_t batch_ticks_ = 0;
   bool recorded_a_tick_ = false;
+  bool palettes_hashed_by_world_ = true;  // as seen by the last record_tick
   std::string error_;              // set once a write failed
   std::vector<uint8_t> batch_;     // encoded tick records not yet written
   std::vector<uint8_t> payload_;   // scratch: a chunk payload
