@@ -156,7 +156,24 @@ void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId 
 
 void Server::Impl::sync_entities(uint32_t tick) {
   const std::size_t count = world->entity_count();
-  bool same = count == entities.size();
+  // An id despawned and spawned again within this tick looks unchanged in the id list: find
+  // those in the tick's commands (a despawn followed by a spawn of the same id), so the new
+  // entity gets a new generation (and possibly another model).
+  respawned.clear();
+  {
+    despawned_now.clear();
+    for (const sim::QueuedCommand& queued : world->last_tick_commands()) {
+      const sim::Command& command = queued.command;
+      if (std::holds_alternative<sim::DespawnCommand>(command.body)) {
+        despawned_now.push_back(command.entity);
+      } else if (std::holds_alternative<sim::SpawnCommand>(command.body) &&
+                 std::find(despawned_now.begin(), despawned_now.end(), command.entity) != despawned_now.end()) {
+        respawned.push_back(command.entity);
+      }
+    }
+    std::sort(respawned.begin(), respawned.end());
+  }
+  bool same = count == entities.size() && respawned.empty();
   for (std::size_t i = 0; same && i < count; ++i) same = world->entity_id_at(i) == entities[i].id;
   if (!same) {
     // Merge the World's ids (sorted) with the records (sorted): keep, create, or retire.
@@ -180,8 +197,11 @@ void Server::Impl::sync_entities(uint32_t tick) {
       const sim::EntityId id = world->entity_id_at(w);
       while (r < entities.size() && entities[r].id < id) retire(entities[r++]);
       if (r < entities.size() && entities[r].id == id) {
-        next.push_back(std::move(entities[r++]));
-        continue;
+        if (!std::binary_search(respawned.begin(), respawned.end(), id)) {
+          next.push_back(std::move(entities[r++]));
+          continue;
+        }
+        retire(entities[r++]);  // the old entity went; a new one took its id
       }
       EntityRecord created;
       created.id = id;

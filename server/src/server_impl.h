@@ -22,6 +22,7 @@
 #include "posecast/protocol/snapshot_packets.h"
 #include "posecast/server/challenge_cookie.h"
 #include "posecast/server/server.h"
+#include "posecast/sim/command_queue.h"
 #include "posecast/sim/worker_pool.h"
 #include "send_window.h"
 #include "tick_stats.h"
@@ -214,6 +215,7 @@ struct Server::Impl {
   std::vector<EntityRecord> entities;
   std::map<sim::EntityId, uint16_t> last_generation;  // every id ever used (ordered: deterministic)
   std::atomic<sim::EntityId> next_api_id{kFirstApiEntityId};
+  std::vector<sim::EntityId> respawned, despawned_now;  // sync scratch
 
   // Quantisation inside the World's evaluation pass: poses are staged by world index, with a
   // quantizer per (worker, format).

@@ -240,6 +240,28 @@ TEST_F(Snapshots, DespawnReachesClientsThatKnewTheEntity) {
   EXPECT_EQ(client.decode_failures, 0u) << client.first_failure;
 }
 
+TEST_F(Snapshots, AnIdDespawnedAndSpawnedInOneTickIsANewGeneration) {
+  start();
+  server->submit(sim::Command{0, 7, sim::SpawnCommand{0, 0}});
+  server->submit(sim::Command{0, 7, sim::PlayCommand{0, clip_motion(1)}});
+  RawClient& client = add_client();
+  use_formats(client);
+  client.auto_ack = true;
+  ASSERT_NE(connect(client, 1).client_id, 0u);
+  step(9);
+  server->despawn(7);
+  server->submit(sim::Command{0, 7, sim::SpawnCommand{0, 0}});
+  step(9);
+  auto spawns = client.all<protocol::EntitySpawn>();
+  ASSERT_GE(spawns.size(), 2u);
+  EXPECT_EQ(spawns.front().generation, 1);
+  EXPECT_EQ(spawns.back().generation, 2);
+  auto despawns = client.all<protocol::EntityDespawn>();
+  ASSERT_FALSE(despawns.empty());
+  EXPECT_EQ(despawns[0].generation, 1);
+  EXPECT_EQ(client.decode_failures, 0u) << client.first_failure;
+}
+
 TEST_F(Snapshots, SubscribedInterestSendsOnlyThoseEntities) {
   start();
   auto ids = spawn_crowd(6);
