@@ -25,7 +25,8 @@ TEST(ServerConfig, DefaultsMatchTheDocumentation) {
 TEST(ServerConfig, ParsesEveryFlagInBothForms) {
   auto config = parse({"--models", "gen-rig:8,a.glb", "--listen=0.0.0.0:0", "--tick-rate", "30", "--send-rate=10",
                        "--max-clients", "3", "--bandwidth", "500", "--threads", "1", "--log-level", "debug",
-                       "--scenario", "s.json", "--duration", "2.5", "--metrics-interval", "0"});
+                       "--scenario", "s.json", "--duration", "2.5", "--metrics-interval", "0",
+                       "--recipes", "off", "--spread-phases=on"});
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->models, (std::vector<std::string>{"gen-rig:8", "a.glb"}));
   EXPECT_EQ(config->server.listen.port(), 0);
@@ -38,13 +39,15 @@ TEST(ServerConfig, ParsesEveryFlagInBothForms) {
   EXPECT_EQ(config->scenario, "s.json");
   EXPECT_DOUBLE_EQ(config->duration_s, 2.5);
   EXPECT_DOUBLE_EQ(config->metrics_interval_s, 0.0);
+  EXPECT_FALSE(config->server.attach_recipes);
+  EXPECT_TRUE(config->server.spread_send_phases);
 }
 
 TEST(ServerConfig, FlagsWinOverTheConfigFile) {
   const auto path = std::filesystem::temp_directory_path() / "posecast_server_config_test.json";
   {
     std::ofstream file(path);
-    file << R"({"tick_rate": 30, "send_rate": 15, "models": ["gen-rig:4"], "log_level": "warn"})";
+    file << R"({"tick_rate": 30, "send_rate": 15, "models": ["gen-rig:4"], "log_level": "warn", "recipes": false})";
   }
   auto config = parse({"--config", path.string(), "--send-rate", "5"});
   std::filesystem::remove(path);
@@ -53,6 +56,7 @@ TEST(ServerConfig, FlagsWinOverTheConfigFile) {
   EXPECT_EQ(config->server.send_rate_hz, 5u);
   EXPECT_EQ(config->models, std::vector<std::string>{"gen-rig:4"});
   EXPECT_EQ(config->log_level, "warn");
+  EXPECT_FALSE(config->server.attach_recipes);
 }
 
 TEST(ServerConfig, ErrorsNameTheFlagOrKeyAndTheReason) {
@@ -65,6 +69,7 @@ TEST(ServerConfig, ErrorsNameTheFlagOrKeyAndTheReason) {
       {{"--listen", "nowhere"}, "--listen"},     {{"--log-level", "loud"}, "--log-level"},
       {{"--frobnicate"}, "unknown option"},     {{"--duration"}, "needs a value"},
       {{"--send-rate", "90"}, "exceeds the tick rate"}, {{"--config", "/nonexistent/x.json"}, "cannot read"},
+      {{"--recipes", "maybe"}, "--recipes"},
   };
   for (const Case& c : cases) {
     auto config = parse(c.args);
