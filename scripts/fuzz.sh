@@ -2,6 +2,7 @@
 # Fuzzes the hostile-input decoders with libFuzzer (clang, ASan + UBSan):
 #   fuzz_message_decode  every datagram the server or client may receive
 #   fuzz_pose_decode     pose codec streams against real reference poses
+#   fuzz_recording_reader  recording files (replay/): reader and a short replay
 # Usage: scripts/fuzz.sh [seconds per target]   (default 60; CI runs a short pass with 20)
 # Builds in build-fuzz/, generates a seed corpus (valid messages and poses) in
 # build-fuzz/corpus/<target>, and fails on the first crash (the reproducer is left in
@@ -24,15 +25,17 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" \
   -DPOSECAST_SANITIZERS=address,undefined -DPOSECAST_FUZZ=ON \
   -DPOSECAST_BUILD_TESTS=OFF -DPOSECAST_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target fuzz_message_decode fuzz_pose_decode fuzz_seed_corpus
+cmake --build "$build" -j"$(nproc)" --target fuzz_message_decode fuzz_pose_decode fuzz_seed_corpus \
+  fuzz_recording_reader fuzz_recording_seeds
 
 corpus="$build/corpus"
 artifacts="$build/artifacts"
-mkdir -p "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode" "$artifacts"
+mkdir -p "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode" "$corpus/fuzz_recording_reader" "$artifacts"
 "$build/fuzz/fuzz_seed_corpus" "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode"
+"$build/fuzz/fuzz_recording_seeds" "$corpus/fuzz_recording_reader"
 
 status=0
-for target in fuzz_message_decode fuzz_pose_decode; do
+for target in fuzz_message_decode fuzz_pose_decode fuzz_recording_reader; do
   echo "=== $target for ${seconds}s"
   if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       "$build/fuzz/$target" "$corpus/$target" -max_total_time="$seconds" -max_len=4096 \

@@ -54,6 +54,7 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, cons
   rec->build_checkpoint(world, rec->chunk_);
   if (Status s = rec->write_bytes(rec->chunk_); !s) return s.error();
   ++rec->stats_.checkpoints;
+  rec->last_checkpoint_tick_ = h.start_tick;
   return rec;
 }
 
@@ -162,10 +163,12 @@ Status Recorder::append_checkpoint(const sim::World& world) {
     return Error{"recorder: checkpoint of a world at tick " + std::to_string(world.tick_index()) +
                  ", the recording is at tick " + std::to_string(next_tick_)};
   }
+  if (stats_.checkpoints > 0 && last_checkpoint_tick_ == next_tick_) return {};  // one per tick
   chunk_.clear();
   build_checkpoint(world, chunk_);
   if (Status s = write_bytes(chunk_); !s) return s;
   ++stats_.checkpoints;
+  last_checkpoint_tick_ = next_tick_;
   return {};
 }
 

@@ -141,6 +141,9 @@ class ChunkParser {
     if (r.ok() && c.tick != rec_.end_tick()) {
       r.fail("tick", num(c.tick) + " is not the next tick boundary " + num(rec_.end_tick()));
     }
+    if (r.ok() && !rec_.checkpoints.empty() && rec_.checkpoints.back().tick == c.tick) {
+      r.fail("tick", "a second checkpoint for tick " + num(c.tick));
+    }
     if (r.ok() && c.encoding > 1) r.fail("encoding", num(c.encoding) + " is not 0 (stored) or 1 (lz)");
     if (r.ok() && c.encoding == 0 && c.stored_size != c.raw_size) r.fail("stored_size", "differs from raw_size for a stored snapshot");
     if (r.ok() && rec_.checkpoints.empty() && !c.entity_hashes.empty()) r.fail("entities", "the first checkpoint has entity hashes");

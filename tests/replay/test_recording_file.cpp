@@ -243,6 +243,24 @@ TEST(Recorder, RefusesAGapInTicks) {
   EXPECT_NE(s.error().message.find("tick 1 recorded, expected tick 0"), std::string::npos) << s.error().message;
 }
 
+TEST(Recorder, WritesOneCheckpointPerTick) {
+  TempFile file("twice.pcrec");
+  std::unique_ptr<World> world = make_world(2);
+  auto rec = Recorder::create(file.path, *world, {kRigSource});
+  ASSERT_TRUE(rec.ok());
+  EXPECT_TRUE(rec.value()->append_checkpoint(*world).ok());  // tick 0 has one already
+  world->tick();
+  ASSERT_TRUE(rec.value()->record_tick(*world).ok());
+  EXPECT_TRUE(rec.value()->append_checkpoint(*world).ok());
+  EXPECT_TRUE(rec.value()->append_checkpoint(*world).ok());
+  EXPECT_EQ(rec.value()->stats().checkpoints, 2u);
+  ASSERT_TRUE(rec.value()->close().ok());
+  const auto read = read_ok(read_bytes(file.path));
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->stop.reason, StopReason::kClosed) << read->stop.message;
+  EXPECT_EQ(read->checkpoints.size(), 2u);
+}
+
 TEST(Recorder, ReportsAnUnwritablePath) {
   std::unique_ptr<World> world = make_world(1);
   auto rec = Recorder::create("/nonexistent-folder/x.pcrec", *world, {kRigSource});

@@ -84,7 +84,8 @@ class Recorder {
   // next one; commands in the order the World applied them.
   Status append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash);
   // Writes buffered ticks, then a checkpoint of `world` (its tick_index() must be the next tick
-  // to record) with the palette hash of every entity (and palettes when configured).
+  // to record) with the palette hash of every entity (and palettes when configured). A second
+  // call at the same tick writes nothing.
   Status append_checkpoint(const sim::World& world);
 
   Status flush();  // writes the buffered ticks now
@@ -111,6 +112,7 @@ class Recorder {
   RecorderStats stats_;
   uint64_t next_tick_ = 0;
   uint64_t batch_first_tick_ = 0;
+  uint64_t last_checkpoint_tick_ = 0;
   uint32_t batch_ticks_ = 0;
   bool recorded_a_tick_ = false;
   bool palettes_hashed_by_world_ = true;  // as seen by the last record_tick
