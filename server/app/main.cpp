@@ -158,7 +158,9 @@ int run(const std::vector<std::string>& args) {
     if (config.metrics_interval_s <= 0) return;
     metrics_timer.expires_after(std::chrono::microseconds(static_cast<int64_t>(config.metrics_interval_s * 1e6)));
     metrics_timer.async_wait([&](const std::error_code& error) {
-      if (error) return;
+      // A completion already queued when stop() cancelled the timer arrives without an error;
+      // re-arming then would keep io.run() alive forever.
+      if (error || stopping) return;
       const ServerMetrics now = server.take_interval_metrics();
       spdlog::info("metrics: {}", metrics_line(now, previous, config.metrics_interval_s));
       previous = now;
