@@ -9,6 +9,9 @@
 #include "headless_run.h"
 #include "interactive_run.h"
 #include "local_playback_source.h"
+#ifdef POSECAST_VIEWER_HAS_NETWORK
+#include "network_pose_source.h"
+#endif
 #include "posecast/pose_evaluation.h"
 #include "posecast/rig/model_source.h"
 #include "viewer_options.h"
@@ -55,6 +58,24 @@ int main(int argc, char** argv) {
   if (options.help) {
     std::fputs(kViewerUsage, stdout);
     return kExitOk;
+  }
+
+  if (!options.connect.empty()) {
+#ifdef POSECAST_VIEWER_HAS_NETWORK
+    NetworkSourceOptions network;
+    network.server = options.connect;
+    if (!options.models_dir.empty()) network.models_dirs.push_back(options.models_dir);
+    Result<std::unique_ptr<NetworkPoseSource>> remote = NetworkPoseSource::create(network);
+    if (!remote) return fail(remote.error().message, kExitUsage);
+    // Connect (and wait for the first entities) before the run frames its camera on them.
+    if (Status status = remote.value()->update(0); !status) {
+      return fail(status.error().message, kExitFailure);
+    }
+    return options.headless() ? run_headless(options, *remote.value())
+                              : run_interactive(options, *remote.value());
+#else
+    return fail("--connect: this build has no network client (posecast_client)", kExitUsage);
+#endif
   }
 
   Result<Model> loaded = rig::load_model_source(options.model);

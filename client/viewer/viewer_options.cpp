@@ -9,7 +9,12 @@ const char kViewerUsage[] =
     "usage: posecast-viewer --model FILE|gen-rig:N [--clip NAME|INDEX|rest] [--count N]\n"
     "                       [--frames N] [--screenshot OUT.png] [--stats]\n"
     "                       [--width W] [--height H] [--shader-dir DIR] [--overlay]\n"
+    "       posecast-viewer --connect HOST:PORT [--models-dir DIR] (same display options)\n"
     "  --model       a .gltf/.glb file, or gen-rig:N for the generated rig with N joints\n"
+    "  --connect     show what a live posecast-server streams (models from its welcome manifest:\n"
+    "                gen-rig:N generated, files looked up by name under --models-dir). Entities\n"
+    "                are placed on a grid by entity id; headless runs are paced to real time\n"
+    "  --models-dir  --connect: folder holding the server's model files\n"
     "  --clip        clip to loop (default: walk (any case) if present, else the first clip; rest = bind pose)\n"
     "  --count       entities in a grid on the ground, each at a different phase (default 1)\n"
     "  --frames      headless: render N frames offscreen (1/60 s apart) and exit\n"
@@ -59,7 +64,8 @@ Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
     if (arg.rfind("--", 0) != 0) return Error{"unexpected argument '" + arg + "' (see --help)"};
     const std::string name = arg.substr(2);
     static const char* const kWithValue[] = {"model", "clip",  "count",  "frames",
-                                             "screenshot", "width", "height", "shader-dir"};
+                                             "screenshot", "width", "height", "shader-dir",
+                                             "connect", "models-dir"};
     bool known = false;
     for (const char* option : kWithValue) known = known || name == option;
     if (!known) return Error{"unknown option '" + arg + "' (see --help)"};
@@ -67,6 +73,10 @@ Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
     const char* value = argv[++i];
     if (name == "model") {
       options.model = value;
+    } else if (name == "connect") {
+      options.connect = value;
+    } else if (name == "models-dir") {
+      options.models_dir = value;
     } else if (name == "clip") {
       options.clip = value;
     } else if (name == "screenshot") {
@@ -88,7 +98,15 @@ Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
     }
   }
   if (options.help) return options;
-  if (options.model.empty()) return Error{"--model FILE|gen-rig:N is required (see --help)"};
+  if (options.model.empty() && options.connect.empty()) {
+    return Error{"--model FILE|gen-rig:N or --connect HOST:PORT is required (see --help)"};
+  }
+  if (!options.model.empty() && !options.connect.empty()) {
+    return Error{"--model and --connect exclude each other: give exactly one"};
+  }
+  if (!options.models_dir.empty() && options.connect.empty()) {
+    return Error{"--models-dir: only with --connect"};
+  }
   if (!options.screenshot.empty() && !frames_given) options.frames = 1;
   return options;
 }

@@ -14,6 +14,8 @@ inline constexpr int kExitUsage = 2;    // bad command line
 
 struct ViewerOptions {
   std::string model;          // a .gltf/.glb path or gen-rig:N
+  std::string connect;        // HOST:PORT of a posecast-server (the alternative to --model)
+  std::string models_dir;     // --connect: where manifest models are looked for by file name
   std::string clip;           // name, index or "rest"; empty: "walk" if present, else clip 0
   uint32_t count = 1;         // entities, in a grid
   uint32_t frames = 0;        // > 0: headless, render this many frames then exit

@@ -1,0 +1,79 @@
+#pragma once
+// NetworkPoseSource: --connect HOST:PORT. Entities come from a live posecast-server through
+// posecast::client::NetClient (decoded, interpolated palettes; the viewer evaluates no clips).
+//
+// Time: the server streams in real time, so this source ignores the viewer's frame clock and
+// drives the client with std::chrono::steady_clock. Headless network runs are therefore paced
+// to real time: update() sleeps so consecutive frames are at least 1/60 s apart (N frames take
+// at least N/60 s, and two runs never produce the same image).
+//
+// Placement: the protocol carries poses, not positions, so each entity is placed on a ground
+// grid by its entity id (kGridColumns per row, spacing from the models' rest footprints).
+
+#include <asio/io_context.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pose_source.h"
+#include "posecast/client/net_client.h"
+
+namespace posecast::viewer {
+
+struct NetworkSourceOptions {
+  std::string server;                   // "HOST:PORT" (net::parse_endpoint)
+  std::vector<std::string> models_dirs; // where manifest models not generated are looked for
+  int64_t first_frame_timeout_us = 5'000'000;  // connect + first entity, else update() fails
+};
+
+class NetworkPoseSource final : public PoseSource {
+ public:
+  static constexpr uint32_t kGridColumns = 10;
+  static constexpr int64_t kMinFrameIntervalUs = 16'667;  // 1/60 s
+
+  // Parses the address and builds the client; does not touch the network (the first update()
+  // connects). Errors: a malformed address (the message names it).
+  static Result<std::unique_ptr<NetworkPoseSource>> create(NetworkSourceOptions options);
+  ~NetworkPoseSource() override;
+
+  // Model ids are the Welcome manifest's entries in manifest order, appended once connected.
+  std::size_t model_count() const override { return models_.size(); }
+  const Model& model(std::size_t id) const override { return *models_[id]; }
+
+  // now_us is ignored (see the header comment). The first call connects and blocks (polling
+  // every millisecond, at most first_frame_timeout_us) until at least one entity is presented;
+  // failing that, or a later disconnect, is an Error naming the address and the client's reason.
+  Status update(int64_t now_us) override;
+  std::span<const render::RenderEntity> entities() const override { return entities_; }
+  std::string describe() const override;
+
+  const client::NetClient& client() const { return *client_; }
+
+ private:
+  NetworkPoseSource() = default;
+  int64_t clock_us() const;
+  Status fail(const std::string& what) const;
+  void bind_models();
+  Status build_entities();
+  glm::mat4 placement(uint32_t entity_id) const;
+
+  std::string address_;
+  int64_t first_frame_timeout_us_ = 0;
+  asio::io_context io_;
+  std::unique_ptr<client::NetClient> client_;
+  std::shared_ptr<client::AssetLibrary> assets_;
+  std::chrono::steady_clock::time_point start_{};
+  bool started_ = false;
+  int64_t last_update_us_ = 0;
+
+  std::vector<std::shared_ptr<const Model>> models_;  // manifest order
+  std::vector<uint32_t> manifest_ids_;                // server model id of models_[i]
+  float spacing_ = 1.0f;
+
+  std::vector<glm::mat4> scratch_models_;  // LocalToModelJob output, reused
+  std::vector<render::RenderEntity> entities_;
+};
+
+}  // namespace posecast::viewer

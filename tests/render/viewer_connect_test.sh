@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Issue 4 item 5c: a viewer connected to a live server over loopback renders what the server
+# streams. Starts posecast-server (generated rig, demo scenario), takes two headless
+# screenshots with `posecast-viewer --connect`, and checks each has content (pixels other than
+# the background colour) and that they differ (the entities moved). Run through
+# run_with_display.sh. Usage: viewer_connect_test.sh SERVER VIEWER SCENARIO OUT_DIR
+set -euo pipefail
+server=$1 viewer=$2 scenario=$3 out=$4
+port=$((21000 + $$ % 1000))  # fixed base + pid: parallel runs rarely collide
+mkdir -p "$out"
+rm -f "$out/connect_a.png" "$out/connect_b.png"
+"$server" --models gen-rig:24 --scenario "$scenario" --listen "127.0.0.1:$port" --duration 20 \
+  >"$out/connect_server.log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
+sleep 0.5
+"$viewer" --connect "127.0.0.1:$port" --frames 30 --screenshot "$out/connect_a.png"
+"$viewer" --connect "127.0.0.1:$port" --frames 30 --screenshot "$out/connect_b.png"
+python3 - "$out/connect_a.png" "$out/connect_b.png" <<'PY'
+import struct, sys, zlib
+
+def read_png(path):
+    data = open(path, 'rb').read()
+    assert data[:8] == b'\x89PNG\r\n\x1a\n', f'{path}: not a PNG'
+    pos, idat, w, h, ctype = 8, b'', 0, 0, 0
+    while pos < len(data):
+        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b'IHDR':
+            w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
+            assert depth == 8 and ctype in (2, 6), f'{path}: unsupported PNG format'
+        elif kind == b'IDAT':
+            idat += body
+        pos += 12 + n
+    bpp = 4 if ctype == 6 else 3
+    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], (prev[i - bpp] if i >= bpp else 0)
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line)); prev = line
+    return w, h, bpp, b''.join(rows)
+
+(wa, ha, bpp, a), (wb, hb, _, b) = read_png(sys.argv[1]), read_png(sys.argv[2])
+assert (wa, ha) == (wb, hb), 'screenshots differ in size'
+pixels = wa * ha
+background = a[:bpp]  # top-left corner: sky
+content = sum(1 for i in range(0, len(a), bpp) if a[i:i + bpp] != background)
+# The generated rig's material is warm (red well above blue); the sky and ground are grey.
+rig = sum(1 for i in range(0, len(a), bpp) if a[i] > a[i + 2] + 40)
+changed = sum(1 for i in range(0, len(a), bpp) if a[i:i + bpp] != b[i:i + bpp])
+print(f'{wa}x{ha}: {content} non-background pixels in A, {rig} rig-coloured, {changed} pixels differ A vs B')
+if content < pixels // 100: sys.exit('FAIL: first screenshot is (nearly) empty')
+if rig < pixels // 200: sys.exit('FAIL: first screenshot shows no rig (no streamed entity drawn)')
+if changed < pixels // 1000: sys.exit('FAIL: the two screenshots are the same: nothing moved')
+print('PASS')
+PY
