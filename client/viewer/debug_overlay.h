@@ -4,8 +4,9 @@
 // plots with median/p99, per-frame draw figures, the entity list (model, rig, joints, palette
 // bytes, position), and toggles for skeleton lines, wireframe, grid and pause.
 // Built only when libimgui-dev is found (POSECAST_VIEWER_HAS_IMGUI); otherwise create() says so
-// and the viewer runs without it. Network plots (bytes/s, RTT, loss, jitter, interpolation
-// delay, buffer depth) belong to the network pose source and will be added with it.
+// and the viewer runs without it. With a network source (--connect) it adds plots of kbit/s,
+// RTT, loss, jitter, interpolation delay, buffer depth and decode time (NetworkPanel), and the
+// control and replay lines.
 
 #include <array>
 #include <cstddef>
@@ -13,26 +14,14 @@
 #include <span>
 #include <string>
 
+#include "network_panel.h"
 #include "posecast/render/renderer.h"
 #include "posecast/result.h"
+#include "time_history.h"
 
 struct GLFWwindow;
 
 namespace posecast::viewer {
-
-// The last kFrames samples of a per-frame time, oldest first once full.
-class TimeHistory {
- public:
-  static constexpr std::size_t kFrames = 240;
-  void push(float milliseconds);
-  // Samples in time order into `out` (kFrames entries); returns how many are valid.
-  std::size_t ordered(std::array<float, kFrames>& out) const;
-
- private:
-  std::array<float, kFrames> samples_{};
-  std::size_t next_ = 0;
-  std::size_t count_ = 0;
-};
 
 struct OverlayFrame {
   int width = 0;   // framebuffer size in pixels
@@ -44,6 +33,7 @@ struct OverlayFrame {
   const TimeHistory* update_ms = nullptr;
   render::DrawStats stats;
   std::span<const render::RenderEntity> entities;
+  const NetworkPanel* network = nullptr;  // PoseSource::network_panel(); null for local sources
 };
 
 // Settings the overlay's widgets change.

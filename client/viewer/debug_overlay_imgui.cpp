@@ -31,13 +31,13 @@ Percentiles percentiles(const std::array<float, TimeHistory::kFrames>& samples, 
   return p;
 }
 
-void plot_times(const char* label, const TimeHistory* history) {
+void plot_values(const char* label, const TimeHistory* history, const char* unit) {
   if (!history) return;
   std::array<float, TimeHistory::kFrames> samples{};
   const std::size_t n = history->ordered(samples);
   const Percentiles p = percentiles(samples, n);
-  ImGui::Text("%s: median %.2f ms, p99 %.2f ms", label, static_cast<double>(p.median),
-              static_cast<double>(p.p99));
+  ImGui::Text("%s: median %.2f %s, p99 %.2f %s", label, static_cast<double>(p.median), unit,
+              static_cast<double>(p.p99), unit);
   ImGui::PlotLines((std::string("##") + label).c_str(), samples.data(), static_cast<int>(n), 0,
                    nullptr, 0.0f, std::max(p.max * 1.15f, 0.1f),
                    ImVec2(ImGui::GetContentRegionAvail().x, 48.0f));
@@ -73,8 +73,8 @@ class ImGuiOverlay final : public DebugOverlay {
     ImGui::TextWrapped("%s", frame.source.c_str());
     ImGui::TextDisabled("%s", frame.context.c_str());
     ImGui::Separator();
-    plot_times("frame", frame.frame_ms);
-    plot_times("pose update", frame.update_ms);
+    plot_values("frame", frame.frame_ms, "ms");
+    plot_values("pose update", frame.update_ms, "ms");
     ImGui::Text("%u entities, %u draws, %llu triangles", frame.stats.entities,
                 frame.stats.draw_calls, static_cast<unsigned long long>(frame.stats.triangles));
     ImGui::Text("palette upload: %zu bytes/frame", frame.stats.palette_bytes);
@@ -87,6 +87,19 @@ class ImGuiOverlay final : public DebugOverlay {
       ImGui::Checkbox("grid (G)", &controls.draw->grid);
     }
     if (controls.paused) ImGui::Checkbox("paused (Space)", controls.paused);
+    if (frame.network && ImGui::CollapsingHeader("network", ImGuiTreeNodeFlags_DefaultOpen)) {
+      const NetworkPanel& n = *frame.network;
+      ImGui::TextWrapped("%s", n.control.c_str());
+      if (!n.replay.empty()) ImGui::TextWrapped("%s", n.replay.c_str());
+      if (!n.last_action.empty()) ImGui::TextDisabled("%s", n.last_action.c_str());
+      plot_values("in", &n.kbit_in, "kbit/s");
+      plot_values("RTT", &n.rtt_ms, "ms");
+      plot_values("loss", &n.loss_percent, "%");
+      plot_values("jitter", &n.jitter_ms, "ms");
+      plot_values("interpolation delay", &n.delay_ms, "ms");
+      plot_values("buffer depth", &n.buffer_depth, "ticks");
+      plot_values("decode + interpolate", &n.decode_ms, "ms");
+    }
     if (ImGui::CollapsingHeader("entities", ImGuiTreeNodeFlags_DefaultOpen)) {
       draw_entity_table(frame.entities);
     }

@@ -65,7 +65,12 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
   update_us.reserve(options.frames);
   render::DrawStats last{};
   target.value().bind();
+  std::size_t next_action = 0;
   for (uint32_t frame = 0; frame < options.frames; ++frame) {
+    // Scripted keys (--act): printed like the interactive viewer prints what a key did.
+    while (next_action < options.actions.size() && options.actions[next_action].frame <= frame) {
+      std::printf("posecast-viewer: frame %u: %s\n", frame, source.act(options.actions[next_action++].action).c_str());
+    }
     const auto start = std::chrono::steady_clock::now();
     if (Status status = source.update(static_cast<int64_t>(frame) * kFrameStepUs); !status) {
       return fail(status.error().message);
@@ -89,6 +94,7 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
       overlay_frame.update_ms = &update_history;
       overlay_frame.stats = last;
       overlay_frame.entities = source.entities();
+      overlay_frame.network = source.network_panel();
       render::DrawOptions shown = draw_options;
       bool paused = false;
       overlay->draw(overlay_frame, OverlayControls{&shown, &paused});

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "debug_overlay.h"
@@ -29,6 +30,7 @@ int fail(const std::string& why) {
 // Everything the GLFW callbacks change; reached through the window's user pointer.
 struct InputState {
   const DebugOverlay* overlay = nullptr;
+  PoseSource* source = nullptr;
   bool overlay_visible = true;
   render::OrbitCamera camera;
   render::DrawOptions draw;
@@ -46,10 +48,37 @@ InputState& state_of(GLFWwindow* window) {
   return *static_cast<InputState*>(glfwGetWindowUserPointer(window));
 }
 
+// Keys that drive the session (an owned entity, a replay): handed to the pose source.
+std::optional<ViewerAction> session_key(int key) {
+  switch (key) {
+    case GLFW_KEY_1: return ViewerAction::kIdle;
+    case GLFW_KEY_2: return ViewerAction::kWalk;
+    case GLFW_KEY_3: return ViewerAction::kRun;
+    case GLFW_KEY_4: return ViewerAction::kWave;
+    case GLFW_KEY_EQUAL:
+    case GLFW_KEY_KP_ADD: return ViewerAction::kFaster;
+    case GLFW_KEY_MINUS:
+    case GLFW_KEY_KP_SUBTRACT: return ViewerAction::kSlower;
+    case GLFW_KEY_TAB: return ViewerAction::kNextOwned;
+    case GLFW_KEY_P: return ViewerAction::kReplayToggle;
+    case GLFW_KEY_PERIOD: return ViewerAction::kReplayStep;
+    case GLFW_KEY_LEFT: return ViewerAction::kReplayBack;
+    case GLFW_KEY_RIGHT: return ViewerAction::kReplayForward;
+    case GLFW_KEY_LEFT_BRACKET: return ViewerAction::kReplaySlower;
+    case GLFW_KEY_RIGHT_BRACKET: return ViewerAction::kReplayFaster;
+    default: return std::nullopt;
+  }
+}
+
 void on_key(GLFWwindow* window, int key, int /*scancode*/, int action, int /*mods*/) {
   if (action != GLFW_PRESS) return;
   InputState& s = state_of(window);
   if (s.overlay && s.overlay_visible && s.overlay->wants_keyboard()) return;
+  if (const std::optional<ViewerAction> session = session_key(key); session && s.source) {
+    std::printf("posecast-viewer: %s\n", s.source->act(*session).c_str());
+    std::fflush(stdout);
+    return;
+  }
   switch (key) {
     case GLFW_KEY_ESCAPE:
     case GLFW_KEY_Q: glfwSetWindowShouldClose(window, GLFW_TRUE); break;
@@ -118,6 +147,7 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
   render::Renderer& r = *renderer.value();
 
   InputState input;
+  input.source = &source;
   glfwGetFramebufferSize(window, &input.framebuffer_width, &input.framebuffer_height);
   glfwSetWindowUserPointer(window, &input);
   glfwSetKeyCallback(window, on_key);
@@ -186,6 +216,7 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
       frame.update_ms = &update_history;
       frame.stats = drawn.value();
       frame.entities = source.entities();
+      frame.network = source.network_panel();
       overlay.value()->draw(frame, OverlayControls{&input.draw, &input.paused});
     }
     glfwSwapBuffers(window);

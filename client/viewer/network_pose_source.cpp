@@ -3,6 +3,7 @@
 #include <glm/gtc/matrix_transform.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <thread>
 
@@ -14,6 +15,16 @@ namespace posecast::viewer {
 namespace {
 
 // Largest ground extent of a model's meshes at bind (mesh-space positions), as grid spacing.
+// Seek step of the replay keys and the speed factor of -/=.
+constexpr int64_t kReplaySeekUs = 5'000'000;
+constexpr int64_t kFadeUs = 250'000;
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
 float model_spacing(const Model& model) {
   glm::vec3 lo(1e30f);
   glm::vec3 hi(-1e30f);
@@ -139,10 +150,161 @@ Status NetworkPoseSource::update(int64_t /*now_us*/) {
   const int64_t wait = last_update_us_ + kMinFrameIntervalUs - clock_us();
   if (wait > 0) std::this_thread::sleep_for(std::chrono::microseconds(wait));
   last_update_us_ = clock_us();
+  const auto decode_start = std::chrono::steady_clock::now();
   client_->update(last_update_us_);
+  const double decode_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - decode_start).count();
   if (!client_->connected()) return fail("connection lost");
   bind_models();
+  update_panel(decode_ms);
   return build_entities();
+}
+
+void NetworkPoseSource::update_panel(double decode_ms) {
+  const client::ClientStats stats = client_->stats(clock_us());
+  panel_.kbit_in.push(static_cast<float>(stats.bytes_in_per_s * 8.0 / 1000.0));
+  panel_.rtt_ms.push(static_cast<float>(std::max(0.0, stats.rtt_ms)));
+  panel_.loss_percent.push(static_cast<float>(stats.loss_percent));
+  panel_.jitter_ms.push(static_cast<float>(stats.jitter_ms));
+  panel_.delay_ms.push(static_cast<float>(stats.delay_ms));
+  panel_.buffer_depth.push(static_cast<float>(stats.buffer_depth));
+  panel_.decode_ms.push(static_cast<float>(decode_ms));
+  const std::vector<uint32_t>& owned = client_->session_status().owned;
+  if (owned.empty()) {
+    panel_.control = "owns no entity (start the server with --grant N to drive one)";
+  } else {
+    const uint32_t id = owned[selected_owned_ % owned.size()];
+    const auto speed = speed_q16_.find(id);
+    const auto clip = clip_.find(id);
+    char line[160];
+    std::snprintf(line, sizeof line, "drives entity %u of %zu owned (%s, %.2fx): keys 1-4 idle/walk/run/wave, -/= speed, Tab next",
+                  id, owned.size(), clip == clip_.end() ? "as the server set it" : clip->second.c_str(),
+                  speed == speed_q16_.end() ? 1.0 : speed->second / 65536.0);
+    panel_.control = line;
+  }
+  const protocol::SessionStatus& status = client_->session_status();
+  if (status.is_replay()) {
+    char line[160];
+    std::snprintf(line, sizeof line, "replay tick %u of %u..%u, %s: P pause, . step, Left/Right seek 5 s, [ ] speed",
+                  status.replay_tick, status.replay_first_tick, status.replay_last_tick,
+                  status.replay_speed_q16 == 0 ? "paused"
+                                               : (std::to_string(status.replay_speed_q16 / 65536.0).substr(0, 4) + "x").c_str());
+    panel_.replay = line;
+  } else {
+    panel_.replay.clear();
+  }
+}
+
+const client::PresentedEntity* NetworkPoseSource::controlled() {
+  const std::vector<uint32_t>& owned = client_->session_status().owned;
+  for (std::size_t tried = 0; tried < owned.size(); ++tried) {
+    const uint32_t id = owned[(selected_owned_ + tried) % owned.size()];
+    if (const client::PresentedEntity* entity = client_->find(id); entity && entity->model) {
+      selected_owned_ = static_cast<uint32_t>((selected_owned_ + tried) % owned.size());
+      return entity;
+    }
+  }
+  return nullptr;
+}
+
+std::string NetworkPoseSource::act(ViewerAction action) {
+  std::string result;
+  switch (action) {
+    case ViewerAction::kReplayToggle:
+    case ViewerAction::kReplayStep:
+    case ViewerAction::kReplayBack:
+    case ViewerAction::kReplayForward:
+    case ViewerAction::kReplaySlower:
+    case ViewerAction::kReplayFaster:
+      result = control_replay(action);
+      break;
+    case ViewerAction::kNextOwned: {
+      const std::size_t owned = client_->session_status().owned.size();
+      if (owned == 0) {
+        result = "next-owned: this client owns no entity";
+      } else {
+        selected_owned_ = static_cast<uint32_t>((selected_owned_ + 1) % owned);
+        const client::PresentedEntity* entity = controlled();
+        result = entity ? "now driving entity " + std::to_string(entity->id) : "no owned entity is shown yet";
+      }
+      break;
+    }
+    default: {
+      const client::PresentedEntity* entity = controlled();
+      result = entity ? command_entity(action, *entity)
+                      : std::string(to_string(action)) + ": this client owns no entity (server --grant N)";
+      break;
+    }
+  }
+  panel_.last_action = result;
+  return result;
+}
+
+std::string NetworkPoseSource::command_entity(ViewerAction action, const client::PresentedEntity& entity) {
+  protocol::ClientCommand command;
+  command.entity_id = entity.id;
+  command.generation = entity.generation;
+  command.layer = 0;
+  const std::string name(to_string(action));
+  if (action == ViewerAction::kFaster || action == ViewerAction::kSlower) {
+    int32_t& speed = speed_q16_.try_emplace(entity.id, 65536).first->second;
+    // x1.25 or /1.25 in 16.16, kept within the server's 1/64..64 range.
+    const int64_t next = action == ViewerAction::kFaster ? int64_t{speed} * 5 / 4 : int64_t{speed} * 4 / 5;
+    speed = static_cast<int32_t>(std::clamp<int64_t>(next, 65536 / 64, 64 * 65536));
+    command.op = protocol::CommandOp::kSetSpeed;
+    command.value = speed;
+  } else {
+    const std::vector<Clip>& clips = entity.model->rigs[entity.rig_index].clips;
+    const auto found = std::find_if(clips.begin(), clips.end(), [&](const Clip& c) { return same_name(c.name, name); });
+    if (found == clips.end()) return name + ": entity " + std::to_string(entity.id) + "'s rig has no clip of that name";
+    command.op = protocol::CommandOp::kCrossfade;
+    command.clip = static_cast<int16_t>(found - clips.begin());
+    command.time_us = kFadeUs;
+    clip_[entity.id] = name;
+    speed_q16_[entity.id] = 65536;  // a crossfade starts the new clip at 1x
+  }
+  const uint32_t sequence = client_->send_command(command, clock_us());
+  if (sequence == 0) return name + ": not sent (not connected, or too many commands in flight)";
+  return name + " -> entity " + std::to_string(entity.id) + " (command " + std::to_string(sequence) + ")";
+}
+
+std::string NetworkPoseSource::control_replay(ViewerAction action) {
+  const protocol::SessionStatus& status = client_->session_status();
+  const std::string name(to_string(action));
+  if (!status.is_replay()) return name + ": the server is live, not serving a recording";
+  protocol::ReplayControl control;
+  const int64_t tick_rate = std::max<int64_t>(1, client_->welcome().tick_rate_hz);
+  const int64_t seek_ticks = kReplaySeekUs * tick_rate / 1'000'000;
+  switch (action) {
+    case ViewerAction::kReplayToggle:
+      control.action = status.replay_speed_q16 == 0 ? protocol::ReplayAction::kResume : protocol::ReplayAction::kPause;
+      break;
+    case ViewerAction::kReplayStep:
+      control.action = protocol::ReplayAction::kStep;
+      control.ticks = 1;
+      break;
+    case ViewerAction::kReplayBack:
+    case ViewerAction::kReplayForward: {
+      const int64_t delta = action == ViewerAction::kReplayBack ? -seek_ticks : seek_ticks;
+      control.action = protocol::ReplayAction::kSeek;
+      control.tick = static_cast<uint32_t>(std::clamp<int64_t>(int64_t{status.replay_tick} + delta,
+                                                               status.replay_first_tick, status.replay_last_tick));
+      break;
+    }
+    case ViewerAction::kReplaySlower:
+    case ViewerAction::kReplayFaster: {
+      const int64_t current = status.replay_speed_q16 > 0 ? status.replay_speed_q16 : 65536;
+      const int64_t next = action == ViewerAction::kReplayFaster ? current * 2 : current / 2;
+      control.action = protocol::ReplayAction::kSetSpeed;
+      control.speed_q16 = static_cast<int32_t>(std::clamp<int64_t>(next, 65536 / 4, protocol::kMaxReplaySpeedQ16));
+      break;
+    }
+    default:
+      return name + ": not a replay control";
+  }
+  const uint32_t sequence = client_->send_replay_control(control, clock_us());
+  if (sequence == 0) return name + ": not sent (not connected)";
+  return name + " sent (" + protocol::to_string(control.action) + ")";
 }
 
 std::string NetworkPoseSource::describe() const {

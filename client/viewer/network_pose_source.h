@@ -9,10 +9,15 @@
 //
 // Placement: the protocol carries poses, not positions, so each entity is placed on a ground
 // grid by its entity id (kGridColumns per row, spacing from the models' rest footprints).
+//
+// Control: act() turns keys into ClientCommands for the selected entity this client owns (the
+// server's SessionStatus lists them; posecast-server --grant N hands them out) and into
+// ReplayControls when the server serves a recording.
 
 #include <asio/io_context.hpp>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +53,8 @@ class NetworkPoseSource final : public PoseSource {
   Status update(int64_t now_us) override;
   std::span<const render::RenderEntity> entities() const override { return entities_; }
   std::string describe() const override;
+  std::string act(ViewerAction action) override;
+  const NetworkPanel* network_panel() const override { return &panel_; }
 
   const client::NetClient& client() const { return *client_; }
 
@@ -58,6 +65,12 @@ class NetworkPoseSource final : public PoseSource {
   void bind_models();
   Status build_entities();
   glm::mat4 placement(uint32_t entity_id) const;
+  void update_panel(double decode_ms);
+  // The owned entity keys act on (the selected one, kept valid as the owned list changes);
+  // null when this client owns nothing presented.
+  const client::PresentedEntity* controlled();
+  std::string command_entity(ViewerAction action, const client::PresentedEntity& entity);
+  std::string control_replay(ViewerAction action);
 
   std::string address_;
   int64_t first_frame_timeout_us_ = 0;
@@ -74,6 +87,11 @@ class NetworkPoseSource final : public PoseSource {
 
   std::vector<glm::mat4> scratch_models_;  // LocalToModelJob output, reused
   std::vector<render::RenderEntity> entities_;
+
+  NetworkPanel panel_;
+  uint32_t selected_owned_ = 0;             // index into the owned list
+  std::map<uint32_t, int32_t> speed_q16_;   // speed last sent per owned entity (16.16)
+  std::map<uint32_t, std::string> clip_;    // clip last sent per owned entity
 };
 
 }  // namespace posecast::viewer

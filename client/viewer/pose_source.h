@@ -1,19 +1,21 @@
 #pragma once
 // PoseSource: where the viewer's entities come from, frame by frame. The viewer owns one and,
-// each frame, calls update(now) and draws entities(). Two implementations are planned:
+// each frame, calls update(now) and draws entities(). Two implementations:
 //   LocalPlaybackSource (local_playback_source.h): --model FILE, clips evaluated locally with
 //     the core library; the only place the viewer evaluates clips.
-//   a network source (later, on posecast_client in client/net/): decoded, interpolated palettes
-//     from a server; models named by the welcome manifest.
+//   NetworkPoseSource (network_pose_source.h): --connect HOST:PORT, decoded, interpolated
+//     palettes from a server; models named by the welcome manifest.
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 
+#include "network_panel.h"
 #include "posecast/model.h"
 #include "posecast/render/render_entity.h"
 #include "posecast/result.h"
+#include "viewer_action.h"
 
 namespace posecast::viewer {
 
@@ -36,6 +38,15 @@ class PoseSource {
 
   // One line for the window title and the stats: what is shown.
   virtual std::string describe() const = 0;
+
+  // Carries out a key or scripted action (viewer_action.h). Returns one line saying what was
+  // sent, or why nothing was (the viewer prints it).
+  virtual std::string act(ViewerAction action) {
+    return std::string(to_string(action)) + ": not available without --connect";
+  }
+
+  // Network figures for the overlay; null for sources without a network.
+  virtual const NetworkPanel* network_panel() const { return nullptr; }
 };
 
 }  // namespace posecast::viewer

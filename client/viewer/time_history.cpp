@@ -1,9 +1,9 @@
-#include "debug_overlay.h"
+#include "time_history.h"
 
 namespace posecast::viewer {
 
-void TimeHistory::push(float milliseconds) {
-  samples_[next_] = milliseconds;
+void TimeHistory::push(float value) {
+  samples_[next_] = value;
   next_ = (next_ + 1) % kFrames;
   if (count_ < kFrames) ++count_;
 }

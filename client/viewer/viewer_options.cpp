@@ -15,6 +15,9 @@ const char kViewerUsage[] =
     "                gen-rig:N generated, files looked up by name under --models-dir). Entities\n"
     "                are placed on a grid by entity id; headless runs are paced to real time\n"
     "  --models-dir  --connect: folder holding the server's model files\n"
+    "  --act         headless: FRAME:ACTION[,...] presses a session key before that frame\n"
+    "                (idle walk run wave faster slower next-owned replay-toggle replay-step\n"
+    "                replay-back replay-forward replay-slower replay-faster)\n"
     "  --clip        clip to loop (default: walk (any case) if present, else the first clip; rest = bind pose)\n"
     "  --count       entities in a grid on the ground, each at a different phase (default 1)\n"
     "  --frames      headless: render N frames offscreen (1/60 s apart) and exit\n"
@@ -25,6 +28,9 @@ const char kViewerUsage[] =
     "  --overlay     headless: draw the debug overlay into the image (interactive: always on)\n"
     "Interactive keys: left drag orbit, right/middle drag (or shift+left) pan, wheel zoom,\n"
     "  F frame all, K skeleton lines, X wireframe, G grid, H overlay, Space pause, Esc quit.\n"
+    "  --connect, an owned entity (server --grant N): 1 idle, 2 walk, 3 run, 4 wave (crossfades),\n"
+    "  = / - speed x1.25 / /1.25, Tab next owned entity. A replay server: P pause/resume,\n"
+    "  . step one tick, Left/Right seek 5 s, [ / ] half/double speed.\n"
     "Without a display, run under xvfb-run (see docs/viewer.md); headless runs also work on\n"
     "Mesa's EGL surfaceless platform with no X server at all.\n";
 
@@ -65,7 +71,7 @@ Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
     const std::string name = arg.substr(2);
     static const char* const kWithValue[] = {"model", "clip",  "count",  "frames",
                                              "screenshot", "width", "height", "shader-dir",
-                                             "connect", "models-dir"};
+                                             "connect", "models-dir", "act"};
     bool known = false;
     for (const char* option : kWithValue) known = known || name == option;
     if (!known) return Error{"unknown option '" + arg + "' (see --help)"};
@@ -77,6 +83,10 @@ Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
       options.connect = value;
     } else if (name == "models-dir") {
       options.models_dir = value;
+    } else if (name == "act") {
+      Result<std::vector<ScriptedAction>> script = parse_action_script(value);
+      if (!script) return script.error();
+      options.actions = std::move(script).value();
     } else if (name == "clip") {
       options.clip = value;
     } else if (name == "screenshot") {

@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "posecast/result.h"
+#include "viewer_action.h"
 
 namespace posecast::viewer {
 
@@ -25,6 +27,7 @@ struct ViewerOptions {
   int height = 720;
   std::string shader_dir;     // load shaders/*.glsl from here instead of the embedded copies
   bool overlay = false;       // headless: draw the debug overlay into the images too
+  std::vector<ScriptedAction> actions;  // headless: --act FRAME:ACTION,... (the keys, scripted)
   bool help = false;
 
   bool headless() const { return frames > 0 || !screenshot.empty(); }

@@ -128,6 +128,26 @@ class Encoder {
         w::CreateDisconnect(fbb_, static_cast<w::DisconnectReason>(m.reason), text).Union());
   }
 
+  Result<std::vector<uint8_t>> operator()(const SessionStatus& m) {
+    if (m.owned.size() > kMaxOwnedListed) {
+      return field_error("session_status", "owned: more than " + std::to_string(kMaxOwnedListed));
+    }
+    const auto owned = fbb_.CreateVector(m.owned);
+    return finish(w::Payload::SessionStatus,
+                  w::CreateSessionStatus(fbb_, m.server_tick, owned, m.replay_first_tick,
+                                         m.replay_last_tick, m.replay_tick, m.replay_speed_q16)
+                      .Union());
+  }
+  Result<std::vector<uint8_t>> operator()(const ReplayControl& m) {
+    if (static_cast<uint8_t>(m.action) >= kReplayActionCount) {
+      return field_error("replay_control", "action out of range");
+    }
+    return finish(w::Payload::ReplayControl,
+                  w::CreateReplayControl(fbb_, m.sequence, static_cast<w::ReplayAction>(m.action),
+                                         m.tick, m.ticks, m.speed_q16)
+                      .Union());
+  }
+
  private:
   Result<std::vector<uint8_t>> finish(w::Payload type, fb::Offset<void> payload) {
     fbb_.Finish(w::CreateEnvelope(fbb_, type, payload), w::EnvelopeIdentifier());
@@ -221,6 +241,32 @@ Result<Message> decode_snapshot(const w::Snapshot& t) {
   return Message{std::move(m)};
 }
 
+Result<Message> decode_session_status(const w::SessionStatus& t) {
+  SessionStatus m;
+  m.server_tick = t.server_tick();
+  if (const auto* owned = t.owned()) {
+    if (owned->size() > kMaxOwnedListed) {
+      return field_error("session_status", "owned: more than " + std::to_string(kMaxOwnedListed));
+    }
+    m.owned.assign(owned->begin(), owned->end());
+  }
+  m.replay_first_tick = t.replay_first_tick();
+  m.replay_last_tick = t.replay_last_tick();
+  m.replay_tick = t.replay_tick();
+  m.replay_speed_q16 = t.replay_speed_q16();
+  if (m.is_replay() && (m.replay_last_tick < m.replay_first_tick || m.replay_tick < m.replay_first_tick ||
+                        m.replay_tick > m.replay_last_tick)) {
+    return field_error("session_status", "replay ticks out of order (first " +
+                                             std::to_string(m.replay_first_tick) + ", now " +
+                                             std::to_string(m.replay_tick) + ", last " +
+                                             std::to_string(m.replay_last_tick) + ")");
+  }
+  if (m.replay_speed_q16 < 0 || m.replay_speed_q16 > kMaxReplaySpeedQ16) {
+    return field_error("session_status", "replay_speed_q16 out of range");
+  }
+  return Message{std::move(m)};
+}
+
 Result<Message> decode_envelope(const w::Envelope& envelope) {
   const void* payload = envelope.payload();
   if (payload == nullptr) return Error{"message: envelope has no payload"};
@@ -276,6 +322,17 @@ Result<Message> decode_envelope(const w::Envelope& envelope) {
       if (!text) return text.error();
       return Message{Disconnect{static_cast<DisconnectReason>(reason), std::move(text.value())}};
     }
+    case w::Payload::SessionStatus:
+      return decode_session_status(*envelope.payload_as_SessionStatus());
+    case w::Payload::ReplayControl: {
+      const auto* t = envelope.payload_as_ReplayControl();
+      const auto action = static_cast<uint8_t>(t->action());
+      if (action >= kReplayActionCount) {
+        return field_error("replay_control", "action " + std::to_string(action) + " out of range");
+      }
+      return Message{ReplayControl{t->sequence(), static_cast<ReplayAction>(action), t->tick(),
+                                   t->ticks(), t->speed_q16()}};
+    }
     case w::Payload::NONE:
       break;
   }
@@ -309,6 +366,17 @@ const char* to_string(CommandOp op) {
     case CommandOp::kSetLayerWeight: return "set_layer_weight";
     case CommandOp::kStop: return "stop";
     case CommandOp::kSeek: return "seek";
+  }
+  return "unknown";
+}
+
+const char* to_string(ReplayAction action) {
+  switch (action) {
+    case ReplayAction::kPause: return "pause";
+    case ReplayAction::kResume: return "resume";
+    case ReplayAction::kStep: return "step";
+    case ReplayAction::kSeek: return "seek";
+    case ReplayAction::kSetSpeed: return "set_speed";
   }
   return "unknown";
 }

@@ -37,6 +37,10 @@ std::vector<Message> sample_messages() {
       EntitySpawn{3, 1, 2, 0, 90},
       EntityDespawn{3, 1, 120},
       Disconnect{DisconnectReason::kProtocolMismatch, "peer speaks 2"},
+      SessionStatus{300, {4, 7, 1000000}, kNoTick, kNoTick, kNoTick, 65536},
+      SessionStatus{301, {}, 10, 9000, 512, 0},
+      ReplayControl{3, ReplayAction::kSeek, 4500, 0, 0},
+      ReplayControl{4, ReplayAction::kSetSpeed, 0, 0, 2 * 65536},
   };
 }
 
@@ -148,6 +152,12 @@ TEST(Messages, OutOfRangeEnumsAreRejected) {
       },
       wire::Payload::ClientCommand);
   EXPECT_FALSE(decode_message(bad_op).ok());
+  const auto bad_action = raw_envelope(
+      [](flatbuffers::FlatBufferBuilder& fbb) {
+        return wire::CreateReplayControl(fbb, 1, static_cast<wire::ReplayAction>(5)).Union();
+      },
+      wire::Payload::ReplayControl);
+  EXPECT_FALSE(decode_message(bad_action).ok());
   const auto bad_type = raw_envelope(
       [](flatbuffers::FlatBufferBuilder& fbb) { return wire::CreateAck(fbb, 1, 2).Union(); },
       static_cast<wire::Payload>(77));
@@ -156,6 +166,23 @@ TEST(Messages, OutOfRangeEnumsAreRejected) {
       [](flatbuffers::FlatBufferBuilder&) { return flatbuffers::Offset<void>(0); },
       wire::Payload::Ack);
   EXPECT_FALSE(decode_message(no_payload).ok());
+}
+
+TEST(Messages, SessionStatusRefusesInconsistentReplayFieldsAndLongOwnedLists) {
+  // Replay position outside [first, last], or last before first.
+  for (const SessionStatus& bad : {SessionStatus{1, {}, 10, 20, 21, 65536}, SessionStatus{1, {}, 10, 20, 9, 65536},
+                                   SessionStatus{1, {}, 30, 20, 25, 65536}, SessionStatus{1, {}, 10, 20, 15, -1}}) {
+    auto bytes = encode_message(bad);
+    ASSERT_TRUE(bytes.ok());
+    auto back = decode_message(bytes.value());
+    ASSERT_FALSE(back.ok());
+    EXPECT_NE(back.error().message.find("session_status"), std::string::npos) << back.error().message;
+  }
+  SessionStatus many;
+  many.owned.assign(kMaxOwnedListed + 1, 5);
+  EXPECT_FALSE(encode_message(many).ok());
+  many.owned.pop_back();
+  EXPECT_TRUE(encode_message(many).ok());
 }
 
 TEST(Messages, SnapshotRecordsMustMatchThePoseBytes) {

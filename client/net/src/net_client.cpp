@@ -96,6 +96,9 @@ Status NetClient::connect(int64_t now_us) {
   buffer_.clear();
   commands_.clear();
   presented_.clear();
+  session_status_ = protocol::SessionStatus{};
+  session_status_seen_ = false;
+  pending_controls_.clear();
   welcome_ = protocol::Welcome{};
   binding_ = AssetBinding{};
   error_.clear();
@@ -184,6 +187,21 @@ uint32_t NetClient::send_command(const protocol::ClientCommand& command, int64_t
   return commands_.submit(command, now_us);
 }
 
+uint32_t NetClient::send_replay_control(protocol::ReplayControl control, int64_t now_us) {
+  if (state_ != ConnectionState::kConnected) return 0;
+  control.sequence = next_replay_sequence_++;
+  send(control, now_us);
+  // Two more copies with the next updates: a control is a keypress, and losing one is worse
+  // than two duplicates the server drops by sequence.
+  pending_controls_.push_back(PendingControl{control, 2});
+  return control.sequence;
+}
+
+bool NetClient::owns(uint32_t entity_id) const {
+  return std::find(session_status_.owned.begin(), session_status_.owned.end(), entity_id) !=
+         session_status_.owned.end();
+}
+
 void NetClient::update(int64_t now_us) {
   if (channel_ == nullptr) return;
   channel_->pump(now_us);
@@ -227,6 +245,11 @@ void NetClient::update(int64_t now_us) {
         send(c, now_us);
         ++counters_.command_datagrams;
       });
+      for (PendingControl& pending : pending_controls_) {
+        send(pending.control, now_us);
+        --pending.sends_left;
+      }
+      std::erase_if(pending_controls_, [](const PendingControl& p) { return p.sends_left <= 0; });
       break;
     default:
       break;
@@ -286,6 +309,17 @@ void NetClient::handle_datagram(std::span<const uint8_t> bytes, const net::Endpo
           }
           last_receive_us_ = now_us;
           if (registry_.on_despawn(m) == DespawnOutcome::kApplied) ++counters_.despawns;
+        } else if constexpr (std::is_same_v<T, protocol::SessionStatus>) {
+          if (state_ != ConnectionState::kConnected) {
+            ++counters_.dropped_unexpected;
+            return;
+          }
+          last_receive_us_ = now_us;
+          // Unreliable and repeated: keep the newest (a reordered older one is ignored).
+          if (!session_status_seen_ || m.server_tick >= session_status_.server_tick) {
+            session_status_ = m;
+            session_status_seen_ = true;
+          }
         } else if constexpr (std::is_same_v<T, protocol::Disconnect>) {
           on_disconnect(m);
         } else {

@@ -19,7 +19,8 @@
 namespace posecast::protocol {
 
 // Carried in ClientHello and Welcome; peers with different versions do not talk.
-inline constexpr uint16_t kProtocolVersion = 1;
+// Version 2 added SessionStatus (ownership, replay position) and ReplayControl.
+inline constexpr uint16_t kProtocolVersion = 2;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
 // decode_message() refuses anything larger before looking at it.
@@ -160,8 +161,45 @@ struct Disconnect {
   bool operator==(const Disconnect&) const = default;
 };
 
+// SessionStatus lists at most this many owned entities.
+inline constexpr std::size_t kMaxOwnedListed = 64;
+
+// What this client may command and, in a replay session, where playback is. Repeated by the
+// server (docs/session.md); the newest received (by server_tick) is current.
+struct SessionStatus {
+  uint32_t server_tick = 0;
+  std::vector<uint32_t> owned;          // entity ids, <= kMaxOwnedListed
+  uint32_t replay_first_tick = kNoTick;  // kNoTick: a live session (then all replay_* unused)
+  uint32_t replay_last_tick = kNoTick;
+  uint32_t replay_tick = kNoTick;        // the recording tick now shown
+  int32_t replay_speed_q16 = 65536;      // 16.16; 0 while paused
+  bool is_replay() const { return replay_first_tick != kNoTick; }
+  bool operator==(const SessionStatus&) const = default;
+};
+
+enum class ReplayAction : uint8_t {
+  kPause = 0,
+  kResume,
+  kStep,      // while paused: advance `ticks` ticks (1 when 0)
+  kSeek,      // to recording tick `tick`
+  kSetSpeed,  // `speed_q16` (16.16), in (0, kMaxReplaySpeedQ16]
+};
+inline constexpr uint8_t kReplayActionCount = 5;
+inline constexpr int32_t kMaxReplaySpeedQ16 = 64 * 65536;
+const char* to_string(ReplayAction action);
+
+struct ReplayControl {
+  uint32_t sequence = 0;
+  ReplayAction action = ReplayAction::kPause;
+  uint32_t tick = 0;
+  uint32_t ticks = 0;
+  int32_t speed_q16 = 0;
+  bool operator==(const ReplayControl&) const = default;
+};
+
 using Message = std::variant<ClientHello, ServerChallenge, ChallengeResponse, Welcome, Snapshot,
-                             Ack, ClientCommand, EntitySpawn, EntityDespawn, Disconnect>;
+                             Ack, ClientCommand, EntitySpawn, EntityDespawn, Disconnect,
+                             SessionStatus, ReplayControl>;
 
 // Serialises one message. Fails (naming the field) when a field does not fit the wire: a
 // string over kMaxStringBytes, too many assets, a pose over 65535 bytes, more than 65535

@@ -144,6 +144,16 @@ class NetClient {
   // sequence number, or 0 when not connected or too many are in flight.
   uint32_t send_command(const protocol::ClientCommand& command, int64_t now_us);
 
+  // Sends a replay control (pause, resume, step, seek, speed) to a replay server, now and again
+  // with the next two updates (the server drops the duplicates by sequence). Returns its
+  // sequence number, or 0 when not connected.
+  uint32_t send_replay_control(protocol::ReplayControl control, int64_t now_us);
+
+  // The newest SessionStatus received (docs/session.md): the entities this client owns and,
+  // in a replay session, the playback position. Default (nothing owned, live) until one arrives.
+  const protocol::SessionStatus& session_status() const { return session_status_; }
+  bool owns(uint32_t entity_id) const;
+
   ConnectionState state() const { return state_; }
   bool connected() const { return state_ == ConnectionState::kConnected; }
   const std::string& error() const { return error_; }
@@ -206,6 +216,14 @@ class NetClient {
   SnapshotBuffer buffer_;
   PlayoutClock playout_;
   CommandSender commands_;
+  protocol::SessionStatus session_status_;
+  bool session_status_seen_ = false;
+  uint32_t next_replay_sequence_ = 1;
+  struct PendingControl {
+    protocol::ReplayControl control;
+    int sends_left = 0;
+  };
+  std::vector<PendingControl> pending_controls_;
   std::vector<PresentedEntity> presented_;
   PoseTrack scratch_track_;
 
