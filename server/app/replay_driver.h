@@ -45,8 +45,8 @@ struct ReplayDriverStats {
   uint64_t first_divergent_tick = UINT64_MAX;
   uint64_t ticks_stepped_over = 0;  // evaluated but not shown (speed > 1, steps, seeks)
   uint64_t holds_restored = 0;    // repeats of a tick (paused, speed < 1)
-  uint64_t seeks = 0;             // checkpoint restores
-  double last_seek_ms = 0;        // restore + re-simulation, wall time
+  uint64_t seeks = 0;             // seek controls carried out, and other checkpoint restores
+  double last_seek_ms = 0;        // restore (if any) + re-simulation, wall time
   double max_seek_ms = 0;
   uint64_t controls_applied = 0;
   uint64_t controls_refused = 0;  // a speed <= 0, an unknown action
@@ -115,6 +115,7 @@ class ReplayDriver {
   bool paused_ = false;
   uint64_t shown_ = 0;
   bool verify_pending_ = false;  // the server's last tick evaluated shown_: verify it
+  bool seek_requested_ = false;  // a seek control since the last before_tick: time it
   uint64_t hold_tick_ = UINT64_MAX;  // the boundary hold_bytes_ holds
   std::vector<uint8_t> hold_bytes_;
   ReplayDriverStats stats_;
