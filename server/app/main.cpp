@@ -1,5 +1,5 @@
 // posecast-server: runs the animation server until SIGINT/SIGTERM (or --duration).
-// Exit codes (docs/server.md): 0 clean, 1 options/config, 2 models/scenario, 3 start (socket),
+// Exit codes (docs/server.md): 0 clean, 1 options/config, 2 models/scenario/recording, 3 start (socket),
 // 4 runtime failure.
 
 #include <chrono>
@@ -17,10 +17,12 @@
 #include <spdlog/spdlog.h>
 
 #include "metrics_line.h"
+#include "ownership_granter.h"
 #include "posecast/replay/recorder.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/server/server.h"
 #include "posecast/server/server_config.h"
+#include "replay_driver.h"
 #include "scenario_driver.h"
 
 namespace {
@@ -47,8 +49,20 @@ int run(const std::vector<std::string>& args) {
   spdlog::set_level(spdlog::level::from_str(config.log_level));
 
   std::unique_ptr<ScenarioDriver> driver;
+  std::unique_ptr<ReplayDriver> replay_driver;  // --replay: the recording drives the World
   std::vector<std::shared_ptr<const Model>> models;
-  if (!config.scenario.empty()) {
+  if (!config.replay.empty()) {
+    Result<std::unique_ptr<ReplayDriver>> loaded = ReplayDriver::load(config.replay);
+    if (!loaded) {
+      spdlog::critical("{}", loaded.error().message);
+      return 2;
+    }
+    replay_driver = std::move(loaded).value();
+    models = replay_driver->models();
+    if (config.models_given) spdlog::warn("--replay given: the recording's models replace --models");
+    config.server.tick_rate_hz = replay_driver->tick_rate_hz();
+    config.server.send_rate_hz = std::min(config.server.send_rate_hz, config.server.tick_rate_hz);
+  } else if (!config.scenario.empty()) {
     Result<std::unique_ptr<ScenarioDriver>> loaded = ScenarioDriver::load(config.scenario);
     if (!loaded) {
       spdlog::critical("{}", loaded.error().message);
@@ -83,6 +97,12 @@ int run(const std::vector<std::string>& args) {
   if (driver) {
     if (Status s = driver->register_masks(server); !s) {
       spdlog::critical("{}: {}", config.scenario, s.error().message);
+      return 2;
+    }
+  }
+  if (replay_driver) {
+    if (Status s = replay_driver->attach(server); !s) {
+      spdlog::critical("{}", s.error().message);
       return 2;
     }
   }
@@ -126,7 +146,8 @@ int run(const std::vector<std::string>& args) {
   spdlog::info("posecast-server on {} | {} Hz ticks, {} Hz snapshots | {} model(s) | max {} clients{}",
                net::to_string(server.local_endpoint()), config.server.tick_rate_hz,
                config.server.send_rate_hz, models.size(), config.server.max_clients,
-               driver ? " | scenario " + config.scenario : std::string());
+               driver ? " | scenario " + config.scenario
+                      : replay_driver ? " | replay " + config.replay : std::string());
   // A parseable line for scripts and tests that start the server on port 0.
   std::printf("listening %s\n", net::to_string(server.local_endpoint()).c_str());
   std::fflush(stdout);
@@ -163,17 +184,29 @@ int run(const std::vector<std::string>& args) {
       if (error || stopping) return;
       const ServerMetrics now = server.take_interval_metrics();
       spdlog::info("metrics: {}", metrics_line(now, previous, config.metrics_interval_s));
+      if (replay_driver) spdlog::info("replay: {}", replay_driver->summary());
       previous = now;
       arm_metrics();
     });
   };
   arm_metrics();
+  OwnershipGranter granter(server, config.grant_per_client);
+  if (config.grant_per_client > 0) {
+    server.on_client_connected([&](const ClientInfo& client) { granter.on_connected(client); });
+    server.on_client_disconnected(
+        [&](const ClientInfo& client, protocol::DisconnectReason) { granter.on_disconnected(client); });
+  }
   server.start_loop([&](uint64_t tick) {
     record_ticks();
-    if (driver) driver->submit_due(tick, server);
+    if (driver) driver->submit_due(tick, server, [&](sim::EntityId id) { return granter.owned(id); });
+    if (replay_driver) replay_driver->before_tick();
   });
   io.run();
   record_ticks();
+  if (replay_driver) {
+    replay_driver->finish();
+    spdlog::info("replay: {}", replay_driver->summary());
+  }
   if (recorder) {
     if (Status s = recorder->close(); !s) spdlog::error("recording: {}", s.error().message);
     spdlog::info("recorded {} ticks to {}", recorder->stats().ticks, config.record);

@@ -45,10 +45,14 @@ Status ScenarioDriver::register_masks(Server& server) const {
   return {};
 }
 
-void ScenarioDriver::submit_due(uint64_t tick, Server& server) {
+void ScenarioDriver::submit_due(uint64_t tick, Server& server,
+                                const std::function<bool(sim::EntityId)>& skip) {
   const std::vector<sim::Command>& commands = scenario_.commands;
   while (next_ < commands.size() && commands[next_].tick <= tick) {
     const sim::Command& command = commands[next_++];
+    const bool lifecycle = std::holds_alternative<sim::SpawnCommand>(command.body) ||
+                           std::holds_alternative<sim::DespawnCommand>(command.body);
+    if (!lifecycle && skip && skip(command.entity)) continue;
     server.submit(command);
     if (std::holds_alternative<sim::SpawnCommand>(command.body)) {
       server.set_position(command.entity, grid_position(command.entity));

@@ -4,6 +4,7 @@
 // the commands due at that tick. Spawned entities are placed on a grid (2 units apart, rows of
 // 10 by id) since scenarios carry no positions.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,8 +23,10 @@ class ScenarioDriver {
   uint32_t tick_rate_hz() const { return scenario_.header.tick_rate_hz; }
   // Registers the scenario's masks in the server's world. Call once, before the first tick.
   Status register_masks(Server& server) const;
-  // Submits every command whose tick is <= `tick` and not yet submitted.
-  void submit_due(uint64_t tick, Server& server);
+  // Submits every command whose tick is <= `tick` and not yet submitted. Animation commands
+  // for an entity `skip(id)` names (one a client owns and drives) are left out; spawns and
+  // despawns always go.
+  void submit_due(uint64_t tick, Server& server, const std::function<bool(sim::EntityId)>& skip = {});
   std::size_t spawn_count() const;
 
  private:

@@ -171,6 +171,19 @@ void Server::Impl::sync_entities(uint32_t tick) {
         respawned.push_back(command.entity);
       }
     }
+    // A World moved by the embedder (a replay's restore) may hold, under a known id, another
+    // entity than the record's: a new generation when its model or rig differ.
+    if (world_moved) {
+      for (std::size_t w = 0; w < count; ++w) {
+        const sim::EntityId id = world->entity_id_at(w);
+        const std::size_t r = find_entity_index(id);
+        const sim::EntityState* state = world->find_entity(id);
+        if (r < entities.size() && state != nullptr &&
+            (state->model != entities[r].model || state->rig != entities[r].rig)) {
+          respawned.push_back(id);
+        }
+      }
+    }
     std::sort(respawned.begin(), respawned.end());
   }
   bool same = count == entities.size() && respawned.empty();
@@ -217,6 +230,7 @@ void Server::Impl::sync_entities(uint32_t tick) {
     }
     while (r < entities.size()) retire(entities[r++]);
     entities.swap(next);
+    ++ownership_version;  // an owned entity may have gone
   }
   if (!quantize_this_tick) return;
   for (std::size_t i = 0; i < count && i < staged.size(); ++i) {

@@ -94,6 +94,7 @@ void Server::Impl::handle_datagram(std::span<const uint8_t> bytes, const net::En
   }
   const bool connected_only = std::holds_alternative<protocol::Ack>(message) ||
                               std::holds_alternative<protocol::ClientCommand>(message) ||
+                              std::holds_alternative<protocol::ReplayControl>(message) ||
                               std::holds_alternative<protocol::Disconnect>(message);
   if (!connected_only) {
     drop(DropReason::kUnexpected);
@@ -108,6 +109,16 @@ void Server::Impl::handle_datagram(std::span<const uint8_t> bytes, const net::En
     handle_ack(*client, *ack);
   } else if (auto* command = std::get_if<protocol::ClientCommand>(&message)) {
     handle_command(*client, *command);
+  } else if (auto* control = std::get_if<protocol::ReplayControl>(&message)) {
+    if (!replay_control_callback) {
+      drop(DropReason::kUnexpected);  // a live session has nothing to pause or seek
+    } else if (client->any_replay_control && control->sequence <= client->newest_replay_sequence) {
+      drop(DropReason::kStaleCommand);
+    } else {
+      client->any_replay_control = true;
+      client->newest_replay_sequence = control->sequence;
+      replay_control_callback(client->info(), *control);
+    }
   } else if (auto* bye = std::get_if<protocol::Disconnect>(&message)) {
     for (std::size_t i = 0; i < clients.size(); ++i) {
       if (clients[i].get() == client) {
@@ -235,7 +246,7 @@ void Server::Impl::handle_response(const protocol::ChallengeResponse& response, 
   welcome.client_id = client.id;
   welcome.tick_rate_hz = static_cast<uint16_t>(options.tick_rate_hz);
   welcome.send_rate_hz = static_cast<uint16_t>(client.send_rate_hz);
-  welcome.server_tick = static_cast<uint32_t>(world->tick_index());
+  welcome.server_tick = next_session_tick();
   welcome.assets = manifest;
   Result<std::vector<uint8_t>> bytes = protocol::encode_message(welcome);
   if (!bytes) {
@@ -328,6 +339,7 @@ void Server::Impl::disconnect(std::size_t index, protocol::DisconnectReason reas
   for (EntityRecord& entity : entities) {
     if (entity.owner == client.id) entity.owner = 0;
   }
+  ++ownership_version;
   clients.erase(clients.begin() + static_cast<std::ptrdiff_t>(index));
   if (disconnected_callback) disconnected_callback(info, reason);
 }

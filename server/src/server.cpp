@@ -221,6 +221,27 @@ void Server::on_client_disconnected(
     std::function<void(const ClientInfo&, protocol::DisconnectReason)> callback) {
   impl_->disconnected_callback = std::move(callback);
 }
+void Server::on_replay_control(
+    std::function<void(const ClientInfo&, const protocol::ReplayControl&)> callback) {
+  impl_->replay_control_callback = std::move(callback);
+}
+void Server::set_replay_status(uint32_t first_tick, uint32_t last_tick, uint32_t tick, int32_t speed_q16) {
+  protocol::SessionStatus& status = impl_->replay_status;
+  // A change of position or speed goes out with the next snapshots, like an ownership change.
+  // Playing moves the tick by at most ceil(speed) per tick: a move otherwise (a seek, a step
+  // while paused) is a change too.
+  const uint32_t playing_advance = static_cast<uint32_t>((static_cast<int64_t>(speed_q16) + 0xFFFF) >> 16);
+  const bool jumped = tick != status.replay_tick &&
+                      (speed_q16 <= 0 || tick < status.replay_tick || tick - status.replay_tick > playing_advance);
+  if (status.replay_first_tick != first_tick || status.replay_last_tick != last_tick ||
+      status.replay_speed_q16 != speed_q16 || jumped) {
+    ++impl_->replay_status_version;
+  }
+  status.replay_first_tick = first_tick;
+  status.replay_last_tick = last_tick;
+  status.replay_tick = tick;
+  status.replay_speed_q16 = speed_q16;
+}
 void Server::on_pose_quantized(std::function<void(uint32_t, sim::EntityId, uint16_t,
                                                   const protocol::QuantizedPose&)> callback) {
   impl_->pose_callback = std::move(callback);
@@ -274,9 +295,11 @@ void Server::Impl::apply_entity_ops(int64_t now_us) {
     } else if (auto* g = std::get_if<OpGrant>(&op)) {
       const std::size_t i = impl.find_entity_index(g->id);
       if (i < impl.entities.size()) impl.entities[i].owner = g->client;
+      ++impl.ownership_version;
     } else if (auto* r = std::get_if<OpRevoke>(&op)) {
       const std::size_t i = impl.find_entity_index(r->id);
       if (i < impl.entities.size()) impl.entities[i].owner = 0;
+      ++impl.ownership_version;
     } else if (auto* in = std::get_if<OpInterest>(&op)) {
       if (ClientSession* c = impl.find_client(in->client)) apply_interest(*c, std::move(*in->interest));
     } else if (auto* b = std::get_if<OpBandwidth>(&op)) {
@@ -323,7 +346,12 @@ void Server::tick(int64_t now_us) {
   impl.poll(now);
   const int64_t polled = steady_us();
   impl.apply_api_ops(now);
-  const uint32_t tick = static_cast<uint32_t>(impl.world->tick_index());
+  const uint64_t world_tick = impl.world->tick_index();
+  impl.world_moved = impl.tick_count > 0 && world_tick != impl.expected_world_tick;
+  const uint32_t tick = impl.next_session_tick();
+  impl.session_tick_offset = static_cast<int64_t>(tick) - static_cast<int64_t>(world_tick);
+  impl.expected_world_tick = world_tick + 1;
+  impl.last_session_tick = tick;
   impl.prepare_quantization(tick);
   const int64_t world_start = steady_us();
   impl.world->tick();
@@ -348,6 +376,15 @@ void Server::tick(int64_t now_us) {
   impl.last_build_us = impl.last_send_us = 0;
   impl.interval_stats.record(duration);
   impl.publish();
+}
+
+uint32_t Server::Impl::next_session_tick() const {
+  const uint64_t world_tick = world->tick_index();
+  // Live (the World only ever ticks here): the World's tick. Moved by the embedder: one past
+  // the last session tick, whatever the World's index now is.
+  if (tick_count == 0) return static_cast<uint32_t>(world_tick);
+  if (world_tick != expected_world_tick) return last_session_tick + 1;
+  return static_cast<uint32_t>(static_cast<int64_t>(world_tick) + session_tick_offset);
 }
 
 void Server::Impl::publish() {

@@ -22,6 +22,7 @@ constexpr Flag kFlags[] = {
     {"--scenario", "scenario"},       {"--duration", "duration"},
     {"--metrics-interval", "metrics_interval"}, {"--record", "record"},
     {"--recipes", "recipes"},         {"--spread-phases", "spread_phases"},
+    {"--grant", "grant"},             {"--replay", "replay"},
     {"--config", nullptr},
 };
 
@@ -97,6 +98,11 @@ Status apply(const std::string& key, const std::string& where, const std::string
     c.scenario = value;
     return {};
   }
+  if (key == "replay") {
+    if (value.empty()) return Error{where + ": needs a file name"};
+    c.replay = value;
+    return {};
+  }
   if (key == "record") {
     if (value.empty()) return Error{where + ": needs a file name"};
     c.record = value;
@@ -113,7 +119,8 @@ Status apply(const std::string& key, const std::string& where, const std::string
     uint64_t lo, hi;
   };
   static const Range kRanges[] = {{"tick_rate", 1, 1000}, {"send_rate", 1, 1000}, {"max_clients", 1, 65535},
-                                  {"bandwidth_kbit", 0, 10'000'000}, {"threads", 1, 64}};
+                                  {"bandwidth_kbit", 0, 10'000'000}, {"threads", 1, 64},
+                                  {"grant", 0, 64}};
   for (const Range& r : kRanges) {
     if (key != r.key) continue;
     Result<uint64_t> number = parse_uint(where, value, r.lo, r.hi);
@@ -124,6 +131,7 @@ Status apply(const std::string& key, const std::string& where, const std::string
     if (key == "max_clients") c.server.max_clients = v;
     if (key == "bandwidth_kbit") c.server.bandwidth_kbit = v;
     if (key == "threads") c.server.threads = v;
+    if (key == "grant") c.grant_per_client = v;
     return {};
   }
   return Error{where + ": unknown setting"};
@@ -204,6 +212,15 @@ Result<ServerConfig> parse_server_config(std::span<const std::string> args) {
     if (flag->key == nullptr) continue;
     if (Status s = apply(flag->key, flag->flag, value, config); !s) return s.error();
   }
+  // A replay serves what the recording holds: nothing else drives its entities, nobody owns
+  // them, and it is not itself recorded.
+  if (!config.replay.empty()) {
+    std::string other;
+    if (!config.scenario.empty()) other = "--scenario";
+    if (!config.record.empty()) other = "--record";
+    if (config.grant_per_client > 0) other = "--grant";
+    if (!other.empty()) return Error{"--replay cannot be combined with " + other};
+  }
   if (config.server.send_rate_hz > config.server.tick_rate_hz) {
     return Error{"send rate " + std::to_string(config.server.send_rate_hz) + " Hz exceeds the tick rate " +
                  std::to_string(config.server.tick_rate_hz) + " Hz"};
@@ -230,11 +247,19 @@ std::string server_usage() {
   --spread-phases on|off spread clients' send ticks over the send interval instead of sharing
                          them: lower peak tick time when clients watch different entities
                          (default off)
+  --grant N              give each connecting client ownership of up to N entities nobody
+                         owns (lowest ids first; released when it leaves), so a viewer can
+                         command them (default 0)
   --record FILE          record the session: commands, world hashes, checkpoints every 5 s
                          (docs/recording-format.md; replay with `posecast replay FILE`)
+  --replay FILE          serve a recording to viewers like a live session; viewers may pause,
+                         resume, step, seek and set the speed (0.25x..8x); its models and tick
+                         rate replace --models and --tick-rate (not with --scenario, --record,
+                         --grant)
   --config FILE          JSON file with the same settings (keys: models, listen, tick_rate,
                          send_rate, max_clients, bandwidth_kbit, threads, log_level, scenario,
-                         duration, metrics_interval, record, recipes, spread_phases);
+                         duration, metrics_interval, record, recipes, spread_phases, grant,
+                         replay);
                          flags win over the file
   --help                 this text
 

@@ -162,6 +162,18 @@ struct ClientSession {
   int64_t budget_refilled_us = 0;
   uint64_t bytes_sent = 0;  // wire bytes
 
+  // SessionStatus (docs/session.md): the owned list last sent, the ownership_version it was
+  // computed at, how many snapshots still carry it after a change, and when it last went out.
+  std::vector<uint32_t> owned_sent;
+  uint64_t status_version = UINT64_MAX;         // ownership_version the list was built at
+  uint64_t replay_version_sent = 0;             // replay_status_version last announced
+  uint32_t status_repeats = 0;
+  int64_t last_status_us = INT64_MIN;
+
+  // Replay controls: sequences at or below the newest seen are duplicates.
+  bool any_replay_control = false;
+  uint32_t newest_replay_sequence = 0;
+
   // Commands: sequences at or below the newest seen are stale.
   bool any_command = false;
   uint32_t newest_command_sequence = 0;
@@ -267,8 +279,23 @@ struct Server::Impl {
   std::size_t entity_lock_count = 0;
   std::vector<std::byte> receive_buffer;
   std::size_t spawn_message_bytes = 0;  // an EntitySpawn datagram at its largest
+  // Bumped whenever an owner changes or entities come and go (tick thread); clients whose
+  // status was built at an older version rebuild their owned list.
+  uint64_t ownership_version = 0;
+  // Replay fields every SessionStatus carries (kNoTick first tick: a live session); set by
+  // Server::set_replay_status on the tick thread.
+  protocol::SessionStatus replay_status;
+  uint64_t replay_status_version = 0;  // bumped on a change other than the tick advancing
 
   uint64_t tick_count = 0;   // ticks run by this server
+  // The session tick (snapshot ticks, history, acks) is the World's tick index plus this
+  // offset. It is 0 unless the embedder moves the World between ticks (posecast-server
+  // --replay restores checkpoints, repeats a tick while paused, fast-forwards): clients refuse
+  // snapshot ticks that go backwards, so the session tick then simply continues by one.
+  int64_t session_tick_offset = 0;
+  uint64_t expected_world_tick = 0;  // the World's tick index if nobody moved it (tick_count > 0)
+  uint32_t last_session_tick = 0;    // the session tick of the last tick() (tick_count > 0)
+  bool world_moved = false;          // this tick: the World was moved since the last tick()
   int64_t last_now_us = 0;
   bool closed = false;
   bool loop_running = false;
@@ -281,6 +308,7 @@ struct Server::Impl {
   std::function<void(const ClientInfo&)> connected_callback;
   std::function<void(const ClientInfo&, protocol::DisconnectReason)> disconnected_callback;
   std::function<void(uint32_t, sim::EntityId, uint16_t, const protocol::QuantizedPose&)> pose_callback;
+  std::function<void(const ClientInfo&, const protocol::ReplayControl&)> replay_control_callback;
 
   ServerMetrics counters;  // live, tick thread
   TickStats tick_stats;
@@ -297,6 +325,8 @@ struct Server::Impl {
   void arm_readable();
   void publish();
   void loop_step();
+  // The session tick the next tick() will use (see session_tick_offset).
+  uint32_t next_session_tick() const;
   // inbound.cpp
   void poll(int64_t now_us);
   void handle_datagram(std::span<const uint8_t> bytes, const net::Endpoint& from, int64_t now_us);
@@ -325,6 +355,10 @@ struct Server::Impl {
   std::size_t find_entity_index(sim::EntityId id) const;  // entities.size() when absent
   // snapshots.cpp
   bool due(const ClientSession& client, uint32_t tick) const;
+  // The SessionStatus datagram this client's snapshot carries now, or empty when none is due:
+  // three snapshots after a change of its owned list, else one a second. Worker-safe: reads
+  // entities, writes only the client.
+  std::vector<uint8_t> session_status_for(ClientSession& client, uint32_t tick, int64_t now_us);
   void send_snapshots(uint32_t tick, int64_t now_us);
   void send_snapshot(ClientSession& client, uint32_t tick, int64_t now_us, SendScratch& scratch);
   // This tick's pose of entities[index] coded against what the client holds (`key`: the pose

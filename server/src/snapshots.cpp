@@ -185,6 +185,34 @@ void Server::Impl::send_snapshots(uint32_t tick, int64_t now_us) {
   last_send_us = std::chrono::duration_cast<std::chrono::microseconds>(send_end - send_start).count();
 }
 
+std::vector<uint8_t> Server::Impl::session_status_for(ClientSession& client, uint32_t tick, int64_t now_us) {
+  constexpr uint32_t kRepeatsAfterChange = 3;
+  constexpr int64_t kRefreshUs = 1'000'000;
+  if (client.status_version != ownership_version) {
+    client.status_version = ownership_version;
+    std::vector<uint32_t> owned;
+    for (const EntityRecord& entity : entities) {  // in id order
+      if (entity.owner == client.id && owned.size() < protocol::kMaxOwnedListed) owned.push_back(entity.id);
+    }
+    if (owned != client.owned_sent) {
+      client.owned_sent = std::move(owned);
+      client.status_repeats = kRepeatsAfterChange;
+    }
+  }
+  if (client.replay_version_sent != replay_status_version) {
+    client.replay_version_sent = replay_status_version;
+    client.status_repeats = kRepeatsAfterChange;
+  }
+  if (client.status_repeats == 0 && now_us - client.last_status_us < kRefreshUs) return {};
+  if (client.status_repeats > 0) --client.status_repeats;
+  client.last_status_us = now_us;
+  protocol::SessionStatus status = replay_status;
+  status.server_tick = tick;
+  status.owned = client.owned_sent;
+  Result<std::vector<uint8_t>> bytes = protocol::encode_message(status);
+  return bytes ? std::move(bytes).value() : std::vector<uint8_t>{};
+}
+
 void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t now_us, SendScratch& scratch) {
   auto& candidates = scratch.candidates;
   auto& candidate_entities = scratch.candidate_entities;
@@ -235,9 +263,12 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
     allowance = std::min(static_cast<uint64_t>(std::max(0.0, client.budget_tokens)), left);
   }
 
-  // ---- Mandatory traffic: pending despawns and the (empty) first packet.
+  // ---- Mandatory traffic: the session status when due, pending despawns and the (empty)
+  // first packet.
+  std::vector<uint8_t> status_bytes = session_status_for(client, tick, now_us);
   std::vector<std::vector<uint8_t>> despawn_bytes;
   uint64_t cost = wire(protocol::snapshot_packet_overhead(0));
+  if (!status_bytes.empty()) cost += wire(status_bytes.size());
   for (const PendingDespawn& d : client.despawns) {
     Result<std::vector<uint8_t>> bytes = protocol::encode_message(d.message);
     if (!bytes) continue;
@@ -429,6 +460,10 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
   // need them), then the parts.
   for (PendingDespawn& d : client.despawns) d.carrier_ticks.push_back(tick);
   uint64_t spent = 0;
+  if (!status_bytes.empty()) {
+    spent += wire(status_bytes.size());
+    client.outbox.push_back(std::move(status_bytes));
+  }
   for (auto* group : {&despawn_bytes, &spawn_bytes, &packets}) {
     for (auto& datagram : *group) {
       spent += wire(datagram.size());

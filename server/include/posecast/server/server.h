@@ -79,9 +79,21 @@ class Server {
   void on_client_connected(std::function<void(const ClientInfo&)> callback);
   void on_client_disconnected(std::function<void(const ClientInfo&, protocol::DisconnectReason)> callback);
 
+  // Replay sessions (posecast-server --replay): a ReplayControl from a connected client is
+  // handed to this callback on the tick thread (duplicates, by sequence, are dropped first).
+  // Without a callback the server is live and counts them as kUnexpected drops.
+  void on_replay_control(std::function<void(const ClientInfo&, const protocol::ReplayControl&)> callback);
+  // Tick thread only: the replay position every SessionStatus carries from now on
+  // (first_tick == protocol::kNoTick: a live session, the default).
+  void set_replay_status(uint32_t first_tick, uint32_t last_tick, uint32_t tick, int32_t speed_q16);
+
   // ---- Driving: one thread ---------------------------------------------------------------
   // One fixed tick: read the network, apply queued API calls, run the World tick, send the
   // due snapshots, time out silent clients. `now_us` must not go backwards.
+  // Snapshot ticks (what clients see, sent_pose, on_pose_quantized) are the World's tick
+  // index, unless the caller moved the World between two tick() calls (restore, extra ticks:
+  // a replay): they then go on by one per tick() regardless, and entities whose model or rig
+  // changed under their id become new generations.
   void tick(int64_t now_us);
   // Reads and handles every waiting datagram (tick() does this first; a loop may call it more
   // often for quicker handshakes). Commands still wait for the next tick.
