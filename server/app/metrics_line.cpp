@@ -11,12 +11,13 @@ std::string metrics_line(const ServerMetrics& m, const ServerMetrics& p, double 
   char head[512];
   std::snprintf(head, sizeof head,
                 "tick p50 %.2f ms p99 %.2f ms max %.2f ms | clients %u | entities %u | out %.1f kbit/s "
-                "(%.2f MB total) | in %.1f kbit/s | snapshots %llu records %llu deferred %llu | drops %llu",
+                "(%.2f MB total) | in %.1f kbit/s | snapshots %llu records %llu deferred %llu | commands %llu | drops %llu",
                 m.tick_p50_ms, m.tick_p99_ms, m.tick_max_ms, m.clients, m.entities, out_kbit,
                 static_cast<double>(m.bytes_out) / 1e6, in_kbit,
                 static_cast<unsigned long long>(m.snapshots - p.snapshots),
                 static_cast<unsigned long long>(m.records - p.records),
                 static_cast<unsigned long long>(m.records_deferred - p.records_deferred),
+                static_cast<unsigned long long>(m.commands_applied),
                 static_cast<unsigned long long>(m.drops_total()));
   std::string line = head;
   std::string reasons;
