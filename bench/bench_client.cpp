@@ -1,0 +1,119 @@
+// bench_client: the network client's CPU per frame and entity (issue 4 target: decode +
+// interpolate + palette <= 2 us per 24-joint entity per frame).
+//
+// A real posecast Server and one NetClient on 127.0.0.1 (real UDP), driven in simulated time:
+// 60 Hz ticks, 20 Hz snapshots, client frames at 60 Hz. N generated 24-joint rigs (or Fox)
+// walk and run at different phases, with a crossfade every second on a rotating tenth of
+// them. Each benchmark iteration is one client frame: NetClient::update (receive, decode the
+// snapshots that arrived, advance the playout clock, interpolate every entity and build its
+// palette); the server's tick between frames is excluded (PauseTiming). One frame in three
+// decodes a snapshot, so the figure is the average over decode and non-decode frames.
+// Counters: ns_per_entity (CPU time per frame / N), entities presented at the end.
+// The palette upload to the GPU is a glBufferSubData of the same bytes; the viewer's --stats
+// frame time includes it (docs/viewer.md).
+
+#include <benchmark/benchmark.h>
+
+#include <asio/io_context.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "posecast/client/net_client.h"
+#include "posecast/rig/model_source.h"
+#include "posecast/server/server.h"
+
+namespace {
+
+using namespace posecast;
+
+constexpr int64_t kTickUs = 16'667;
+
+struct ClientBench {
+  asio::io_context io;
+  std::shared_ptr<const Model> model;
+  std::unique_ptr<server::Server> server;
+  std::unique_ptr<client::NetClient> client;
+  std::vector<sim::EntityId> ids;
+  int64_t now = 0;
+  uint64_t ticks = 0;
+
+  Status setup(const std::string& source, uint32_t entities) {
+    Result<Model> loaded = rig::load_model_source(source);
+    if (!loaded) return loaded.error();
+    model = std::make_shared<const Model>(std::move(loaded).value());
+    server::ServerOptions options;
+    options.listen = net::Endpoint(asio::ip::make_address_v4("127.0.0.1"), 0);
+    options.threads = 1;
+    options.max_clients = 4;
+    Result<std::unique_ptr<server::Server>> created = server::Server::create(io, options, {model});
+    if (!created) return created.error();
+    server = std::move(created).value();
+    const std::size_t clips = model->rigs[0].clips.size();
+    for (uint32_t i = 0; i < entities; ++i) {
+      const sim::EntityId id = server->spawn(0, 0, server::Vec3{static_cast<float>(i % 32), 0, static_cast<float>(i / 32)});
+      sim::MotionSpec motion;
+      motion.clips[0].clip = static_cast<uint16_t>((1 + i % 2) % clips);
+      motion.start_offset_us = static_cast<int64_t>(i) * 37'000;
+      server->play(id, 0, motion);
+      ids.push_back(id);
+    }
+    client::NetClientOptions o;
+    o.server = server->local_endpoint();
+    o.local = net::Endpoint(asio::ip::make_address_v4("127.0.0.1"), 0);
+    o.assets = std::make_shared<client::AssetLibrary>();
+    if (Status s = o.assets->add(model); !s) return s;
+    o.load_missing_assets = false;
+    o.nonce = 7;
+    client = std::make_unique<client::NetClient>(io, std::move(o));
+    if (Status s = client->connect(now); !s) return s;
+    // Two simulated seconds: connected, every entity spawned and buffered.
+    while (now < 2'000'000) step(nullptr);
+    if (!client->connected()) return Error{"client did not connect: " + client->error()};
+    return {};
+  }
+
+  // Advances one client frame (1/60 s): the server tick due, a crossfade now and then, then the
+  // client's update, timed when `state` is given.
+  void step(benchmark::State* state) {
+    now += kTickUs;
+    if (state) state->PauseTiming();
+    if (ticks % 60 == 0 && !ids.empty()) {
+      const std::size_t clips = model->rigs[0].clips.size();
+      for (std::size_t i = (ticks / 60) % 10; i < ids.size(); i += 10) {
+        sim::MotionSpec motion;
+        motion.clips[0].clip = static_cast<uint16_t>((1 + (ticks / 60 + i) % 2) % clips);
+        server->crossfade(ids[i], 0, motion, 250'000, false);
+      }
+    }
+    server->tick(now);
+    ++ticks;
+    if (state) state->ResumeTiming();
+    client->update(now);
+  }
+};
+
+void BM_ClientFrame(benchmark::State& state, const std::string& source) {
+  const auto entities = static_cast<uint32_t>(state.range(0));
+  ClientBench bench;
+  if (Status s = bench.setup(source, entities); !s) {
+    state.SkipWithError(s.error().message.c_str());
+    return;
+  }
+  for (auto _ : state) bench.step(&state);
+  const std::size_t shown = bench.client->entities().size();
+  state.counters["entities_presented"] = static_cast<double>(shown);
+  state.counters["ns_per_entity"] = benchmark::Counter(
+      static_cast<double>(entities), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  const client::ClientStats stats = bench.client->stats(bench.now);
+  state.counters["decode_errors"] = static_cast<double>(stats.decode_errors);
+  if (shown != entities) state.SkipWithError("not every entity was presented");
+}
+
+BENCHMARK_CAPTURE(BM_ClientFrame, GenRig24, std::string("gen-rig:24"))->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ClientFrame, Fox, std::string(POSECAST_ASSETS_DIR "/Fox.glb"))->Arg(100)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
