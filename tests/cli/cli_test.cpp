@@ -80,7 +80,10 @@ TEST(Cli, MissingModelFileIsOneLineFailure) {
 }
 
 TEST(Cli, GarbageFileIsOneLineFailureNotACrash) {
-  const std::string path = write_temp("garbage.glb", std::string("glTF\x02\0\0\0\xff\xff\xff\xff junk", 21));
+  // A GLB header (magic, version 2) whose length field is 0xffffffff, then junk. The length
+  // passed to std::string is the literal's own (embedded NULs), not a hand count.
+  static const char kGarbage[] = "glTF\x02\0\0\0\xff\xff\xff\xff junk";
+  const std::string path = write_temp("garbage.glb", std::string(kGarbage, sizeof kGarbage - 1));
   const CliRun r = run_posecast("info " + path);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(line_count(r.err), 1) << r.err;
