@@ -60,7 +60,10 @@ int main(int argc, char** argv) {
       ClientHello{kProtocolVersion, 42, "fuzz"}, ServerChallenge{42, 7}, ChallengeResponse{42, 7},
       welcome, Ack{100, 0xFFFF0000u},
       ClientCommand{1, 2, 3, CommandOp::kCrossfade, 1, 0, 250000, 65536}, EntitySpawn{2, 3, 1, 0, 90},
-      EntityDespawn{2, 3, 95}, Disconnect{DisconnectReason::kTimeout, "bye"}};
+      EntityDespawn{2, 3, 95}, Disconnect{DisconnectReason::kTimeout, "bye"},
+      SessionStatus{120, {2, 5}, kNoTick, kNoTick, kNoTick, 65536},
+      SessionStatus{121, {}, 0, 3599, 812, 2 * 65536},
+      ReplayControl{4, ReplayAction::kSeek, 300, 0, 0}};
   int index = 0;
   for (const Message& m : messages) {
     const auto bytes = encode_message(m);
