@@ -203,7 +203,9 @@ std::vector<uint8_t> Server::Impl::session_status_for(ClientSession& client, uin
     client.replay_version_sent = replay_status_version;
     client.status_repeats = kRepeatsAfterChange;
   }
-  if (client.status_repeats == 0 && now_us - client.last_status_us < kRefreshUs) return {};
+  // The first snapshot always carries one (INT64_MIN: none sent yet; no subtraction from it).
+  const bool refresh_due = client.last_status_us == INT64_MIN || now_us - client.last_status_us >= kRefreshUs;
+  if (client.status_repeats == 0 && !refresh_due) return {};
   if (client.status_repeats > 0) --client.status_repeats;
   client.last_status_us = now_us;
   protocol::SessionStatus status = replay_status;
