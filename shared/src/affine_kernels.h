@@ -64,10 +64,13 @@ POSECAST_INLINE LeftFactor left_factor(const Affine8& a) {
 // The exact last row: lane 3 of each column cleared, then 1.0f in column 3's. Multiplying the
 // zero last row of `a` by a negative entry of `b` would otherwise leave -0.0f where affine_mul
 // writes +0.0f (and a last row that is not exactly (0,0,0,1) would leak).
+// Written as constant-lane blends (one instruction each where the ISA has a blend), which move
+// bits exactly like the masks they replace.
 POSECAST_INLINE Affine8 with_exact_last_row(Float8 lo, Float8 hi) {
-  const Int8 keep_xyz = {-1, -1, -1, 0, -1, -1, -1, 0};
-  const Int8 one_in_column3 = {0, 0, 0, 0, 0, 0, 0, 0x3f800000};  // 1.0f
-  return {and_bits(lo, keep_xyz), or_bits(and_bits(hi, keep_xyz), one_in_column3)};
+  const Float8 last_row_lo = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  const Float8 last_row_hi = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f};
+  return {__builtin_shufflevector(lo, last_row_lo, 0, 1, 2, 11, 4, 5, 6, 15),
+          __builtin_shufflevector(hi, last_row_hi, 0, 1, 2, 11, 4, 5, 6, 15)};
 }
 
 // affine_mul(a, b), bit for bit, with b's columns given as [b_c.x | b_c+1.x] etc.
@@ -110,10 +113,9 @@ POSECAST_INLINE Affine8 to_matrix8_any_last_row(const Transform& t) {
   const Int4 negate_c2 = {0, INT32_MIN, 0, 0};
   const Float8 sum_lo = p1_lo + reinterpret_cast<Float8>(reinterpret_cast<Int8>(p2_lo) ^ negate_lo);
   const Float4 sum_c2 = p1_c2 + reinterpret_cast<Float4>(reinterpret_cast<Int4>(p2_c2) ^ negate_c2);
-  const Int8 diagonal_lo = {-1, 0, 0, 0, 0, -1, 0, 0};
-  const Int4 diagonal_c2 = {0, 0, -1, 0};
-  const Float8 rot_lo = select(diagonal_lo, 1.0f - sum_lo, sum_lo);
-  const Float4 rot_c2 = select(diagonal_c2, 1.0f - sum_c2, sum_c2);
+  // 1 - sum on the diagonal (lanes 0 and 5 of the pair, 2 of column 2): constant-lane blends.
+  const Float8 rot_lo = __builtin_shufflevector(sum_lo, 1.0f - sum_lo, 8, 1, 2, 3, 4, 13, 6, 7);
+  const Float4 rot_c2 = __builtin_shufflevector(sum_c2, 1.0f - sum_c2, 0, 1, 6, 3);
   // (w, sx, sy, sz): the four floats ending the Transform, one in-bounds load.
   static_assert(offsetof(Transform, scale) == offsetof(Transform, rotation) + 16);
   const Float4 w_scale = load4(&t.rotation.w);
