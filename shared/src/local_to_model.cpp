@@ -8,6 +8,7 @@ bool LocalToModelJob::Validate() const {
   if (skeleton == nullptr) return false;
   const std::size_t nodes = skeleton->node_count();
   if (locals.size() != nodes || models.size() != nodes) return false;
+  if (assets_validated) return true;  // Skeleton::validate checked the order below
   // Parents must precede children (Skeleton::validate's invariant); checked here too because
   // Run() reads models[parent] and must never read outside what it has written.
   for (std::size_t i = 0; i < nodes; ++i) {

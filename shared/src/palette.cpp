@@ -12,6 +12,7 @@ bool PaletteJob::Validate() const {
   if (models.size() != nodes || palette.size() != joints) return false;
   if (skeleton->inverse_bind.size() != joints) return false;
   if (skeleton->mesh_node < -1 || skeleton->mesh_node >= static_cast<int64_t>(nodes)) return false;
+  if (assets_validated) return true;  // Skeleton::validate checked the joint nodes below
   for (const uint16_t node : skeleton->joint_nodes)
     if (node >= nodes) return false;
   return true;

@@ -25,6 +25,7 @@ bool sample_slot(const Rig& rig, const Motion& motion, const ClipSlot& slot,
   job.time_us = sample_time_us(slot.phase, clip.duration_us, motion.wrap);
   job.cursor = cursors.subspan(slot.cursor_offset, clip.tracks.size());
   job.output = out;
+  job.assets_validated = true;  // World::add_model validated the model (validate_model)
   return job.Run();
 }
 
@@ -148,6 +149,7 @@ void evaluate_entity(const WorldTables& tables, Entity& entity, EvalScratch& scr
     to_model.skeleton = &rig.skeleton;
     to_model.locals = pose;
     to_model.models = models;
+    to_model.assets_validated = true;  // World::add_model validated the skeleton
     ok = to_model.Run();
   }
   if (ok) {
@@ -155,6 +157,7 @@ void evaluate_entity(const WorldTables& tables, Entity& entity, EvalScratch& scr
     palette.skeleton = &rig.skeleton;
     palette.models = models;
     palette.palette = entity.palette;
+    palette.assets_validated = true;  // World::add_model validated the skeleton
     ok = palette.Run();
   }
   entity.failed = !ok;

@@ -37,6 +37,12 @@ struct SampleJob {
   int64_t time_us = 0;
   std::span<uint32_t> cursor;    // clip->tracks.size() entries, in/out (see SamplingCursor)
   std::span<Transform> output;   // skeleton->node_count() entries, written
+  // True only when the caller has checked these assets once with Skeleton::validate() and
+  // Clip::validate(*skeleton) and they cannot change afterwards (the World's models are
+  // immutable and validated when added). Validate() then checks only the pointers and buffer
+  // sizes and skips its per-track loop: repeated work for every entity and tick. False (the
+  // default) checks everything.
+  bool assets_validated = false;
 
   // True when the pointers are set and every span has the right size. Run() checks it too.
   bool Validate() const;
