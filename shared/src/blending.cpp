@@ -79,47 +79,96 @@ void store_node(Transform& out, Float4 t, Float4 r, Float4 s) {
   store4(o + 3, r);
 }
 
-// det_normalize's 1 / sqrt(len2) for eight rotations at once: the same IEEE sqrt and division
-// per lane as the scalar expression, so the same bits, but one vector square root and division
-// instead of eight scalar ones (the divider is what a per-node loop waits on).
-POSECAST_INLINE void inverse_lengths8(const float* len2, float* inv) {
-  detail::store8(inv, 1.0f / detail::sqrt4(detail::load8(len2)));
+// Eight rotations as lanes: x, y, z, w of eight quaternions.
+struct QuatLanes8 {
+  detail::Float8 x, y, z, w;
+};
+
+// 4x4 transpose: four (x, y, z, w) rows to four lane vectors, or back (its own inverse).
+// Shuffles move bits only.
+POSECAST_INLINE void transpose4(const Float4* r, Float4* out) {
+  const Float4 t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5);
+  const Float4 t1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
+  const Float4 t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
+  const Float4 t3 = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
+  out[0] = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+  out[1] = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+  out[2] = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+  out[3] = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
 }
 
-// The two-input blend (BlendJob::Run's common case), eight nodes at a time: per node exactly
-// the operations of the general loop (t, s and the unnormalised rotation, then det_normalize),
-// with the eight normalisations' square roots and divisions done as one vector each.
+POSECAST_INLINE QuatLanes8 rows_to_lanes(const Float4* rows) {  // eight rows
+  Float4 lo[4], hi[4];
+  transpose4(rows, lo);
+  transpose4(rows + 4, hi);
+  return {__builtin_shufflevector(lo[0], hi[0], 0, 1, 2, 3, 4, 5, 6, 7),
+          __builtin_shufflevector(lo[1], hi[1], 0, 1, 2, 3, 4, 5, 6, 7),
+          __builtin_shufflevector(lo[2], hi[2], 0, 1, 2, 3, 4, 5, 6, 7),
+          __builtin_shufflevector(lo[3], hi[3], 0, 1, 2, 3, 4, 5, 6, 7)};
+}
+
+POSECAST_INLINE void lanes_to_rows(const QuatLanes8& q, Float4* rows) {  // eight rows
+  const Float4 lo[4] = {POSECAST_SHUFFLE(q.x, 0, 1, 2, 3), POSECAST_SHUFFLE(q.y, 0, 1, 2, 3),
+                        POSECAST_SHUFFLE(q.z, 0, 1, 2, 3), POSECAST_SHUFFLE(q.w, 0, 1, 2, 3)};
+  const Float4 hi[4] = {POSECAST_SHUFFLE(q.x, 4, 5, 6, 7), POSECAST_SHUFFLE(q.y, 4, 5, 6, 7),
+                        POSECAST_SHUFFLE(q.z, 4, 5, 6, 7), POSECAST_SHUFFLE(q.w, 4, 5, 6, 7)};
+  transpose4(lo, rows);
+  transpose4(hi, rows + 4);
+}
+
+// The two-input blend (BlendJob::Run's common case), eight nodes at a time. Translation and
+// scale per node on four lanes; the rotations of the eight nodes as lanes (x, y, z, w of
+// eight quaternions), which replaces two horizontal dot products and a scalar square root and
+// division per node by a few vector operations. Every lane performs exactly the operations of
+// the general loop below, in the same order:
+//   d = (x.x*y.x + x.y*y.y) + (x.z*y.z + x.w*y.w)          (det_dot: dot4's order)
+//   r = x * k_first + y * (d < 0 ? -k_second : k_second)
+//   len2 = (r.x*r.x + r.y*r.y) + (r.z*r.z + r.w*r.w)
+//   r = len2 > 0 ? r * (1 / sqrt(len2)) : identity        (det_normalize)
+// so the bits are the same.
 POSECAST_HOT_CLONES
 void blend_two(const Transform* a, const Transform* b, float ka, float kb, Transform* output,
                std::size_t nodes) {
   constexpr std::size_t kLanes = 8;
   const Float4 ka4 = splat(ka);
   const Float4 kb4 = splat(kb);
+  const detail::Float8 ka8 = detail::splat8(ka);
+  const detail::Float8 kb8 = detail::splat8(kb);
+  const detail::Float8 minus_kb8 = detail::splat8(-kb);
+  const detail::Float8 zero8 = detail::splat8(0.0f);
+  const detail::Float8 one8 = detail::splat8(1.0f);
+  const Float4 identity = {0.0f, 0.0f, 0.0f, 1.0f};
   for (std::size_t first = 0; first < nodes; first += kLanes) {
     const std::size_t count = nodes - first < kLanes ? nodes - first : kLanes;
-    Float4 rotations[kLanes];
-    float len2[kLanes];
-    float inv[kLanes];
+    Float4 rows_a[kLanes], rows_b[kLanes];
     for (std::size_t i = 0; i < count; ++i) {
       const std::size_t n = first + i;
       const float* x = floats(a[n]);
       const float* y = floats(b[n]);
-      const Float4 xr = load4(x + 3);
-      const Float4 yr = load4(y + 3);
-      const Float4 kq = splat(dot4(xr, yr) < 0.0f ? -kb : kb);
       float* o = floats(output[n]);
       store4(o, load4(x) * ka4 + load4(y) * kb4);
       store4(o + 6, load4(x + 6) * ka4 + load4(y + 6) * kb4);
-      rotations[i] = xr * ka4 + yr * kq;
-      len2[i] = dot4(rotations[i], rotations[i]);
+      rows_a[i] = load4(x + 3);
+      rows_b[i] = load4(y + 3);
     }
-    for (std::size_t i = count; i < kLanes; ++i) len2[i] = 1.0f;  // unused lanes
-    inverse_lengths8(len2, inv);
+    for (std::size_t i = count; i < kLanes; ++i) rows_a[i] = rows_b[i] = identity;  // unused
+    const QuatLanes8 qa = rows_to_lanes(rows_a);
+    const QuatLanes8 qb = rows_to_lanes(rows_b);
+    const detail::Float8 d = (qa.x * qb.x + qa.y * qb.y) + (qa.z * qb.z + qa.w * qb.w);
+    const detail::Float8 kq = detail::select(d < zero8, minus_kb8, kb8);
+    const QuatLanes8 r = {qa.x * ka8 + qb.x * kq, qa.y * ka8 + qb.y * kq,
+                          qa.z * ka8 + qb.z * kq, qa.w * ka8 + qb.w * kq};
+    const detail::Float8 len2 = (r.x * r.x + r.y * r.y) + (r.z * r.z + r.w * r.w);
+    const detail::Int8 nonzero = len2 > zero8;
+    const detail::Float8 inv = 1.0f / detail::sqrt4(len2);
+    const QuatLanes8 unit = {detail::select(nonzero, r.x * inv, zero8),
+                             detail::select(nonzero, r.y * inv, zero8),
+                             detail::select(nonzero, r.z * inv, zero8),
+                             detail::select(nonzero, r.w * inv, one8)};
+    Float4 rows[kLanes];
+    lanes_to_rows(unit, rows);
     // The rotation window is stored last (store_node): it overwrites the neighbours' lanes.
-    for (std::size_t i = 0; i < count; ++i) {
-      store4(floats(output[first + i]) + 3, len2[i] > 0.0f ? rotations[i] * splat(inv[i])
-                                                           : Float4{0.0f, 0.0f, 0.0f, 1.0f});
-    }
+    for (std::size_t i = 0; i < count; ++i) store4(floats(output[first + i]) + 3, rows[i]);
   }
 }
 
