@@ -125,50 +125,57 @@ POSECAST_INLINE void lanes_to_rows(const QuatLanes8& q, Float4* rows) {  // eigh
 //   r = x * k_first + y * (d < 0 ? -k_second : k_second)
 //   len2 = (r.x*r.x + r.y*r.y) + (r.z*r.z + r.w*r.w)
 //   r = len2 > 0 ? r * (1 / sqrt(len2)) : identity        (det_normalize)
-// so the bits are the same.
-POSECAST_HOT_CLONES
-void blend_two(const Transform* a, const Transform* b, float ka, float kb, Transform* output,
-               std::size_t nodes) {
+// so the bits are the same. One group: nodes [first, first + count), count <= 8.
+// (Vectors never cross the call into the target clones below: clang rejects vector arguments
+// between functions compiled for different ISAs, see simd4.h.)
+POSECAST_INLINE void blend_two_group(const Transform* a, const Transform* b, float ka, float kb,
+                                     Transform* output, std::size_t first, std::size_t count) {
   constexpr std::size_t kLanes = 8;
   const Float4 ka4 = splat(ka);
   const Float4 kb4 = splat(kb);
+  const Float4 identity = {0.0f, 0.0f, 0.0f, 1.0f};
+  Float4 rows_a[kLanes], rows_b[kLanes];
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t n = first + i;
+    const float* x = floats(a[n]);
+    const float* y = floats(b[n]);
+    float* o = floats(output[n]);
+    store4(o, load4(x) * ka4 + load4(y) * kb4);
+    store4(o + 6, load4(x + 6) * ka4 + load4(y + 6) * kb4);
+    rows_a[i] = load4(x + 3);
+    rows_b[i] = load4(y + 3);
+  }
+  for (std::size_t i = count; i < kLanes; ++i) rows_a[i] = rows_b[i] = identity;  // unused
   const detail::Float8 ka8 = detail::splat8(ka);
   const detail::Float8 kb8 = detail::splat8(kb);
   const detail::Float8 minus_kb8 = detail::splat8(-kb);
   const detail::Float8 zero8 = detail::splat8(0.0f);
   const detail::Float8 one8 = detail::splat8(1.0f);
-  const Float4 identity = {0.0f, 0.0f, 0.0f, 1.0f};
+  const QuatLanes8 qa = rows_to_lanes(rows_a);
+  const QuatLanes8 qb = rows_to_lanes(rows_b);
+  const detail::Float8 d = (qa.x * qb.x + qa.y * qb.y) + (qa.z * qb.z + qa.w * qb.w);
+  const detail::Float8 kq = detail::select(d < zero8, minus_kb8, kb8);
+  const QuatLanes8 r = {qa.x * ka8 + qb.x * kq, qa.y * ka8 + qb.y * kq, qa.z * ka8 + qb.z * kq,
+                        qa.w * ka8 + qb.w * kq};
+  const detail::Float8 len2 = (r.x * r.x + r.y * r.y) + (r.z * r.z + r.w * r.w);
+  const detail::Int8 nonzero = len2 > zero8;
+  const detail::Float8 inv = 1.0f / detail::sqrt4(len2);
+  const QuatLanes8 unit = {detail::select(nonzero, r.x * inv, zero8),
+                           detail::select(nonzero, r.y * inv, zero8),
+                           detail::select(nonzero, r.z * inv, zero8),
+                           detail::select(nonzero, r.w * inv, one8)};
+  Float4 rows[kLanes];
+  lanes_to_rows(unit, rows);
+  // The rotation window is stored last (store_node): it overwrites the neighbours' lanes.
+  for (std::size_t i = 0; i < count; ++i) store4(floats(output[first + i]) + 3, rows[i]);
+}
+
+POSECAST_HOT_CLONES
+void blend_two(const Transform* a, const Transform* b, float ka, float kb, Transform* output,
+               std::size_t nodes) {
+  constexpr std::size_t kLanes = 8;
   for (std::size_t first = 0; first < nodes; first += kLanes) {
-    const std::size_t count = nodes - first < kLanes ? nodes - first : kLanes;
-    Float4 rows_a[kLanes], rows_b[kLanes];
-    for (std::size_t i = 0; i < count; ++i) {
-      const std::size_t n = first + i;
-      const float* x = floats(a[n]);
-      const float* y = floats(b[n]);
-      float* o = floats(output[n]);
-      store4(o, load4(x) * ka4 + load4(y) * kb4);
-      store4(o + 6, load4(x + 6) * ka4 + load4(y + 6) * kb4);
-      rows_a[i] = load4(x + 3);
-      rows_b[i] = load4(y + 3);
-    }
-    for (std::size_t i = count; i < kLanes; ++i) rows_a[i] = rows_b[i] = identity;  // unused
-    const QuatLanes8 qa = rows_to_lanes(rows_a);
-    const QuatLanes8 qb = rows_to_lanes(rows_b);
-    const detail::Float8 d = (qa.x * qb.x + qa.y * qb.y) + (qa.z * qb.z + qa.w * qb.w);
-    const detail::Float8 kq = detail::select(d < zero8, minus_kb8, kb8);
-    const QuatLanes8 r = {qa.x * ka8 + qb.x * kq, qa.y * ka8 + qb.y * kq,
-                          qa.z * ka8 + qb.z * kq, qa.w * ka8 + qb.w * kq};
-    const detail::Float8 len2 = (r.x * r.x + r.y * r.y) + (r.z * r.z + r.w * r.w);
-    const detail::Int8 nonzero = len2 > zero8;
-    const detail::Float8 inv = 1.0f / detail::sqrt4(len2);
-    const QuatLanes8 unit = {detail::select(nonzero, r.x * inv, zero8),
-                             detail::select(nonzero, r.y * inv, zero8),
-                             detail::select(nonzero, r.z * inv, zero8),
-                             detail::select(nonzero, r.w * inv, one8)};
-    Float4 rows[kLanes];
-    lanes_to_rows(unit, rows);
-    // The rotation window is stored last (store_node): it overwrites the neighbours' lanes.
-    for (std::size_t i = 0; i < count; ++i) store4(floats(output[first + i]) + 3, rows[i]);
+    blend_two_group(a, b, ka, kb, output, first, nodes - first < kLanes ? nodes - first : kLanes);
   }
 }
 
