@@ -108,6 +108,7 @@ void BM_ClientFrame(benchmark::State& state, const std::string& source) {
       static_cast<double>(entities), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   const client::ClientStats stats = bench.client->stats(bench.now);
   state.counters["decode_errors"] = static_cast<double>(stats.decode_errors);
+  state.counters["pooled_poses"] = static_cast<double>(bench.client->buffer().pooled_poses());
   if (shown != entities) state.SkipWithError("not every entity was presented");
 }
 
