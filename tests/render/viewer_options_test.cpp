@@ -45,7 +45,8 @@ TEST(ViewerOptionsTest, ScreenshotAloneRendersOneFrame) {
 }
 
 TEST(ViewerOptionsTest, ErrorsNameTheOption) {
-  EXPECT_EQ(parse({}).error().message, "--model FILE|gen-rig:N is required (see --help)");
+  EXPECT_EQ(parse({}).error().message,
+            "--model FILE|gen-rig:N or --connect HOST:PORT is required (see --help)");
   EXPECT_EQ(parse({"--model", "a", "--count", "0"}).error().message,
             "--count: expected an integer in 1..100000, got '0'");
   EXPECT_EQ(parse({"--model", "a", "--width", "12x"}).error().message,
@@ -54,6 +55,33 @@ TEST(ViewerOptionsTest, ErrorsNameTheOption) {
   EXPECT_EQ(parse({"--model", "a", "--bogus"}).error().message,
             "unknown option '--bogus' (see --help)");
   EXPECT_EQ(parse({"stray"}).error().message, "unexpected argument 'stray' (see --help)");
+}
+
+TEST(ViewerOptionsTest, ConnectExcludesModelAndTakesModelsDirAndScriptedKeys) {
+  Result<ViewerOptions> o = parse({"--connect", "127.0.0.1:7777", "--models-dir", "assets", "--frames", "30",
+                                   "--act", "20:walk,5:run,20:replay-toggle"});
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(o->connect, "127.0.0.1:7777");
+  EXPECT_EQ(o->models_dir, "assets");
+  ASSERT_EQ(o->actions.size(), 3u);  // sorted by frame, stable within a frame
+  EXPECT_EQ(o->actions[0].frame, 5u);
+  EXPECT_EQ(o->actions[0].action, ViewerAction::kRun);
+  EXPECT_EQ(o->actions[1].action, ViewerAction::kWalk);
+  EXPECT_EQ(o->actions[2].action, ViewerAction::kReplayToggle);
+  EXPECT_EQ(parse({"--connect", "h:1", "--model", "gen-rig:4"}).error().message,
+            "--model and --connect exclude each other: give exactly one");
+  EXPECT_EQ(parse({"--model", "gen-rig:4", "--models-dir", "x"}).error().message, "--models-dir: only with --connect");
+  EXPECT_EQ(parse({"--connect", "h:1", "--act", "5:jump"}).error().message.rfind("--act: unknown action 'jump'", 0), 0u);
+  EXPECT_EQ(parse({"--connect", "h:1", "--act", "x:run"}).error().message, "--act: 'x' is not a frame number");
+  EXPECT_EQ(parse({"--connect", "h:1", "--act", "run"}).error().message, "--act: 'run' is not FRAME:ACTION");
+}
+
+TEST(ViewerOptionsTest, EveryActionNameRoundTrips) {
+  for (int a = 0; a <= static_cast<int>(ViewerAction::kReplayFaster); ++a) {
+    const auto action = static_cast<ViewerAction>(a);
+    EXPECT_EQ(parse_viewer_action(to_string(action)), action) << to_string(action);
+  }
+  EXPECT_FALSE(parse_viewer_action("unknown").has_value());
 }
 
 TEST(ViewerOptionsTest, HelpNeedsNoModel) {
