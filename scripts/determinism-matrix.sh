@@ -84,12 +84,17 @@ golden_of() {  # golden_of SCENARIO -> "FINAL RUN"
   awk '/^final_world_hash /{f=$2} /^run_hash /{r=$2} END{print f, r}' "tests/golden/$1.hashes" 2>/dev/null
 }
 
-# CPU seconds (user + sys) used by finished child processes so far, from the `times` builtin.
+# CPU seconds (user + sys) used by finished child processes so far, from the `times` builtin,
+# into the variable named $1. `times` must run in this shell: in a $(...) subshell it would
+# report the subshell's own (empty) children.
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
 child_cpu() {
-  times | awk 'NR == 2 {
+  times >"$times_file"
+  printf -v "$1" '%s' "$(awk 'NR == 2 {
     split($1, u, /[ms]/); split($2, s, /[ms]/)
     printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2]
-  }'
+  }' "$times_file")"
 }
 
 start_all=$(date +%s)
@@ -101,7 +106,7 @@ for cell in $cells; do
   [[ " $all_cells " == *" $cell "* ]] || { echo "determinism-matrix: unknown cell $cell" >&2; exit 2; }
   dir="$build_root/$cell"
   t0=$(date +%s)
-  c0=$(child_cpu)
+  child_cpu c0
   echo "--- $cell: building ($(date +%T))"
   if ! { [[ -f $dir/build.ninja ]] || configure_cell "$cell" "$dir"; } ||
      ! cmake --build "$dir" -j"$jobs" --target posecast >"$dir.build.log" 2>&1; then
@@ -112,7 +117,7 @@ for cell in $cells; do
     continue
   fi
   t1=$(date +%s)
-  c1=$(child_cpu)
+  child_cpu c1
   echo "--- $cell: running ($(date +%T))"
   for s in "${scenarios[@]}"; do
     status=ok
@@ -145,7 +150,7 @@ for cell in $cells; do
     [[ $status == ok || $status == updated ]] || failures=$((failures + 1))
   done
   t2=$(date +%s)
-  c2=$(child_cpu)
+  child_cpu c2
   timing+=("$cell: build $((t1 - t0)) s wall / $((c1 - c0)) s CPU, runs $((t2 - t1)) s wall / $((c2 - c1)) s CPU")
 done
 
@@ -160,7 +165,8 @@ for cell in $cells; do
 done
 echo
 printf '%s\n' "${timing[@]}"
-echo "total $(($(date +%s) - start_all)) s wall, $(child_cpu) s CPU (on $(nproc) cores)"
+child_cpu c_end
+echo "total $(($(date +%s) - start_all)) s wall, $c_end s CPU (on $(nproc) cores)"
 if ((failures)); then
   echo "determinism-matrix: $failures FAILED" >&2
   exit 1

@@ -12,7 +12,7 @@
 #                                     optimisation level: clang-x86_64-O0 gcc-aarch64-O0
 #                                     clang-aarch64-O2 (docs/determinism.md);
 #                                   - a short fuzzing pass (20 s a target).
-#   --matrix-all                    with --full: all eight matrix cells (about 15 more minutes)
+#   --matrix-all                    with --full: all eight matrix cells (about 5 more minutes)
 #   --werror                        warnings as errors (CI)
 # Exit code: non-zero when any step fails.
 set -euo pipefail
