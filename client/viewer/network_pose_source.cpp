@@ -15,7 +15,7 @@ namespace posecast::viewer {
 namespace {
 
 // Largest ground extent of a model's meshes at bind (mesh-space positions), as grid spacing.
-// Seek step of the replay keys and the speed factor of -/=.
+// How far Left/Right seek a replay, and how long the 1-4 crossfades take.
 constexpr int64_t kReplaySeekUs = 5'000'000;
 constexpr int64_t kFadeUs = 250'000;
 
@@ -184,11 +184,13 @@ void NetworkPoseSource::update_panel(double decode_ms) {
   }
   const protocol::SessionStatus& status = client_->session_status();
   if (status.is_replay()) {
+    char speed[32] = "paused";
+    if (status.replay_speed_q16 != 0) {
+      std::snprintf(speed, sizeof speed, "%.2fx", status.replay_speed_q16 / 65536.0);
+    }
     char line[160];
     std::snprintf(line, sizeof line, "replay tick %u of %u..%u, %s: P pause, . step, Left/Right seek 5 s, [ ] speed",
-                  status.replay_tick, status.replay_first_tick, status.replay_last_tick,
-                  status.replay_speed_q16 == 0 ? "paused"
-                                               : (std::to_string(status.replay_speed_q16 / 65536.0).substr(0, 4) + "x").c_str());
+                  status.replay_tick, status.replay_first_tick, status.replay_last_tick, speed);
     panel_.replay = line;
   } else {
     panel_.replay.clear();
