@@ -128,7 +128,7 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
     std::printf("  frame time (update + upload + draw + glFinish), %zu frames after the first: %s\n",
                 steady.size(), format_ms(summarise(steady)).c_str());
     std::printf("  first frame: %.2f ms\n", first / 1000.0);
-    std::printf("  pose update (CPU, local evaluation): %s\n",
+    std::printf("  pose update (CPU: local evaluation, or the network client's update): %s\n",
                 format_ms(summarise(steady_update)).c_str());
     std::printf("  per frame: %u entities, %u draw calls, %llu triangles, %zu palette bytes\n",
                 last.entities, last.draw_calls, static_cast<unsigned long long>(last.triangles),
