@@ -16,6 +16,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "posecast/hash.h"
 #include "posecast/replay/divergence.h"
 #include "posecast/replay/recording.h"
 #include "posecast/replay/replayer.h"
@@ -45,12 +46,6 @@ constexpr const char kUsage[] =
 int fail(const std::string& why, int code) {
   std::fprintf(stderr, "posecast replay: %s\n", why.c_str());
   return code;
-}
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
 }
 
 // Where a recorded model source is looked for: gen-rig:N as is; an absolute path as is unless
@@ -192,7 +187,7 @@ int replay_command(int argc, char** argv) {
     if (hashes != nullptr) {
       const sim::World& world = replayer.world();
       line = std::to_string(step.tick);
-      for (std::size_t e = 0; e < world.entity_count(); ++e) line += " " + hex(world.palette_hash_at(e));
+      for (std::size_t e = 0; e < world.entity_count(); ++e) line += " " + hash_hex(world.palette_hash_at(e));
       line += '\n';
       std::fputs(line.c_str(), hashes);
     }
@@ -204,7 +199,7 @@ int replay_command(int argc, char** argv) {
   std::printf("replayed ticks %" PRIu64 "..%" PRIu64 " (%" PRIu64 " ticks) in %.3f s: %.0f ticks/s, %.1fx real time, %zu entities\n",
               from.value(), to.value(), played, seconds, rate, rate / h.tick_rate_hz, replayer.world().entity_count());
   if (verify) std::printf("verify: all %" PRIu64 " ticks match the recording\n", played);
-  std::printf("final_world_hash %s\n", hex(replayer.world().world_hash()).c_str());
+  std::printf("final_world_hash %s\n", hash_hex(replayer.world().world_hash()).c_str());
   return damaged ? kExitFailure : kExitOk;
 }
 

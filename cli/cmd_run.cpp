@@ -19,6 +19,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "posecast/hash.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/sim/scenario.h"
 #include "posecast/sim/scenario_runner.h"
@@ -58,12 +59,6 @@ std::string resolve_source(const std::string& source, const std::filesystem::pat
   const std::filesystem::path p(source);
   if (p.is_absolute()) return source;
   return (scenario_dir / p).lexically_normal().string();
-}
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
 }
 
 // A one-line progress bar on stderr, redrawn at most ten times a second; only on a terminal
@@ -161,7 +156,7 @@ int run_command(int argc, char** argv) {
       entity_ticks += world.entity_count();
       if (hashes != nullptr) {
         line = std::to_string(t);
-        for (std::size_t e = 0; e < world.entity_count(); ++e) line += " " + hex(world.palette_hash_at(e));
+        for (std::size_t e = 0; e < world.entity_count(); ++e) line += " " + hash_hex(world.palette_hash_at(e));
         line += '\n';
         std::fputs(line.c_str(), hashes);
       }
@@ -180,8 +175,8 @@ int run_command(int argc, char** argv) {
               stats.commands_rejected);
   std::printf("time %.3f s (%.0f ns per entity-tick, hashing included)\n", seconds,
               entity_ticks ? seconds * 1e9 / static_cast<double>(entity_ticks) : 0.0);
-  std::printf("final_world_hash %s\n", hex(world.world_hash()).c_str());
-  std::printf("run_hash %s\n", hex(runner.run_hash()).c_str());
+  std::printf("final_world_hash %s\n", hash_hex(world.world_hash()).c_str());
+  std::printf("run_hash %s\n", hash_hex(runner.run_hash()).c_str());
   if (stats.commands_rejected != 0) {
     std::fprintf(stderr, "posecast run: warning: %" PRIu64 " commands rejected; last: %s\n",
                  stats.commands_rejected, stats.last_rejection.c_str());

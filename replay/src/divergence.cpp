@@ -4,24 +4,18 @@
 #include <glm/matrix.hpp>
 
 #include <algorithm>
-#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 
+#include "posecast/hash.h"
 #include "posecast/replay/replayer.h"
 
 namespace posecast::replay {
 namespace {
 
 std::string num(uint64_t v) { return std::to_string(v); }
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
-}
 
 std::string fmt(double v) {
   char buf[32];
@@ -146,7 +140,7 @@ std::string describe(const JointDifference& d) {
 }
 
 std::string DivergenceReport::to_text() const {
-  std::string s = "tick " + num(tick) + ": world hash " + hex(replayed_hash) + ", recorded " + hex(recorded_hash) + "\n";
+  std::string s = "tick " + num(tick) + ": world hash " + hash_hex(replayed_hash) + ", recorded " + hash_hex(recorded_hash) + "\n";
   if (entity) {
     s += "  entity " + num(*entity);
     if (!entity_note.empty()) s += " (" + entity_note + ")";

@@ -116,14 +116,8 @@ uint64_t Recorder::tick_world_hash(const sim::World& world) {
   // A World that does not hash (WorldOptions::hash_palettes off, as the server runs) reports
   // 0; any hashing World reports a non-zero value even with no entity (the hash of nothing).
   palettes_hashed_by_world_ = world.world_hash() != 0;
-  if (palettes_hashed_by_world_) return world.world_hash();
-  ++stats_.ticks_hashed_here;
-  Hasher hasher;  // the World's own definition (sim/src/world.cpp): (id, palette hash) in id order
-  for (std::size_t i = 0; i < world.entity_count(); ++i) {
-    hasher.add_u32(world.entity_id_at(i));
-    hasher.add_u64(hash_palette(world.palette_at(i)));
-  }
-  return hasher.value();
+  if (!palettes_hashed_by_world_) ++stats_.ticks_hashed_here;
+  return world.world_hash_of_palettes();
 }
 
 Status Recorder::record_tick(const sim::World& world) {

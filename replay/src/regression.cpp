@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cinttypes>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 
+#include "posecast/hash.h"
 #include "posecast/replay/divergence.h"
 #include "posecast/replay/recorder.h"
 #include "posecast/sim/scenario.h"
@@ -20,12 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string num(uint64_t v) { return std::to_string(v); }
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
-}
 
 bool parse_hex(const std::string& s, uint64_t& out) {
   if (s.empty() || s.size() > 16) return false;
@@ -108,7 +102,7 @@ std::pair<uint32_t, std::string> first_entity_difference(const sim::World& world
       return {golden.entities[k].first, "exists in the golden but not in this run"};
     }
     if (world.palette_hash_at(i) != golden.entities[k].second) {
-      return {golden.entities[k].first, "palette hash " + hex(world.palette_hash_at(i)) + ", golden " + hex(golden.entities[k].second)};
+      return {golden.entities[k].first, "palette hash " + hash_hex(world.palette_hash_at(i)) + ", golden " + hash_hex(golden.entities[k].second)};
     }
     ++i;
     ++k;
@@ -247,10 +241,10 @@ Result<Golden> parse_golden(const std::string& text, const std::string& file_nam
 std::string format_golden(const Golden& g, const std::string& scenario_file) {
   std::string s = "# Golden hashes of " + scenario_file + ", written by `posecast regress --update` (docs/regression.md).\n"
                   "# Change only for an intended change of results. Per tick: tick, world hash, entity:palette hash.\n";
-  s += "ticks " + num(g.ticks) + "\nfinal_world_hash " + hex(g.final_world_hash) + "\nrun_hash " + hex(g.run_hash) + "\n";
+  s += "ticks " + num(g.ticks) + "\nfinal_world_hash " + hash_hex(g.final_world_hash) + "\nrun_hash " + hash_hex(g.run_hash) + "\n";
   for (std::size_t t = 0; t < g.per_tick.size(); ++t) {
-    s += "tick " + num(t) + " " + hex(g.per_tick[t].world_hash);
-    for (const auto& [id, hash] : g.per_tick[t].entities) s += " " + num(id) + ":" + hex(hash);
+    s += "tick " + num(t) + " " + hash_hex(g.per_tick[t].world_hash);
+    for (const auto& [id, hash] : g.per_tick[t].entities) s += " " + num(id) + ":" + hash_hex(hash);
     s += "\n";
   }
   return s;
@@ -372,7 +366,7 @@ ScenarioOutcome run_regression(const std::string& scenario_path, const std::stri
       const auto [entity, why] = first_entity_difference(world, g);
       if (world.world_hash() != g.world_hash || !why.empty()) {
         diverged_tick = t;
-        divergence_text = "tick " + num(t) + ": world hash " + hex(world.world_hash()) + ", golden " + hex(g.world_hash);
+        divergence_text = "tick " + num(t) + ": world hash " + hash_hex(world.world_hash()) + ", golden " + hash_hex(g.world_hash);
         if (!why.empty()) {
           diverged_entity = entity;
           divergence_text += "\n  entity " + num(entity) + ": " + why;
@@ -405,8 +399,8 @@ ScenarioOutcome run_regression(const std::string& scenario_path, const std::stri
   if (golden->ticks != scenario->header.ticks) {
     final_text = "the scenario runs " + num(scenario->header.ticks) + " ticks, the golden has " + num(golden->ticks);
   } else if (world.world_hash() != golden->final_world_hash || runner.run_hash() != golden->run_hash) {
-    final_text = "final world hash " + hex(world.world_hash()) + " (golden " + hex(golden->final_world_hash) +
-                 "), run hash " + hex(runner.run_hash()) + " (golden " + hex(golden->run_hash) + ")";
+    final_text = "final world hash " + hash_hex(world.world_hash()) + " (golden " + hash_hex(golden->final_world_hash) +
+                 "), run hash " + hash_hex(runner.run_hash()) + " (golden " + hash_hex(golden->run_hash) + ")";
   }
   if (!diverged_tick && final_text.empty()) return finish(RegressResult::kPass, "");
 

@@ -1,16 +1,9 @@
 #include "posecast/replay/replayer.h"
 
-#include <cinttypes>
-#include <cstdio>
+#include "posecast/hash.h"
 
 namespace posecast::replay {
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
-}
 
 Result<std::unique_ptr<sim::World>> make_world(const Recording& rec,
                                                const std::vector<std::shared_ptr<const Model>>& models,
@@ -47,8 +40,8 @@ Result<std::unique_ptr<Replayer>> Replayer::create(std::shared_ptr<const Recordi
     if (!model) return Error{where + ": " + model.error().message};
     if (!model.value()) return Error{where + ": the loader returned no model"};
     if (model.value()->content_hash != m.content_hash) {
-      return Error{where + ": asset hash mismatch: content hash " + hex(model.value()->content_hash) +
-                   " differs from the recorded " + hex(m.content_hash) + " (not the asset the session used)"};
+      return Error{where + ": asset hash mismatch: content hash " + hash_hex(model.value()->content_hash) +
+                   " differs from the recorded " + hash_hex(m.content_hash) + " (not the asset the session used)"};
     }
     r->models_.push_back(std::move(model.value()));
   }

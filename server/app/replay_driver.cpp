@@ -17,12 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
-}
-
 // Where a recorded model source is loaded from: gen-rig:N as is; a relative path beside the
 // recording when a file is there; otherwise as recorded (posecast-server records absolute paths).
 std::string resolve(const std::string& source, const fs::path& recording_dir) {
@@ -60,7 +54,7 @@ Result<std::unique_ptr<ReplayDriver>> ReplayDriver::load(const std::string& path
     if (!model) return Error{where + ": " + model.error().message};
     if (model.value().content_hash != recorded.content_hash) {
       return Error{where + ": asset hash mismatch: '" + source + "' has content hash " +
-                   hex(model.value().content_hash) + ", the recording " + hex(recorded.content_hash) +
+                   hash_hex(model.value().content_hash) + ", the recording " + hash_hex(recorded.content_hash) +
                    " (not the asset the session used)"};
     }
     driver->models_.push_back(std::make_shared<const Model>(std::move(model).value()));
@@ -220,23 +214,13 @@ void ReplayDriver::step_over(uint64_t tick) {
   verify(tick);
 }
 
-uint64_t ReplayDriver::world_hash() const {
-  // The Recorder's definition (replay/recorder.h): the World's own hash when it hashes, else
-  // (id, palette hash) in id order. The server's World does not hash: this is the same value.
-  if (world_->world_hash() != 0) return world_->world_hash();
-  Hasher hasher;
-  for (std::size_t i = 0; i < world_->entity_count(); ++i) {
-    hasher.add_u32(world_->entity_id_at(i));
-    hasher.add_u64(hash_palette(world_->palette_at(i)));
-  }
-  return hasher.value();
-}
-
 void ReplayDriver::verify(uint64_t tick) {
   const replay::TickRecord* record = recording_->tick_record(tick);
   if (record == nullptr) return;
   ++stats_.ticks_verified;
-  const uint64_t hash = world_hash();
+  // What the Recorder recorded: the World's hash, computed from the palettes when the World
+  // (the server's) does not hash.
+  const uint64_t hash = world_->world_hash_of_palettes();
   if (hash == record->world_hash) return;
   ++stats_.divergences;
   if (stats_.first_divergent_tick == UINT64_MAX) stats_.first_divergent_tick = tick;
@@ -244,7 +228,7 @@ void ReplayDriver::verify(uint64_t tick) {
   if (stats_.divergences <= 10 || stats_.divergences % 1000 == 0) {
     spdlog::warn("replay: tick {} diverges from the recording: world hash {} != recorded {} ({} so far; "
                  "`posecast replay {} --verify` names the entity and joint)",
-                 tick, hex(hash), hex(record->world_hash), stats_.divergences, path_);
+                 tick, hash_hex(hash), hash_hex(record->world_hash), stats_.divergences, path_);
   }
 }
 

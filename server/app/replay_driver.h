@@ -98,7 +98,6 @@ class ReplayDriver {
   // Runs recording tick `tick` on the World (commands, tick) and verifies its hash.
   void step_over(uint64_t tick);
   void verify(uint64_t tick);
-  uint64_t world_hash() const;
   // Puts the World at the boundary of `tick`; `repeat`: the next server tick shows it again.
   void position_world(uint64_t tick, bool repeat);
   bool restore(std::span<const uint8_t> bytes, const std::string& what);

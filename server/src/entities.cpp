@@ -195,6 +195,7 @@ void Server::Impl::sync_entities(uint32_t tick) {
     std::size_t r = 0;
     auto retire = [&](EntityRecord& gone) {
       last_generation[gone.id] = gone.generation;
+      if (gone.owner != 0) ++ownership_version;  // its owner's SessionStatus changes
       for (auto& client : clients) {
         ClientEntity* known = client->find_entity(gone.id);
         if (known == nullptr) continue;
@@ -230,7 +231,6 @@ void Server::Impl::sync_entities(uint32_t tick) {
     }
     while (r < entities.size()) retire(entities[r++]);
     entities.swap(next);
-    ++ownership_version;  // an owned entity may have gone
   }
   if (!quantize_this_tick) return;
   for (std::size_t i = 0; i < count && i < staged.size(); ++i) {

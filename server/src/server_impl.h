@@ -279,8 +279,9 @@ struct Server::Impl {
   std::size_t entity_lock_count = 0;
   std::vector<std::byte> receive_buffer;
   std::size_t spawn_message_bytes = 0;  // an EntitySpawn datagram at its largest
-  // Bumped whenever an owner changes or entities come and go (tick thread); clients whose
-  // status was built at an older version rebuild their owned list.
+  // Bumped whenever an owner changes: a grant, a revoke, a client leaving, an owned entity
+  // retired (tick thread). Clients whose status was built at an older version rebuild their
+  // owned list, so entity churn without owners costs no scan.
   uint64_t ownership_version = 0;
   // Replay fields every SessionStatus carries (kNoTick first tick: a live session); set by
   // Server::set_replay_status on the tick thread.

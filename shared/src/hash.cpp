@@ -1,5 +1,8 @@
 #include "posecast/hash.h"
 
+#include <cinttypes>
+#include <cstdio>
+
 namespace posecast {
 
 uint64_t hash_palette(std::span<const glm::mat4> palette) {
@@ -43,6 +46,12 @@ uint64_t hash_bytes(std::span<const uint8_t> bytes) {
   h.add_u64(bytes.size());
   for (uint8_t b : bytes) h.add_u32(b);
   return h.value();
+}
+
+std::string hash_hex(uint64_t hash) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016" PRIx64, hash);
+  return text;
 }
 
 }  // namespace posecast

@@ -184,6 +184,16 @@ void World::tick() {
   ++impl.tick;
 }
 
+uint64_t World::world_hash_of_palettes() const {
+  if (impl_->world_hash != 0) return impl_->world_hash;
+  Hasher world;  // tick()'s definition: (entity id, palette hash) in id order
+  for (const Entity& entity : impl_->entities) {
+    world.add_u32(entity.state.id);
+    world.add_u64(hash_palette(entity.palette));
+  }
+  return world.value();
+}
+
 uint64_t World::tick_index() const { return impl_->tick; }
 uint32_t World::tick_rate_hz() const { return impl_->options.tick_rate_hz; }
 std::span<const QueuedCommand> World::last_tick_commands() const { return impl_->due; }

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "posecast/hash.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/sim/scenario.h"
 #include "posecast/sim/scenario_runner.h"
@@ -34,12 +35,6 @@ std::map<std::string, std::string> read_golden(const fs::path& p) {
     if (words >> key >> value) fields[key] = value;
   }
   return fields;
-}
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 class GoldenScenario : public ::testing::TestWithParam<std::string> {};
@@ -70,8 +65,8 @@ TEST_P(GoldenScenario, GivesTheCommittedHashesWithOneAndTwoThreads) {
     ASSERT_TRUE(runner.ok()) << runner.error().message;
     for (uint64_t t = 0; t < scenario->header.ticks; ++t) runner.value()->step();
     EXPECT_EQ(runner.value()->world().stats().commands_rejected, 0u) << runner.value()->world().stats().last_rejection;
-    EXPECT_EQ(hex(runner.value()->world().world_hash()), golden.at("final_world_hash")) << threads << " threads";
-    EXPECT_EQ(hex(runner.value()->run_hash()), golden.at("run_hash")) << threads << " threads";
+    EXPECT_EQ(hash_hex(runner.value()->world().world_hash()), golden.at("final_world_hash")) << threads << " threads";
+    EXPECT_EQ(hash_hex(runner.value()->run_hash()), golden.at("run_hash")) << threads << " threads";
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 
 #include "posecast/transform.h"
 
@@ -49,5 +50,7 @@ uint64_t hash_palette(std::span<const glm::mat4> palette);
 uint64_t hash_pose(std::span<const Transform> pose);
 // Hash of raw bytes (file contents), 8 bits at a time.
 uint64_t hash_bytes(std::span<const uint8_t> bytes);
+// A hash as printed everywhere (golden files, logs, reports): 16 lower-case hex digits.
+std::string hash_hex(uint64_t hash);
 
 }  // namespace posecast

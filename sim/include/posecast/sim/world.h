@@ -108,6 +108,9 @@ class World {
   std::span<const glm::mat4> palette_at(std::size_t index) const;
   uint64_t palette_hash_at(std::size_t index) const;
   std::span<const glm::mat4> palette(EntityId id) const;  // empty when unknown
+  // world_hash() when the World hashes; otherwise the same value computed here from the last
+  // tick's palettes (for Worlds run with hash_palettes off, as the server runs its World).
+  uint64_t world_hash_of_palettes() const;
 
   // Read-only state of one entity (nullptr when unknown), for tools and tests.
   const EntityState* find_entity(EntityId id) const;
