@@ -1,5 +1,7 @@
 #include "posecast/palette.h"
 
+#include <cstring>
+
 #include "affine_kernels.h"
 #include "posecast/transform.h"
 
@@ -44,12 +46,25 @@ void palette_from_models(const glm::mat4* mesh_inverse, const glm::mat4* models,
   }
 }
 
+// True when m is bit for bit the identity matrix (every off-diagonal entry +0.0f).
+bool is_exact_identity(const glm::mat4& m) {
+  static const glm::mat4 kIdentity(1.0f);
+  return std::memcmp(&m, &kIdentity, sizeof m) == 0;
+}
+
 }  // namespace
 
 bool PaletteJob::Run() const {
   if (!Validate()) return false;
   glm::mat4 mesh_inverse;
-  const bool has_mesh = skeleton->mesh_node != -1;
+  // A mesh node whose world matrix is exactly the identity (the usual case: glTF ignores the
+  // skinned mesh node's transform, and exporters leave it at the scene root untransformed)
+  // takes the no-mesh path: the product with its inverse is skipped. Multiplying by the
+  // identity changes no nonzero float, only, rarely, the sign of a zero entry; the choice is a
+  // pure function of the matrix bits, so every platform takes the same path.
+  const bool has_mesh =
+      skeleton->mesh_node != -1 &&
+      !is_exact_identity(models[static_cast<std::size_t>(skeleton->mesh_node)]);
   if (has_mesh &&
       !affine_inverse(models[static_cast<std::size_t>(skeleton->mesh_node)], mesh_inverse))
     return false;
