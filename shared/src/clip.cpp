@@ -1,7 +1,9 @@
 #include "posecast/clip.h"
 
 #include <cmath>
+#include <cstring>
 
+#include "posecast/det_math.h"
 #include "posecast/skeleton.h"
 
 namespace posecast {
@@ -30,7 +32,32 @@ Error invalid(const Clip& c, const std::string& what) { return Error{"clip '" + 
 
 std::string track_name(std::size_t i) { return "tracks[" + std::to_string(i) + "]"; }
 
+static_assert(sizeof(SlerpTerms) == 4 * sizeof(float), "slerp_terms holds SlerpTerms as 4 floats");
+
+bool has_slerp_terms(const Track& t) {
+  return t.target == TrackTarget::kRotation && t.interpolation == Interpolation::kLinear;
+}
+
+// The slerp terms of the key pair starting at `key0` (x, y, z, w, then the next key's).
+SlerpTerms key_pair_terms(const float* key0) {
+  return det_slerp_terms(glm::quat(key0[3], key0[0], key0[1], key0[2]),
+                         glm::quat(key0[7], key0[4], key0[5], key0[6]));
+}
+
 }  // namespace
+
+void Clip::derive_slerp_terms() {
+  slerp_terms.assign(values.size(), 0.0f);
+  for (const Track& t : tracks) {
+    if (!has_slerp_terms(t) || t.key_count < 2) continue;
+    if (uint64_t{t.values_offset} + 4u * uint64_t{t.key_count} > values.size()) continue;
+    for (uint32_t k = 0; k + 1 < t.key_count; ++k) {
+      const std::size_t at = t.values_offset + std::size_t{4} * k;
+      const SlerpTerms terms = key_pair_terms(&values[at]);
+      std::memcpy(&slerp_terms[at], &terms, sizeof terms);
+    }
+  }
+}
 
 Status Clip::validate(const Skeleton& skeleton) const {
   if (!std::isfinite(duration_seconds) || duration_seconds < 0.0f)
@@ -77,6 +104,24 @@ Status Clip::validate(const Skeleton& skeleton) const {
         const float len2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
         if (std::fabs(len2 - 1.0f) > 1e-3f)
           return invalid(*this, tname + " rotation key " + std::to_string(j) + " is not unit length");
+      }
+    }
+  }
+  if (!slerp_terms.empty()) {
+    // The sampler trusts these instead of recomputing them: they must be exactly the derived
+    // ones (bit for bit), or the pose would silently differ from det_slerp's.
+    if (slerp_terms.size() != values.size())
+      return invalid(*this, "slerp_terms has " + std::to_string(slerp_terms.size()) +
+                                " floats, values has " + std::to_string(values.size()));
+    for (std::size_t i = 0; i < tracks.size(); ++i) {
+      const Track& t = tracks[i];
+      if (!has_slerp_terms(t)) continue;
+      for (uint32_t k = 0; k + 1 < t.key_count; ++k) {
+        const std::size_t at = t.values_offset + std::size_t{4} * k;
+        const SlerpTerms terms = key_pair_terms(&values[at]);
+        if (std::memcmp(&slerp_terms[at], &terms, sizeof terms) != 0)
+          return invalid(*this, track_name(i) + " slerp_terms of key pair " + std::to_string(k) +
+                                    " do not match its keys (derive_slerp_terms after editing)");
       }
     }
   }

@@ -213,6 +213,7 @@ Result<Model> build_model(const ImportContext& ctx, const gltf::PrepassResult& p
     for (std::size_t a = 0; a < animations.value().size(); ++a) {
       Result<Clip> clip = gltf::bind_clip(ctx, a, animations.value()[a], skeletons[r]);
       if (!clip) return clip.error();
+      clip.value().derive_slerp_terms();
       if (Status s = clip.value().validate(rig.skeleton); !s)
         return ctx.error(at("animations", a), "clip failed validation for " + rig_path + ": " + s.error().message);
       rig.clips.push_back(std::move(clip).value());

@@ -76,10 +76,13 @@ float hermite(const HermiteWeights& w, float p0, float out0, float p1, float in1
 // for each of that function's target clones.
 class SlerpQueue {
  public:
-  // key0/key1: (x, y, z, w) of the keys around t; s in [0, 1); out: the node's rotation.
-  POSECAST_INLINE void add(const float* key0, const float* key1, float s, float* out) {
+  // key0/key1: (x, y, z, w) of the keys around t; terms: their det_slerp_terms as
+  // (sign, theta, inv_sin, near); s in [0, 1); out: the node's rotation.
+  POSECAST_INLINE void add(const float* key0, const float* key1, detail::Float4 terms, float s,
+                           float* out) {
     key0_[size_] = detail::load4(key0);
     key1_[size_] = detail::load4(key1);
+    terms_[size_] = terms;
     s_[size_] = s;
     out_[size_] = out;
     if (++size_ == kCapacity) flush();
@@ -93,11 +96,13 @@ class SlerpQueue {
     for (int i = size_; i % kLanes != 0; ++i) {
       key0_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
       key1_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
+      terms_[i] = detail::Float4{1.0f, 0.0f, 0.0f, 1.0f};  // no flip, near
       s_[i] = 0.0f;
     }
     for (int first = 0; first < size_; first += kLanes) {
       const detail::QuatLanes<detail::Float8> q = detail::slerp_lanes(
-          transpose8(key0_ + first), transpose8(key1_ + first), detail::load8(s_ + first));
+          transpose8(key0_ + first), transpose8(key1_ + first), transpose8(terms_ + first),
+          detail::load8(s_ + first));
       const int count = size_ - first < kLanes ? size_ - first : kLanes;
       store_rows(q, count, out_ + first);
     }
@@ -150,6 +155,7 @@ class SlerpQueue {
 
   detail::Float4 key0_[kCapacity];
   detail::Float4 key1_[kCapacity];
+  detail::Float4 terms_[kCapacity];
   float s_[kCapacity];
   float* out_[kCapacity];
   int size_ = 0;
@@ -189,9 +195,22 @@ void sample_cubic(const float* key0, int comps, float s, float dt, float* out) {
 
 // Samples one track of `Comps` floats per value (3: translation/scale, 4: rotation) at t into
 // `out`; LINEAR rotations between two keys are queued on `slerps` instead.
+// The det_slerp_terms of the key pair (key0, key1) starting at key `k`: loaded from the
+// clip's table when it has one, else computed (the same bits: Clip::validate checks the table).
+POSECAST_INLINE detail::Float4 key_pair_terms(const float* slerp_terms, uint32_t k,
+                                              const float* key0, const float* key1) {
+  if (slerp_terms != nullptr) return detail::load4(slerp_terms + std::size_t{k} * 4);
+  const SlerpTerms terms = det_slerp_terms(glm::quat(key0[3], key0[0], key0[1], key0[2]),
+                                           glm::quat(key1[3], key1[0], key1[1], key1[2]));
+  return detail::Float4{terms.sign, terms.theta, terms.inv_sin, terms.near};
+}
+
+// `slerp_terms`: the track's Clip::slerp_terms (same offset as `values`), or null when the clip
+// has none.
 template <int Comps>
 POSECAST_INLINE void sample_track(const Track& track, const float* times, const float* values,
-                                  float t, uint32_t& cursor, float* out, SlerpQueue& slerps) {
+                                  const float* slerp_terms, float t, uint32_t& cursor, float* out,
+                                  SlerpQueue& slerps) {
   const KeyLookup at = find_key(times, track.key_count, t, cursor);
   cursor = at.key;
   constexpr std::size_t kBytes = sizeof(float) * Comps;
@@ -216,7 +235,7 @@ POSECAST_INLINE void sample_track(const Track& track, const float* times, const 
   const float s = (t - t0) / (times[at.key + 1u] - t0);
   const float* key1 = key0 + Comps;
   if constexpr (Comps == 4) {
-    slerps.add(key0, key1, s, out);
+    slerps.add(key0, key1, key_pair_terms(slerp_terms, at.key, key0, key1), s, out);
   } else {
     const glm::vec3 v =
         det_lerp(glm::vec3(key0[0], key0[1], key0[2]), glm::vec3(key1[0], key1[1], key1[2]), s);
@@ -233,6 +252,8 @@ bool SampleJob::Validate() const {
   const std::size_t nodes = skeleton->node_count();
   if (skeleton->rest.size() != nodes || output.size() != nodes) return false;
   if (cursor.size() != clip->tracks.size()) return false;
+  // Run() reads the table at the offsets of `values` whenever it is not empty.
+  if (!clip->slerp_terms.empty() && clip->slerp_terms.size() != clip->values.size()) return false;
   if (assets_validated) return true;  // Clip::validate checked every bound below
   // Bounds of every track, so Run() cannot read or write outside the clip and the output
   // whatever the clip holds (Clip::validate checks the rest: ordering, finiteness, unit
@@ -261,6 +282,8 @@ void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* outpu
   const Track* tracks = clip.tracks.data();
   const float* times = clip.times.data();
   const float* values = clip.values.data();
+  // Validate() checked the table is empty or exactly as long as `values`.
+  const float* slerp_terms = clip.slerp_terms.empty() ? nullptr : clip.slerp_terms.data();
   const std::size_t track_count = clip.tracks.size();
   SlerpQueue slerps;
   for (std::size_t i = 0; i < track_count; ++i) {
@@ -268,11 +291,12 @@ void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* outpu
     float* out = reinterpret_cast<float*>(&output[track.node]) +
                  kTargetOffset[static_cast<uint8_t>(track.target)];
     if (track.target == TrackTarget::kRotation) {
-      sample_track<4>(track, times + track.times_offset, values + track.values_offset, t, cursor[i],
-                      out, slerps);
+      sample_track<4>(track, times + track.times_offset, values + track.values_offset,
+                      slerp_terms == nullptr ? nullptr : slerp_terms + track.values_offset, t,
+                      cursor[i], out, slerps);
     } else {
-      sample_track<3>(track, times + track.times_offset, values + track.values_offset, t, cursor[i],
-                      out, slerps);
+      sample_track<3>(track, times + track.times_offset, values + track.values_offset, nullptr, t,
+                      cursor[i], out, slerps);
     }
   }
   slerps.flush();

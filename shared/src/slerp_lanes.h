@@ -1,17 +1,20 @@
 #pragma once
 // Private to posecast_core: det_slerp (det_math.h) on four or eight independent quaternion
-// pairs at once (V = Float4 or Float8), for the sampler's LINEAR rotation tracks.
+// pairs at once (V = Float4 or Float8), for the sampler's LINEAR rotation tracks, given each
+// pair's t-free terms (det_slerp_terms: precomputed per key pair in Clip::slerp_terms, or
+// computed on the spot for a clip without them).
 //
 // Bit-identical to det_slerp lane by lane: the same operations in the same order, with both
 // of det_slerp's branches computed and the taken one selected per lane:
-//   - a negative dot flips b (shortest path);
-//   - dot > 0.9995 takes det_nlerp, which is the blend below with weights (1 - t, t) (its own
+//   - b times `sign` (exactly b, or exactly -b: det_slerp's shortest-path flip);
+//   - `near` lanes take det_nlerp, which is the blend below with weights (1 - t, t) (its own
 //     hemisphere test cannot fire again: the flipped dot is exactly -dot >= 0);
-//   - otherwise weights sin((1 - t) theta) / sin(theta) and sin(t theta) / sin(theta), with
-//     det_acos_unit and det_sin_half_pi's polynomials;
+//   - otherwise weights sin((1 - t) theta) * inv_sin and sin(t theta) * inv_sin, with
+//     det_sin_half_pi's polynomial;
 //   - det_normalize, identity for a zero-length (or NaN) result.
 // The polynomial constants are det_math.h's; tests/sampling compare SampleJob's rotations
-// with det_slerp bit for bit, so a change on either side is caught.
+// with det_slerp bit for bit, with and without precomputed terms, so a change on either side
+// is caught.
 
 #include "simd4.h"
 
@@ -25,20 +28,6 @@ struct QuatLanes {
 template <class V>
 POSECAST_INLINE V dot_lanes(const QuatLanes<V>& a, const QuatLanes<V>& b) {  // det_dot's order
   return (a.x * b.x + a.y * b.y) + (a.z * b.z + a.w * b.w);
-}
-
-template <class V>
-POSECAST_INLINE V acos_unit_lanes(V x) {  // det_acos_unit
-  x = select(x < splat_as<V>(0.0f), splat_as<V>(0.0f), x);
-  x = select(x > splat_as<V>(1.0f), splat_as<V>(1.0f), x);
-  const V p =
-      1.5707963050f +
-      x * (-0.2145988016f +
-           x * (0.0889789874f +
-                x * (-0.0501743046f +
-                     x * (0.0308918810f +
-                          x * (-0.0170881256f + x * (0.0066700901f + x * -0.0012624911f))))));
-  return sqrt4(1.0f - x) * p;
 }
 
 template <class V>
@@ -72,28 +61,25 @@ POSECAST_INLINE bool all_lanes(Int8 m) {
   return all_lanes(Int4{m[0], m[1], m[2], m[3]} & Int4{m[4], m[5], m[6], m[7]});
 }
 
+// Lanes of det_slerp_terms: x = sign, y = theta, z = inv_sin, w = near (1 or 0).
 template <class V>
-POSECAST_INLINE QuatLanes<V> slerp_lanes(const QuatLanes<V>& a, QuatLanes<V> b, V t) {
-  V d = dot_lanes(a, b);
-  const auto flip = d < splat_as<V>(0.0f);
-  b = {select(flip, -b.x, b.x), select(flip, -b.y, b.y), select(flip, -b.z, b.z),
-       select(flip, -b.w, b.w)};
-  d = select(flip, -d, d);
-  const auto near = d > splat_as<V>(0.9995f);
+POSECAST_INLINE QuatLanes<V> slerp_lanes(const QuatLanes<V>& a, const QuatLanes<V>& b,
+                                         const QuatLanes<V>& terms, V t) {
+  const V sign = terms.x;
+  const QuatLanes<V> shortest{b.x * sign, b.y * sign, b.z * sign, b.w * sign};
+  const auto near = terms.w > splat_as<V>(0.5f);
   const V s = 1.0f - t;
   V wa = s;
   V wb = t;
-  // Keys sampled at animation rates are mostly under 1.8 degrees apart (99% of Fox's "Survey"
+  // Keys sampled at animation rates are often under 1.8 degrees apart (99% of Fox's "Survey"
   // pairs), where every lane takes det_nlerp's weights: the polynomials are skipped then. The
   // same bits either way: the selects below pick (s, t) for those lanes.
   if (!all_lanes(near)) {
-    const V theta = acos_unit_lanes(d);
-    const V inv_sin = 1.0f / sqrt4(1.0f - d * d);
-    wa = select(near, s, sin_half_pi_lanes(s * theta) * inv_sin);
-    wb = select(near, t, sin_half_pi_lanes(t * theta) * inv_sin);
+    wa = select(near, s, sin_half_pi_lanes(s * terms.y) * terms.z);
+    wb = select(near, t, sin_half_pi_lanes(t * terms.y) * terms.z);
   }
-  return normalize_lanes<V>(
-      {a.x * wa + b.x * wb, a.y * wa + b.y * wb, a.z * wa + b.z * wb, a.w * wa + b.w * wb});
+  return normalize_lanes<V>({a.x * wa + shortest.x * wb, a.y * wa + shortest.y * wb,
+                             a.z * wa + shortest.z * wb, a.w * wa + shortest.w * wb});
 }
 
 }  // namespace posecast::detail

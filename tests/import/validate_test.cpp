@@ -1,7 +1,10 @@
 // Skeleton::validate and Clip::validate refuse each broken invariant (they guard every Model
 // the importer returns, and the rig generator's too).
 
+#include <cstring>
+
 #include "import_test_util.h"
+#include "posecast/det_math.h"
 
 namespace posecast::testing {
 namespace {
@@ -137,6 +140,43 @@ TEST(ClipValidate, RefusesANanValue) {
   Clip c = m.rigs[0].clips[0];
   c.values[0] = NAN;
   EXPECT_THAT(clip_error(c, m.rigs[0].skeleton), HasSubstr("value 0 is not finite"));
+}
+
+TEST(ClipValidate, TheImporterDerivesTheSlerpTermsOfEachLinearRotationKeyPair) {
+  const Model m = imported_triangle();
+  const Clip& c = m.rigs[0].clips[0];
+  ASSERT_EQ(c.slerp_terms.size(), c.values.size());
+  const Track& rot = c.tracks[0].target == TrackTarget::kRotation ? c.tracks[0] : c.tracks[1];
+  const float* k = &c.values[rot.values_offset];
+  const SlerpTerms expected =
+      det_slerp_terms(glm::quat(k[3], k[0], k[1], k[2]), glm::quat(k[7], k[4], k[5], k[6]));
+  // Identity to (0, 0.6, 0, 0.8), 73.7 degrees about y: dot 0.8, the polynomial branch.
+  EXPECT_EQ(expected.near, 0.0f);
+  EXPECT_GT(expected.theta, 0.0f);
+  EXPECT_EQ(std::memcmp(&c.slerp_terms[rot.values_offset], &expected, sizeof expected), 0);
+}
+
+TEST(ClipValidate, RefusesSlerpTermsThatNoLongerMatchTheKeys) {
+  const Model m = imported_triangle();
+  Clip c = m.rigs[0].clips[0];
+  const Track& rot = c.tracks[0].target == TrackTarget::kRotation ? c.tracks[0] : c.tracks[1];
+  // A new second key (still unit length) without re-deriving: the sampler would slerp with
+  // the old key pair's angle.
+  c.values[rot.values_offset + 5] = 0.8f;
+  c.values[rot.values_offset + 7] = 0.6f;
+  EXPECT_THAT(clip_error(c, m.rigs[0].skeleton),
+              HasSubstr("slerp_terms of key pair 0 do not match its keys"));
+  c.derive_slerp_terms();
+  EXPECT_TRUE(c.validate(m.rigs[0].skeleton).ok());
+}
+
+TEST(ClipValidate, RefusesSlerpTermsOfTheWrongLength) {
+  const Model m = imported_triangle();
+  Clip c = m.rigs[0].clips[0];
+  c.slerp_terms.pop_back();
+  EXPECT_THAT(clip_error(c, m.rigs[0].skeleton), HasSubstr("slerp_terms has"));
+  c.slerp_terms.clear();  // not derived: valid, the sampler computes the terms itself
+  EXPECT_TRUE(c.validate(m.rigs[0].skeleton).ok());
 }
 
 }  // namespace

@@ -200,18 +200,25 @@ TEST(SampleJobLinear, RotationsAreBitIdenticalToDetSlerp) {
       builder.track(static_cast<uint16_t>(i), TrackTarget::kRotation, Interpolation::kLinear,
                     {0.0f, 1.0f}, {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w});
     }
-    const Clip clip = builder.build();
-    for (int64_t us : {0, 1, 250'000, 500'000, 777'777, 999'999}) {
-      const std::vector<Transform> pose = test::sample(skeleton, clip, us);
-      ASSERT_EQ(pose.size(), static_cast<std::size_t>(tracks));
-      const float s = (seconds_from_us(us) - 0.0f) / (1.0f - 0.0f);  // the sampler's formula
-      for (int i = 0; i < tracks; ++i) {
-        const glm::quat expected = det_slerp(keys[i].first, keys[i].second, s);
-        const glm::quat got = pose[i].rotation;
-        EXPECT_EQ(std::memcmp(&got, &expected, sizeof got), 0)
-            << "track " << i << " at " << us << " us: " << got.x << " " << got.y << " " << got.z
-            << " " << got.w << " vs " << expected.x << " " << expected.y << " " << expected.z << " "
-            << expected.w;
+    // Both sampler paths: terms computed per sample, and the clip's precomputed table.
+    const Clip computed = builder.build();
+    Clip derived = computed;
+    derived.derive_slerp_terms();
+    ASSERT_TRUE(derived.validate(skeleton).ok());
+    for (const Clip* clip : {&computed, static_cast<const Clip*>(&derived)}) {
+      for (int64_t us : {0, 1, 250'000, 500'000, 777'777, 999'999}) {
+        const std::vector<Transform> pose = test::sample(skeleton, *clip, us);
+        ASSERT_EQ(pose.size(), static_cast<std::size_t>(tracks));
+        const float s = (seconds_from_us(us) - 0.0f) / (1.0f - 0.0f);  // the sampler's formula
+        for (int i = 0; i < tracks; ++i) {
+          const glm::quat expected = det_slerp(keys[i].first, keys[i].second, s);
+          const glm::quat got = pose[i].rotation;
+          EXPECT_EQ(std::memcmp(&got, &expected, sizeof got), 0)
+              << (clip == &derived ? "precomputed terms, " : "computed terms, ") << "track " << i
+              << " at " << us << " us: " << got.x << " " << got.y << " " << got.z << " " << got.w
+              << " vs " << expected.x << " " << expected.y << " " << expected.z << " "
+              << expected.w;
+        }
       }
     }
   }

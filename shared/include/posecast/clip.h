@@ -44,6 +44,18 @@ struct Clip {
   std::vector<float> times;    // per track, strictly increasing, finite, >= 0
   std::vector<float> values;   // per track, finite; rotations unit length (LINEAR/STEP)
 
+  // Derived from `values`, never edited by hand: for each LINEAR rotation track, the t-free
+  // part of det_slerp (det_slerp_terms: sign, theta, inv_sin, near) of key pair k (keys k and
+  // k + 1), at values_offset + 4 * k, so the sampler does no acos, square root or division per
+  // key pair and tick; other slots are 0. Either empty (not derived: the sampler computes the
+  // terms on every sample, same bits, slower) or values.size() floats exactly as
+  // derive_slerp_terms() writes them (validate() checks it). The importer derives them.
+  std::vector<float> slerp_terms;
+
+  // Fills slerp_terms from tracks and values. Call after the last edit of either; reads only
+  // within the bounds validate() checks (tracks outside `values` are skipped).
+  void derive_slerp_terms();
+
   // Checks the invariants above against the skeleton the clip is bound to.
   Status validate(const Skeleton& skeleton) const;
 };

@@ -79,6 +79,26 @@ inline glm::quat det_slerp(const glm::quat& a, glm::quat b, float t) {
                                  a.z * wa + b.z * wb));
 }
 
+// The part of det_slerp(a, b, t) that does not depend on t, for one key pair: `sign` (-1 when
+// b is flipped to the shortest path, else 1), `near` (1 when det_slerp takes its nlerp
+// branch, else 0), and for the other pairs `theta` = det_acos_unit(|dot|) and `inv_sin` =
+// 1 / sqrt(1 - dot^2) (both 0 when near). Computed with det_slerp's own operations, so a
+// sampler that precomputes them per key pair (Clip::slerp_terms) and finishes the slerp per
+// tick gets det_slerp's bits.
+struct SlerpTerms {
+  float sign, theta, inv_sin, near;
+};
+inline SlerpTerms det_slerp_terms(const glm::quat& a, const glm::quat& b) {
+  float d = det_dot(a, b);
+  float sign = 1.0f;
+  if (d < 0.0f) {
+    sign = -1.0f;
+    d = -d;
+  }
+  if (d > 0.9995f) return {sign, 0.0f, 0.0f, 1.0f};
+  return {sign, det_acos_unit(d), 1.0f / std::sqrt(1.0f - d * d), 0.0f};
+}
+
 inline glm::vec3 det_lerp(const glm::vec3& a, const glm::vec3& b, float t) {
   const float s = 1.0f - t;
   return glm::vec3(a.x * s + b.x * t, a.y * s + b.y * t, a.z * s + b.z * t);
