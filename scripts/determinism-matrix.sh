@@ -2,7 +2,10 @@
 # The determinism matrix (docs/determinism.md): builds the `posecast` CLI with gcc and clang, at
 # -O0 and -O2, for x86-64 and for aarch64 (cross-compiled, run under qemu-aarch64), runs every
 # golden scenario (tests/golden/*.json) with 1 and 2 threads in every build, and checks that each
-# run prints the final world hash and run hash committed in tests/golden/*.hashes.
+# run prints the final world hash and run hash committed in tests/golden/*.hashes. It also
+# replays the regression suite's recordings (tests/regress/*.pcrec, recorded live on
+# gcc-x86_64-O2) with --verify, from the start and after a seek into the middle: every replayed
+# tick's world hash must equal the recorded one on every cell.
 # Scenarios using the public sample assets (../shared/assets) run only when that folder exists.
 #
 #   scripts/determinism-matrix.sh                    all eight cells
@@ -47,6 +50,15 @@ for json in tests/golden/*.json; do
   scenarios+=("$name")
 done
 ((${#scenarios[@]})) || { echo "determinism-matrix: no scenario to run" >&2; exit 1; }
+recordings=()
+for rec in tests/regress/*.pcrec; do
+  name=$(basename "$rec" .pcrec)
+  if grep -q 'shared/assets' "tests/regress/$name.json" && [[ ! -d $assets_dir ]]; then
+    echo "determinism-matrix: skipping replay of $name ($assets_dir absent)"
+    continue
+  fi
+  recordings+=("$name")
+done
 
 # configure_cell CELL DIR: a minimal build (core, rig, sim, cli) of the cell's flavour.
 configure_cell() {
@@ -80,6 +92,21 @@ run_scenario() {
   awk '/^final_world_hash /{f=$2} /^run_hash /{r=$2} END{print f, r}' <<<"$out"
 }
 
+# replay_recording CELL DIR NAME FROM: replays tests/regress/NAME.pcrec from tick FROM (a seek
+# when > 0) with --verify; fails on any divergence from the recorded hashes.
+replay_recording() {
+  local cell=$1 dir=$2 name=$3 from=$4
+  local cmd=("$dir/cli/posecast" replay "tests/regress/$name.pcrec" --verify --from "$from")
+  [[ $cell == *aarch64* ]] && cmd=(qemu-aarch64 -L /usr/aarch64-linux-gnu "${cmd[@]}")
+  "${cmd[@]}" >"$dir.replay.log" 2>&1
+}
+# The tick in the middle of a recording's scenario (not on a checkpoint, so the seek restores
+# one and re-simulates the ticks after it).
+replay_seek_tick() {
+  local ticks
+  ticks=$(grep -o '"ticks": *[0-9]*' "tests/regress/$1.json" | grep -o '[0-9]*$')
+  echo $((ticks / 2 + 7))
+}
 golden_of() {  # golden_of SCENARIO -> "FINAL RUN"
   awk '/^final_world_hash /{f=$2} /^run_hash /{r=$2} END{print f, r}' "tests/golden/$1.hashes" 2>/dev/null
 }
@@ -112,6 +139,7 @@ for cell in $cells; do
      ! cmake --build "$dir" -j"$jobs" --target posecast >"$dir.build.log" 2>&1; then
     echo "    BUILD FAILED, see $dir.configure.log / $dir.build.log"
     for s in "${scenarios[@]}"; do result[$cell,$s]="build-failed"; done
+    for r in "${recordings[@]}"; do result[$cell,replay-$r]="build-failed"; done
     failures=$((failures + 1))
     timing+=("$cell build failed")
     continue
@@ -149,6 +177,18 @@ for cell in $cells; do
     result[$cell,$s]=$status
     [[ $status == ok || $status == updated ]] || failures=$((failures + 1))
   done
+  for r in "${recordings[@]}"; do
+    status=ok
+    for from in 0 "$(replay_seek_tick "$r")"; do
+      if ! replay_recording "$cell" "$dir" "$r" "$from"; then
+        status="DIVERGED"
+        echo "    replay $r --from $from: $(tail -c 300 "$dir.replay.log")"
+        break
+      fi
+    done
+    result[$cell,replay-$r]=$status
+    [[ $status == ok ]] || failures=$((failures + 1))
+  done
   t2=$(date +%s)
   child_cpu c2
   timing+=("$cell: build $((t1 - t0)) s wall / $((c1 - c0)) s CPU, runs $((t2 - t1)) s wall / $((c2 - c1)) s CPU")
@@ -156,11 +196,13 @@ done
 
 echo
 printf '%-18s' "cell"
-for s in "${scenarios[@]}"; do printf ' %-18s' "$s"; done
+columns=("${scenarios[@]}")
+for r in "${recordings[@]}"; do columns+=("replay-$r"); done
+for s in "${columns[@]}"; do printf ' %-18s' "$s"; done
 echo
 for cell in $cells; do
   printf '%-18s' "$cell"
-  for s in "${scenarios[@]}"; do printf ' %-18s' "${result[$cell,$s]:-?}"; done
+  for s in "${columns[@]}"; do printf ' %-18s' "${result[$cell,$s]:-?}"; done
   echo
 done
 echo
@@ -171,4 +213,4 @@ if ((failures)); then
   echo "determinism-matrix: $failures FAILED" >&2
   exit 1
 fi
-echo "determinism-matrix: all cells give the golden hashes"
+echo "determinism-matrix: all cells give the golden hashes and replay every recording bit-exactly"
