@@ -193,8 +193,6 @@ void sample_cubic(const float* key0, int comps, float s, float dt, float* out) {
   std::memcpy(out, r, sizeof(float) * static_cast<std::size_t>(comps));
 }
 
-// Samples one track of `Comps` floats per value (3: translation/scale, 4: rotation) at t into
-// `out`; LINEAR rotations between two keys are queued on `slerps` instead.
 // The det_slerp_terms of the key pair (key0, key1) starting at key `k`: loaded from the
 // clip's table when it has one, else computed (the same bits: Clip::validate checks the table).
 POSECAST_INLINE detail::Float4 key_pair_terms(const float* slerp_terms, uint32_t k,
@@ -205,6 +203,8 @@ POSECAST_INLINE detail::Float4 key_pair_terms(const float* slerp_terms, uint32_t
   return detail::Float4{terms.sign, terms.theta, terms.inv_sin, terms.near};
 }
 
+// Samples one track of `Comps` floats per value (3: translation/scale, 4: rotation) at t into
+// `out`; LINEAR rotations between two keys are queued on `slerps` instead.
 // `slerp_terms`: the track's Clip::slerp_terms (same offset as `values`), or null when the clip
 // has none.
 template <int Comps>
