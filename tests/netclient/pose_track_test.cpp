@@ -21,10 +21,9 @@ using testing::same_bits;
 PoseSample make_sample(PoseSource& source, const testing::TestRig& rig, uint32_t tick) {
   PoseSample s;
   s.quantized = source.quantized(tick, nullptr);
-  s.palette.resize(rig.skeleton().joint_count());
-  protocol::PaletteScratch scratch;
-  EXPECT_TRUE(protocol::quantized_palette(rig.skeleton(), rig.format(), s.quantized, scratch, s.palette));
-  s.locals = scratch.locals;
+  s.locals.resize(rig.skeleton().node_count());
+  protocol::dequantize_pose(rig.format(), s.quantized, s.locals);
+  s.skeleton = &rig.skeleton();
   return s;
 }
 
@@ -59,7 +58,7 @@ TEST_F(PoseTrackTest, RenderTimeOnASampleShowsItsDecodedPaletteBitForBit) {
   const PoseSample b = make_sample(source, rig, 6);
   ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 6), {}}, ref(a, 3).time_us, settings));
   EXPECT_EQ(track.mode(), PresentMode::kExact);
-  EXPECT_TRUE(same_bits(track.palette(), a.palette));
+  EXPECT_TRUE(same_bits(track.palette(), source.palette(a.quantized)));
 }
 
 TEST_F(PoseTrackTest, InterpolationBlendsEachJointBetweenTheNeighbours) {
@@ -75,8 +74,8 @@ TEST_F(PoseTrackTest, InterpolationBlendsEachJointBetweenTheNeighbours) {
     EXPECT_EQ(track.locals()[i].rotation, expected[i].rotation);
   }
   // Halfway in pose space lies between the two palettes.
-  EXPECT_LE(max_palette_difference(track.palette(), a.palette),
-            max_palette_difference(a.palette, b.palette));
+  EXPECT_LE(max_palette_difference(track.palette(), source.palette(a.quantized)),
+            max_palette_difference(source.palette(a.quantized), source.palette(b.quantized)));
 }
 
 TEST_F(PoseTrackTest, InterpolationEndpointsCopyTheSamplesExactly) {
@@ -137,7 +136,7 @@ TEST_F(PoseTrackTest, AfterAGapThePoseConvergesWithoutAJump) {
   worst_step_gap = max_palette_difference(track.palette(), last);
   // The first corrected frame starts from what was shown: it moves no more than one frame of
   // motion would (bounded by the distance between neighbouring samples).
-  EXPECT_LT(worst_step_gap, max_palette_difference(s[1].palette, s[2].palette));
+  EXPECT_LT(worst_step_gap, max_palette_difference(source.palette(s[1].quantized), source.palette(s[2].quantized)));
   // Once the convergence time has passed the track shows the plain interpolation.
   r += settings.convergence_us;
   ASSERT_LT(r, t12);
@@ -153,7 +152,7 @@ TEST_F(PoseTrackTest, HoldsTheFirstSampleUntilTheRenderTimeReachesIt) {
   const PoseSample a = make_sample(source, rig, 30);
   ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{{}, ref(a, 30), {}}, 0, settings));
   EXPECT_EQ(track.mode(), PresentMode::kHold);
-  EXPECT_TRUE(same_bits(track.palette(), a.palette));
+  EXPECT_TRUE(same_bits(track.palette(), source.palette(a.quantized)));
   EXPECT_FALSE(track.present(rig.skeleton(), SampleWindow{}, 0, settings));
   EXPECT_EQ(track.mode(), PresentMode::kNone);
 }
