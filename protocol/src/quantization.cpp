@@ -24,11 +24,18 @@ float component(const glm::quat& q, int i) {
 // The three component indices other than `axis`, in increasing order.
 constexpr int kOthers[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
 
-// Round half away from zero; false when |v| exceeds `limit` (or is not finite).
+// floor(x) as an integer for 0 <= x < 2^31, without a libm call (baseline x86-64 has no
+// rounding instruction, so std::floor is a call): truncation is exact there (a float that
+// large is already an integer), and equals floor for x >= 0.
+inline int32_t floor_nonnegative(float x) { return static_cast<int32_t>(x); }
+
+// Round half away from zero; false when |v| exceeds `limit` (or is not finite). The same
+// integers as (int32_t)(v < 0 ? -floor(-v + 0.5f) : floor(v + 0.5f)): |v| <= limit <= 2^30,
+// so +-v + 0.5f is in [0, 2^31) where floor_nonnegative is exact (rotation limits,
+// ceil(2 / step) + 1, are far smaller).
 bool round_code(float v, int32_t limit, int32_t& out) {
   if (!(std::fabs(v) <= static_cast<float>(limit))) return false;
-  const float r = v < 0.0f ? -std::floor(-v + 0.5f) : std::floor(v + 0.5f);
-  out = static_cast<int32_t>(r);
+  out = v < 0.0f ? -floor_nonnegative(-v + 0.5f) : floor_nonnegative(v + 0.5f);
   return true;
 }
 
@@ -90,9 +97,12 @@ bool is_rest_rotation(const int32_t* codes) {
 
 bool is_zero3(const int32_t* codes) { return codes[0] == 0 && codes[1] == 0 && codes[2] == 0; }
 
-}  // namespace
-
-glm::quat dequantize_rotation(const Transform& rest, const int32_t* codes, float step) {
+// dequantize_rotation's body, inlined into the per-node loops of quantize and
+// dequantize_pose (the call and its stack round trip were a measurable part of decoding);
+// the same operations in the same order, so the same bits.
+[[gnu::always_inline]] inline glm::quat dequantize_rotation_inline(const Transform& rest,
+                                                                   const int32_t* codes,
+                                                                   float step) {
   const int axis = codes[0] & 3;
   const float g0 = static_cast<float>(codes[1]) * step;
   const float g1 = static_cast<float>(codes[2]) * step;
@@ -104,6 +114,12 @@ glm::quat dequantize_rotation(const Transform& rest, const int32_t* codes, float
   c[kOthers[axis][1]] = g1 * n;
   c[kOthers[axis][2]] = g2 * n;
   return det_mul(rest.rotation, glm::quat(c[3], c[0], c[1], c[2]));
+}
+
+}  // namespace
+
+glm::quat dequantize_rotation(const Transform& rest, const int32_t* codes, float step) {
+  return dequantize_rotation_inline(rest, codes, step);
 }
 
 void QuantizedPose::reset(const PoseFormat& format) {
@@ -170,7 +186,7 @@ bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPos
     }
     const glm::quat coded = is_rest_rotation(codes + kRotationAxis)
                                 ? rest.rotation
-                                : dequantize_rotation(rest, codes + kRotationAxis,
+                                : dequantize_rotation_inline(rest, codes + kRotationAxis,
                                                       precision.rotation_step);
     coded_world_[n] = parent < 0 ? coded : det_mul(coded_world_[parent], coded);
   }
@@ -190,7 +206,7 @@ void dequantize_pose(const PoseFormat& format, const QuantizedPose& pose,
                                       precision.translation_step);
     t.rotation = is_rest_rotation(codes + kRotationAxis)
                      ? rest.rotation
-                     : dequantize_rotation(rest, codes + kRotationAxis, precision.rotation_step);
+                     : dequantize_rotation_inline(rest, codes + kRotationAxis, precision.rotation_step);
     t.scale = dequantize_linear(rest.scale, codes + kScaleCode, precision.scale_step);
   }
 }

@@ -1,8 +1,8 @@
 #pragma once
 // Private to posecast_core: det_slerp (det_math.h) on four or eight independent quaternion
-// pairs at once (V = Float4 or Float8), for the sampler's LINEAR rotation tracks, given each
-// pair's t-free terms (det_slerp_terms: precomputed per key pair in Clip::slerp_terms, or
-// computed on the spot for a clip without them).
+// pairs at once (V = Float4 or Float8): the sampler's LINEAR rotation tracks, given each pair's
+// t-free terms (det_slerp_terms: precomputed per key pair in Clip::slerp_terms, or computed on
+// the spot for a clip without them), and the client's interpolation (terms computed in lanes).
 //
 // Bit-identical to det_slerp lane by lane: the same operations in the same order, with both
 // of det_slerp's branches computed and the taken one selected per lane:
@@ -28,6 +28,20 @@ struct QuatLanes {
 template <class V>
 POSECAST_INLINE V dot_lanes(const QuatLanes<V>& a, const QuatLanes<V>& b) {  // det_dot's order
   return (a.x * b.x + a.y * b.y) + (a.z * b.z + a.w * b.w);
+}
+
+template <class V>
+POSECAST_INLINE V acos_unit_lanes(V x) {  // det_acos_unit
+  x = select(x < splat_as<V>(0.0f), splat_as<V>(0.0f), x);
+  x = select(x > splat_as<V>(1.0f), splat_as<V>(1.0f), x);
+  const V p =
+      1.5707963050f +
+      x * (-0.2145988016f +
+           x * (0.0889789874f +
+                x * (-0.0501743046f +
+                     x * (0.0308918810f +
+                          x * (-0.0170881256f + x * (0.0066700901f + x * -0.0012624911f))))));
+  return sqrt4(1.0f - x) * p;
 }
 
 template <class V>
@@ -80,6 +94,25 @@ POSECAST_INLINE QuatLanes<V> slerp_lanes(const QuatLanes<V>& a, const QuatLanes<
   }
   return normalize_lanes<V>({a.x * wa + shortest.x * wb, a.y * wa + shortest.y * wb,
                              a.z * wa + shortest.z * wb, a.w * wa + shortest.w * wb});
+}
+
+// det_slerp for key pairs without precomputed terms (the client's interpolation between
+// decoded poses): the terms computed in lanes, det_slerp_terms' operations. Near lanes keep
+// theta = inv_sin = 0 only when every lane is near; otherwise they get values the selects in
+// the overload above discard, so the bits are det_slerp's either way.
+template <class V>
+POSECAST_INLINE QuatLanes<V> slerp_lanes(const QuatLanes<V>& a, const QuatLanes<V>& b, V t) {
+  V d = dot_lanes(a, b);
+  const auto flip = d < splat_as<V>(0.0f);
+  d = select(flip, -d, d);
+  const auto near = d > splat_as<V>(0.9995f);
+  QuatLanes<V> terms{select(flip, splat_as<V>(-1.0f), splat_as<V>(1.0f)), splat_as<V>(0.0f),
+                     splat_as<V>(0.0f), select(near, splat_as<V>(1.0f), splat_as<V>(0.0f))};
+  if (!all_lanes(near)) {
+    terms.y = acos_unit_lanes(d);
+    terms.z = 1.0f / sqrt4(1.0f - d * d);
+  }
+  return slerp_lanes(a, b, terms, t);
 }
 
 }  // namespace posecast::detail

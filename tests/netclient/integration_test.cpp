@@ -58,7 +58,7 @@ struct BitExactChecker {
           const PoseSample* sample = buffer.sample(view.tick, e.entity_id, e.generation);
           const std::vector<glm::mat4>* truth = session.server_palette(view.tick, e.entity_id);
           ++compared;
-          if (sample == nullptr || truth == nullptr || !testing::same_bits(sample->palette, *truth)) {
+          if (sample == nullptr || truth == nullptr || !testing::same_bits(sample->palette(), *truth)) {
             ++mismatched;
           }
         }
@@ -430,7 +430,7 @@ VictimTrace run_victim(bool hostile) {
       for (const ViewEntry& e : view.entries) {
         const PoseSample* s = buffer.sample(view.tick, e.entity_id, e.generation);
         trace.records.push_back((uint64_t{view.tick} << 40) ^ (uint64_t{e.entity_id} << 8) ^
-                                (s != nullptr ? hash_palette(s->palette) : 0));
+                                (s != nullptr ? hash_palette(s->palette()) : 0));
       }
     }
     checked_until = newest;

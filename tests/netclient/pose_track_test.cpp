@@ -4,6 +4,8 @@
 #include "posecast/client/pose_track.h"
 
 #include <cmath>
+#include <cstring>
+#include <random>
 
 #include "netclient_support.h"
 #include "posecast/client/pose_blend.h"
@@ -21,10 +23,9 @@ using testing::same_bits;
 PoseSample make_sample(PoseSource& source, const testing::TestRig& rig, uint32_t tick) {
   PoseSample s;
   s.quantized = source.quantized(tick, nullptr);
-  s.palette.resize(rig.skeleton().joint_count());
-  protocol::PaletteScratch scratch;
-  EXPECT_TRUE(protocol::quantized_palette(rig.skeleton(), rig.format(), s.quantized, scratch, s.palette));
-  s.locals = scratch.locals;
+  s.locals.resize(rig.skeleton().node_count());
+  protocol::dequantize_pose(rig.format(), s.quantized, s.locals);
+  s.skeleton = &rig.skeleton();
   return s;
 }
 
@@ -59,7 +60,7 @@ TEST_F(PoseTrackTest, RenderTimeOnASampleShowsItsDecodedPaletteBitForBit) {
   const PoseSample b = make_sample(source, rig, 6);
   ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 6), {}}, ref(a, 3).time_us, settings));
   EXPECT_EQ(track.mode(), PresentMode::kExact);
-  EXPECT_TRUE(same_bits(track.palette(), a.palette));
+  EXPECT_TRUE(same_bits(track.palette(), source.palette(a.quantized)));
 }
 
 TEST_F(PoseTrackTest, InterpolationBlendsEachJointBetweenTheNeighbours) {
@@ -75,8 +76,8 @@ TEST_F(PoseTrackTest, InterpolationBlendsEachJointBetweenTheNeighbours) {
     EXPECT_EQ(track.locals()[i].rotation, expected[i].rotation);
   }
   // Halfway in pose space lies between the two palettes.
-  EXPECT_LE(max_palette_difference(track.palette(), a.palette),
-            max_palette_difference(a.palette, b.palette));
+  EXPECT_LE(max_palette_difference(track.palette(), source.palette(a.quantized)),
+            max_palette_difference(source.palette(a.quantized), source.palette(b.quantized)));
 }
 
 TEST_F(PoseTrackTest, InterpolationEndpointsCopyTheSamplesExactly) {
@@ -137,7 +138,7 @@ TEST_F(PoseTrackTest, AfterAGapThePoseConvergesWithoutAJump) {
   worst_step_gap = max_palette_difference(track.palette(), last);
   // The first corrected frame starts from what was shown: it moves no more than one frame of
   // motion would (bounded by the distance between neighbouring samples).
-  EXPECT_LT(worst_step_gap, max_palette_difference(s[1].palette, s[2].palette));
+  EXPECT_LT(worst_step_gap, max_palette_difference(source.palette(s[1].quantized), source.palette(s[2].quantized)));
   // Once the convergence time has passed the track shows the plain interpolation.
   r += settings.convergence_us;
   ASSERT_LT(r, t12);
@@ -153,7 +154,7 @@ TEST_F(PoseTrackTest, HoldsTheFirstSampleUntilTheRenderTimeReachesIt) {
   const PoseSample a = make_sample(source, rig, 30);
   ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{{}, ref(a, 30), {}}, 0, settings));
   EXPECT_EQ(track.mode(), PresentMode::kHold);
-  EXPECT_TRUE(same_bits(track.palette(), a.palette));
+  EXPECT_TRUE(same_bits(track.palette(), source.palette(a.quantized)));
   EXPECT_FALSE(track.present(rig.skeleton(), SampleWindow{}, 0, settings));
   EXPECT_EQ(track.mode(), PresentMode::kNone);
 }
@@ -170,6 +171,49 @@ TEST_F(PoseTrackTest, CorrectionWithZeroWeightIsTheTargetExactly) {
     EXPECT_NEAR(out[i].translation.x, b.locals[i].translation.x, 1e-5f);
     EXPECT_NEAR(std::fabs(det_dot(out[i].rotation, b.locals[i].rotation)), 1.0f, 1e-5f);
   }
+}
+
+// interpolate_locals(kSlerp) runs eight slerps at a time (InterpolatePosesJob): it must give
+// the bits of the plain det_lerp / det_slerp loop, for near and far rotation pairs, opposite
+// hemispheres, equal and antipodal pairs, node counts that are not multiples of eight, and t
+// across (0, 1).
+TEST(PoseBlendTest, SlerpInterpolationMatchesTheScalarDetSlerpBitForBit) {
+  std::mt19937 random(1234);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  auto random_quat = [&] {
+    return det_normalize(glm::quat(unit(random), unit(random), unit(random), unit(random)));
+  };
+  std::size_t compared = 0;
+  for (std::size_t nodes : {1u, 7u, 8u, 9u, 24u, 37u}) {
+    for (int round = 0; round < 40; ++round) {
+      std::vector<Transform> a(nodes), b(nodes), out(nodes);
+      for (std::size_t i = 0; i < nodes; ++i) {
+        a[i].translation = {unit(random), unit(random), unit(random)};
+        b[i].translation = {unit(random), unit(random), unit(random)};
+        a[i].scale = {1.0f + unit(random), 1.0f, 1.0f};
+        b[i].scale = {1.0f, 1.0f + unit(random), 1.0f};
+        a[i].rotation = random_quat();
+        switch ((i + static_cast<std::size_t>(round)) % 5) {
+          case 0: b[i].rotation = random_quat(); break;                             // far
+          case 1: b[i].rotation = det_normalize(a[i].rotation * glm::quat(1.0f, 0.01f * unit(random), 0.0f, 0.0f)); break;  // near
+          case 2: b[i].rotation = -random_quat(); break;                            // any hemisphere
+          case 3: b[i].rotation = a[i].rotation; break;                             // equal
+          default: b[i].rotation = -a[i].rotation; break;                           // antipodal
+        }
+      }
+      const float t = 0.001f + 0.998f * (0.5f + 0.5f * unit(random));
+      interpolate_locals(a, b, t, RotationBlend::kSlerp, out);
+      for (std::size_t i = 0; i < nodes; ++i) {
+        const Transform expected{det_lerp(a[i].translation, b[i].translation, t),
+                                 det_slerp(a[i].rotation, b[i].rotation, t),
+                                 det_lerp(a[i].scale, b[i].scale, t)};
+        ASSERT_EQ(0, std::memcmp(&out[i], &expected, sizeof(Transform)))
+            << nodes << " nodes, round " << round << ", node " << i << ", t " << t;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 40u * (1 + 7 + 8 + 9 + 24 + 37));
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ TEST_F(SnapshotBufferTest, RestCodedRecordDecodesToTheServersPaletteBitForBit) {
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->quantized, server_pose(3, 7));
   PoseSource server(rig, 1);
-  EXPECT_TRUE(same_bits(s->palette, server.palette(server_pose(3, 7))));
+  EXPECT_TRUE(same_bits(s->palette(), server.palette(server_pose(3, 7))));
 }
 
 TEST_F(SnapshotBufferTest, DeltaChainAgainstThreeAckedReferencesStaysBitExact) {
@@ -134,7 +134,7 @@ TEST_F(SnapshotBufferTest, DeltaChainAgainstThreeAckedReferencesStaysBitExact) {
       const PoseSample* s = buffer.sample(tick, id, 1);
       ASSERT_NE(s, nullptr);
       ASSERT_EQ(s->quantized, server_pose(tick, id)) << "tick " << tick << " entity " << id;
-      ASSERT_TRUE(same_bits(s->palette, server.palette(server_pose(tick, id))));
+      ASSERT_TRUE(same_bits(s->palette(), server.palette(server_pose(tick, id))));
     }
     older = prior;
     prior = baseline;
@@ -156,7 +156,7 @@ TEST_F(SnapshotBufferTest, RecordPredictedFromTheClipDictionaryDecodesBitExact) 
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->quantized.values, q.values);
   EXPECT_EQ(s->quantized.recipe, q.recipe);
-  EXPECT_TRUE(same_bits(s->palette, server.palette(q)));
+  EXPECT_TRUE(same_bits(s->palette(), server.palette(q)));
 }
 
 TEST_F(SnapshotBufferTest, EntityLeftOutOfASnapshotKeepsItsBaselinePose) {

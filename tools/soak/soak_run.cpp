@@ -273,16 +273,20 @@ class SoakRun {
         const client::PoseSample* sample = buffer.sample(view.tick, e.entity_id, e.generation);
         auto truth = palettes_.find(key_of(view.tick, e.entity_id));
         ++report_.palettes_compared;
-        if (sample == nullptr || truth == palettes_.end() ||
-            sample->palette.size() != truth->second.size()) {
+        // Decoded poses carry no palette: computed on demand from the decoded locals, with
+        // the jobs the client's presentation runs (PoseSample::compute_palette).
+        const std::vector<glm::mat4> palette =
+            sample != nullptr ? sample->palette() : std::vector<glm::mat4>{};
+        if (sample == nullptr || truth == palettes_.end() || palette.empty() ||
+            palette.size() != truth->second.size()) {
           ++report_.palette_mismatches;
           continue;
         }
         double worst = 0;
-        for (std::size_t j = 0; j < sample->palette.size(); ++j) {
+        for (std::size_t j = 0; j < palette.size(); ++j) {
           for (int col = 0; col < 4; ++col) {
             for (int row = 0; row < 4; ++row) {
-              const float a = sample->palette[j][col][row];
+              const float a = palette[j][col][row];
               const float b = truth->second[j][col][row];
               if (std::memcmp(&a, &b, sizeof a) != 0) {
                 worst = std::max(worst, std::fabs(static_cast<double>(a) - static_cast<double>(b)));

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "posecast/det_math.h"
+#include "posecast/pose_interpolation.h"
 
 namespace posecast::client {
 namespace {
@@ -21,6 +22,12 @@ void interpolate_locals(std::span<const Transform> a, std::span<const Transform>
   if (t >= 1.0f) {
     std::copy(b.begin(), b.end(), out.begin());
     return;
+  }
+  if (blend == RotationBlend::kSlerp) {
+    // Eight slerps at a time; bit-identical to the det_lerp / det_slerp loop below with
+    // det_slerp (pose_interpolation.h). Sizes are equal (the caller's contract), so Run()
+    // cannot refuse; the loop stays as a fallback all the same.
+    if (InterpolatePosesJob{a, b, t, out}.Run()) return;
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
     out[i].translation = det_lerp(a[i].translation, b[i].translation, t);

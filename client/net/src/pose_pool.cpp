@@ -2,7 +2,26 @@
 
 #include <cassert>
 
+#include "posecast/local_to_model.h"
+#include "posecast/palette.h"
+
 namespace posecast::client {
+
+bool PoseSample::compute_palette(std::span<glm::mat4> models, std::span<glm::mat4> palette) const {
+  if (skeleton == nullptr || locals.size() != skeleton->node_count()) return false;
+  const LocalToModelJob to_model{skeleton, locals, models};
+  if (!to_model.Run()) return false;
+  const PaletteJob to_palette{skeleton, models, palette};
+  return to_palette.Run();
+}
+
+std::vector<glm::mat4> PoseSample::palette() const {
+  if (skeleton == nullptr) return {};
+  std::vector<glm::mat4> models(skeleton->node_count());
+  std::vector<glm::mat4> out(skeleton->joint_count());
+  if (!compute_palette(models, out)) return {};
+  return out;
+}
 
 uint32_t PosePool::acquire() {
   if (!free_.empty()) {

@@ -56,10 +56,7 @@ bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
 bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
                         const PresentSettings& settings) {
   const std::size_t nodes = target_.size();
-  auto fits = [&](const SampleRef& ref) {
-    return !ref || (ref.sample->locals.size() == nodes &&
-                    ref.sample->palette.size() == palette_.size());
-  };
+  auto fits = [&](const SampleRef& ref) { return !ref || ref.sample->locals.size() == nodes; };
   if (!fits(window.before) || !fits(window.after) || !fits(window.previous)) return false;
 
   PresentMode mode = PresentMode::kNone;
@@ -134,12 +131,11 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   if (correcting_) {
     apply_correction(target_, delta_, w, shown_);
   } else {
+    // With an exact sample, shown_ is now its dequantised locals bit for bit, so the jobs
+    // below give the server's quantised palette (protocol::quantized_palette runs the same
+    // jobs on the same locals). Decoded poses carry no palette (pose_pool.h): it is computed
+    // here, only when a frame shows one.
     std::copy(target_.begin(), target_.end(), shown_.begin());
-    if (exact != nullptr) {
-      // The decoded palette itself: bit-identical to the server's quantised palette.
-      std::copy(exact->palette.begin(), exact->palette.end(), palette_.begin());
-      return true;
-    }
   }
   const LocalToModelJob to_model{&skeleton, shown_, models_};
   if (!to_model.Run()) return false;

@@ -206,14 +206,11 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const protocol::EntityPos
     }
     return;
   }
-  sample.palette.resize(entity->skeleton->joint_count());
-  if (!protocol::quantized_palette(*entity->skeleton, *entity->format, sample.quantized, scratch_,
-                                   sample.palette)) {
-    pool_.release(slot);
-    fail(result.decode_errors, "palette jobs rejected the decoded pose");
-    return;
-  }
-  sample.locals.assign(scratch_.locals.begin(), scratch_.locals.end());
+  // Only the local TRS: interpolation reads them every frame. The palette is computed by
+  // whoever shows this pose unchanged (PoseSample::compute_palette, PoseTrack), not here.
+  sample.locals.resize(entity->format->node_count());
+  protocol::dequantize_pose(*entity->format, sample.quantized, sample.locals);
+  sample.skeleton = entity->skeleton;
   view.entries.insert(pos, ViewEntry{record.entity_id, record.generation, true, slot});
   ++result.decoded;
 }

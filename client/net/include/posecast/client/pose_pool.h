@@ -7,18 +7,34 @@
 #include <glm/mat4x4.hpp>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "posecast/protocol/quantization.h"
+#include "posecast/skeleton.h"
 #include "posecast/transform.h"
 
 namespace posecast::client {
 
 // One entity's pose at one server tick.
+//
+// No palette is stored: a decoded pose's palette is needed only when a frame shows that pose
+// unchanged (PoseTrack's kExact/kHold/kStalled), and PoseTrack then computes it from `locals`
+// with the same jobs. Computing it for every decoded pose was most of the waste measured in
+// docs/client.md ("CPU per frame"). palette() gives it on demand (tests, tools).
 struct PoseSample {
   protocol::QuantizedPose quantized;  // the codes, as the server quantised them
   std::vector<Transform> locals;      // dequantize_pose(quantized): node_count entries
-  std::vector<glm::mat4> palette;     // quantized_palette(quantized): joint_count entries
+  const Skeleton* skeleton = nullptr; // the skeleton the pose was decoded for (outlives it)
+
+  // The skinning palette of this pose: LocalToModelJob then PaletteJob on `locals`, the jobs
+  // PoseTrack runs and protocol::quantized_palette() runs on dequantize_pose(quantized), so the
+  // result is bit-identical to the server's quantised palette. `models` needs node_count
+  // entries (scratch), `palette` joint_count. False (palette unspecified) without a skeleton,
+  // on a size mismatch, or when a job rejects the pose (singular mesh node).
+  bool compute_palette(std::span<glm::mat4> models, std::span<glm::mat4> palette) const;
+  // Allocating convenience for tests and tools: the palette, or empty on failure.
+  std::vector<glm::mat4> palette() const;
 };
 
 class PosePool {

@@ -2,7 +2,8 @@
 // PoseTrack: what one entity shows at a render time, and the state that keeps it continuous.
 //
 //   render time r between two usable samples   -> per-joint interpolation (kInterpolate)
-//   r exactly on a sample                      -> that sample, palette copied bit for bit (kExact)
+//   r exactly on a sample                      -> that sample; its palette is bit-identical
+//                                                 to the server's quantised palette (kExact)
 //   r before the first sample                  -> the first sample (kHold)
 //   r past the newest sample                   -> constant-velocity extrapolation from the two
 //                                                 newest samples for at most

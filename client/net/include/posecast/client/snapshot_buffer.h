@@ -2,9 +2,9 @@
 // SnapshotBuffer: the client's views of recent server ticks (docs/session.md, "Snapshots and
 // acks"), decoded and ready to interpolate.
 //
-// The view of tick S holds, per entity, the quantised pose, its dequantised local TRS and its
-// palette (quantized_palette(): bit-identical to the server's palette of the same quantised
-// pose). Records are decoded against the views of S's baseline_tick, prior_tick and
+// The view of tick S holds, per entity, the quantised pose and its dequantised local TRS; its
+// palette is computed on demand (PoseSample::compute_palette: bit-identical to the server's
+// quantized_palette() of the same quantised pose). Records are decoded against the views of S's baseline_tick, prior_tick and
 // older_tick (the reference poses of pose_codec.h), which must be complete. A view is complete when every part of S arrived and every record decoded;
 // entities left out of S then get their baseline pose (the same pool slot, not a copy), so a
 // complete view is S's full statement. Only complete views are acked and used as references;
@@ -71,7 +71,7 @@ struct PartResult {
   uint32_t unknown_entity = 0;     // no spawn seen (or a newer generation than known)
   uint32_t stale_generation = 0;   // older generation than known: ignored
   uint32_t missing_reference = 0;  // needs a reference pose the buffer lacks
-  uint32_t decode_errors = 0;      // decode_pose or the palette jobs failed
+  uint32_t decode_errors = 0;      // decode_pose failed
   uint32_t duplicate_records = 0;  // entity already in this view
   uint32_t over_capacity = 0;      // beyond max_entities_per_view
   std::string first_error;         // set on the first failure (for logs)
@@ -127,7 +127,6 @@ class SnapshotBuffer {
   std::vector<uint32_t> free_views_;
   std::vector<uint32_t> order_;      // view slots sorted by tick
   PosePool pool_;
-  protocol::PaletteScratch scratch_;
   protocol::QuantizedPose prediction_;  // the clip dictionary's prediction (decode scratch)
   uint32_t newest_complete_ = protocol::kNoTick;
 };
