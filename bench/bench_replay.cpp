@@ -20,7 +20,9 @@
 //                                p90_ms, max_ms (wall), median_cpu_ms, max_cpu_ms (thread CPU
 //                                time: what the seek costs on an idle core), restore_cpu_ms
 //                                (seeks that land on a checkpoint: restore only),
-//                                max_resimulated_ticks, setup_s (the time to record the hour).
+//                                max_resimulated_ticks (fast-forwarded, the last one
+//                                evaluated: Replayer::seek), setup_s (the time to record the
+//                                hour).
 //
 // Rates (ticks_per_s, x_realtime) use CPU time, Google Benchmark's default.
 //

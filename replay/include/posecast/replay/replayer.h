@@ -58,8 +58,12 @@ class Replayer {
 
   // Positions the replay so that the next step() runs `tick` (first_tick() <= tick <=
   // end_tick()). Moving forward within the current checkpoint interval just steps; otherwise
-  // it restores the last checkpoint at or before `tick` and steps forward. The ticks stepped
-  // over are verified too; the first mismatch among them is returned in `mismatch` when given.
+  // it restores the last checkpoint at or before `tick` and steps forward. With `mismatched`
+  // given, every tick stepped over is evaluated and verified, and the first mismatch among them
+  // is returned in `first_mismatch` (when given). Without it, the ticks stepped over are only
+  // fast-forwarded (World::fast_forward_tick: commands and clip times, no poses), except the
+  // last one, which is a full tick: the World ends in exactly the same state, palettes
+  // included, at a fraction of the cost (a seek is then dominated by the restore).
   Status seek(uint64_t tick, ReplayStep* first_mismatch = nullptr, bool* mismatched = nullptr);
 
   // Runs the next recorded tick. Precondition: !at_end().
@@ -79,7 +83,8 @@ class Replayer {
 };
 
 // Runs every recorded command of `tick` into `world` (submitters and order as recorded), then
-// ticks it. Used by the Replayer and by diagnosis on a second world.
-void replay_tick(const Recording& recording, uint64_t tick, sim::World& world);
+// ticks it (World::tick, or World::fast_forward_tick when `evaluate` is false). Used by the
+// Replayer and by diagnosis on a second world.
+void replay_tick(const Recording& recording, uint64_t tick, sim::World& world, bool evaluate = true);
 
 }  // namespace posecast::replay

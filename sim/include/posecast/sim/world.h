@@ -75,6 +75,14 @@ class World {
 
   // Runs one tick (see the top of this file). Call from one thread at a time.
   void tick();
+  // Runs one tick without step 2: applies the due commands and advances every entity exactly
+  // as tick() does, but evaluates no pose. The entity state afterwards is bit-identical to
+  // tick()'s, because evaluation never feeds back into state (a command that needs the current
+  // pose, e.g. an interrupted crossfade freezing it, evaluates it from the state itself).
+  // Palettes and palette hashes keep the values of the last evaluated tick, world_hash() is 0,
+  // and the local-pose observer is not called, until the next tick(). For seeking: re-simulate
+  // with this up to the tick before the target, then one tick() (replay/replayer.h).
+  void fast_forward_tick();
   uint64_t tick_index() const;  // the tick the next tick() runs; 0 for a new world
   uint32_t tick_rate_hz() const;
   // The commands the last tick() took from the queue, in the order it applied them
