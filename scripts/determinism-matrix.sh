@@ -39,25 +39,24 @@ while (($#)); do
 done
 
 assets_dir=$(cd "$root/.." && pwd)/shared/assets
+# runnable SCENARIO_JSON WHAT: false (saying so) when the scenario names a file under
+# shared/assets and the public sample models are absent.
+runnable() {
+  if grep -q 'shared/assets' "$1" && [[ ! -d $assets_dir ]]; then
+    echo "determinism-matrix: skipping $2 ($assets_dir absent)"
+    return 1
+  fi
+}
 scenarios=()
 for json in tests/golden/*.json; do
   name=$(basename "$json" .json)
-  # Scenarios naming a file under shared/assets need the public sample models.
-  if grep -q 'shared/assets' "$json" && [[ ! -d $assets_dir ]]; then
-    echo "determinism-matrix: skipping $name ($assets_dir absent)"
-    continue
-  fi
-  scenarios+=("$name")
+  runnable "$json" "$name" && scenarios+=("$name")
 done
 ((${#scenarios[@]})) || { echo "determinism-matrix: no scenario to run" >&2; exit 1; }
 recordings=()
 for rec in tests/regress/*.pcrec; do
   name=$(basename "$rec" .pcrec)
-  if grep -q 'shared/assets' "tests/regress/$name.json" && [[ ! -d $assets_dir ]]; then
-    echo "determinism-matrix: skipping replay of $name ($assets_dir absent)"
-    continue
-  fi
-  recordings+=("$name")
+  runnable "tests/regress/$name.json" "the replay of $name" && recordings+=("$name")
 done
 
 # configure_cell CELL DIR: a minimal build (core, rig, sim, cli) of the cell's flavour.
