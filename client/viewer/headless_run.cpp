@@ -11,17 +11,13 @@
 #include "posecast/render/image_io.h"
 #include "posecast/render/offscreen_target.h"
 #include "posecast/render/renderer.h"
+#include "run_failure.h"
 
 namespace posecast::viewer {
 
 namespace {
 
 constexpr int64_t kFrameStepUs = 16667;  // 1/60 s
-
-int fail(const std::string& why) {
-  std::fprintf(stderr, "posecast-viewer: %s\n", why.c_str());
-  return kExitFailure;
-}
 
 double micros_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)

@@ -11,6 +11,7 @@
 #include "model_sync.h"
 #include "posecast/render/gl_context.h"
 #include "posecast/render/renderer.h"
+#include "run_failure.h"
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 
@@ -21,11 +22,6 @@ namespace {
 // Ctrl+C (SIGINT/SIGTERM) ends the loop normally, so --stats still prints.
 volatile std::sig_atomic_t g_stop_requested = 0;
 extern "C" void request_stop(int /*signal*/) { g_stop_requested = 1; }
-
-int fail(const std::string& why) {
-  std::fprintf(stderr, "posecast-viewer: %s\n", why.c_str());
-  return kExitFailure;
-}
 
 // Everything the GLFW callbacks change; reached through the window's user pointer.
 struct InputState {

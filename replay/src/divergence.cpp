@@ -11,11 +11,10 @@
 
 #include "posecast/hash.h"
 #include "posecast/replay/replayer.h"
+#include "decimal_text.h"
 
 namespace posecast::replay {
 namespace {
-
-std::string num(uint64_t v) { return std::to_string(v); }
 
 std::string fmt(double v) {
   char buf[32];

@@ -13,13 +13,12 @@
 #include "posecast/replay/recorder.h"
 #include "posecast/sim/scenario.h"
 #include "posecast/sim/scenario_runner.h"
+#include "decimal_text.h"
 
 namespace posecast::replay {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string num(uint64_t v) { return std::to_string(v); }
 
 bool parse_hex(const std::string& s, uint64_t& out) {
   if (s.empty() || s.size() > 16) return false;

@@ -16,7 +16,7 @@ namespace {
 using testing::LoopbackSession;
 using testing::SessionSetup;
 
-constexpr uint32_t kInterval = 3;  // 20 Hz snapshots at 60 Hz ticks
+constexpr uint32_t kSnapshotIntervalTicks = 3;  // 20 Hz snapshots at 60 Hz ticks
 
 // Worst virtual-vertex error (model units) of `test` against `exact`.
 class PoseErrorMeter {
@@ -158,9 +158,9 @@ TEST_F(IntegrationTest, EightLossyClientsDecodeServerPalettesBitForBitAndInterpo
   std::size_t clean = 0, gap = 0, longer = 0;
   for (const Frame& f : frames) {
     auto next = received[f.client].upper_bound(f.before);
-    const uint32_t next_tick = next == received[f.client].end() ? f.before + 100 * kInterval : *next;
-    const uint32_t lost = (next_tick - f.before) / kInterval - 1;
-    const bool is_clean = f.mode == PresentMode::kInterpolate && !f.correcting && f.after == f.before + kInterval;
+    const uint32_t next_tick = next == received[f.client].end() ? f.before + 100 * kSnapshotIntervalTicks : *next;
+    const uint32_t lost = (next_tick - f.before) / kSnapshotIntervalTicks - 1;
+    const bool is_clean = f.mode == PresentMode::kInterpolate && !f.correcting && f.after == f.before + kSnapshotIntervalTicks;
     if (is_clean) {
       ++clean;
       worst_clean = std::max(worst_clean, f.error);
@@ -176,7 +176,7 @@ TEST_F(IntegrationTest, EightLossyClientsDecodeServerPalettesBitForBitAndInterpo
   auto percentile = [&](bool gap_frames, float Frame::*field, double q) {
     std::vector<float> v;
     for (const Frame& f : frames) {
-      const bool is_clean = f.mode == PresentMode::kInterpolate && !f.correcting && f.after == f.before + kInterval;
+      const bool is_clean = f.mode == PresentMode::kInterpolate && !f.correcting && f.after == f.before + kSnapshotIntervalTicks;
       if (is_clean != gap_frames) v.push_back(f.*field);
     }
     if (v.empty()) return 0.0;

@@ -11,7 +11,7 @@ namespace {
 
 constexpr uint32_t kTickRate = 60;
 constexpr uint32_t kSendRate = 20;
-constexpr int64_t kInterval = 50'000;
+constexpr int64_t kSnapshotIntervalUs = 50'000;
 
 int64_t tick_time(uint32_t tick) { return static_cast<int64_t>(tick) * 1'000'000 / kTickRate; }
 
@@ -70,12 +70,12 @@ void run(PlayoutClock& clock, double seconds, int64_t latency, int64_t jitter, d
 TEST(PlayoutClockTest, StartsAtTwoSendIntervals) {
   PlayoutClock clock;
   clock.reset(kTickRate, kSendRate);
-  EXPECT_EQ(clock.target_delay_us(), 2 * kInterval);
+  EXPECT_EQ(clock.target_delay_us(), 2 * kSnapshotIntervalUs);
   clock.on_packet(30, 1, 5'000'000);
   clock.advance(5'000'000);
   ASSERT_TRUE(clock.started());
-  EXPECT_EQ(clock.current_delay_us(5'000'000), 2 * kInterval);
-  EXPECT_EQ(clock.render_time_us(), tick_time(30) - 2 * kInterval);
+  EXPECT_EQ(clock.current_delay_us(5'000'000), 2 * kSnapshotIntervalUs);
+  EXPECT_EQ(clock.render_time_us(), tick_time(30) - 2 * kSnapshotIntervalUs);
 }
 
 TEST(PlayoutClockTest, WithoutLossOrJitterTheDelaySettlesAtOneSendInterval) {
@@ -85,9 +85,9 @@ TEST(PlayoutClockTest, WithoutLossOrJitterTheDelaySettlesAtOneSendInterval) {
   EXPECT_EQ(clock.loss(), 0.0);
   EXPECT_EQ(clock.cover(), 0);
   EXPECT_EQ(clock.jitter_us(), 0);
-  EXPECT_EQ(clock.target_delay_us(), kInterval);
+  EXPECT_EQ(clock.target_delay_us(), kSnapshotIntervalUs);
   EXPECT_NEAR(static_cast<double>(clock.current_delay_us(1'000'000 + tick_time(359))),
-              static_cast<double>(kInterval), 2'000.0);
+              static_cast<double>(kSnapshotIntervalUs), 2'000.0);
 }
 
 TEST(PlayoutClockTest, JitterAddsItsMeasuredSpreadToTheDelay) {
@@ -98,7 +98,7 @@ TEST(PlayoutClockTest, JitterAddsItsMeasuredSpreadToTheDelay) {
   EXPECT_GT(clock.jitter_us(), 30'000);
   EXPECT_LE(clock.jitter_us(), 40'000);
   EXPECT_EQ(clock.cover(), 0);
-  EXPECT_EQ(clock.target_delay_us(), kInterval + clock.jitter_us());
+  EXPECT_EQ(clock.target_delay_us(), kSnapshotIntervalUs + clock.jitter_us());
 }
 
 TEST(PlayoutClockTest, TenPercentLossRidesOutOneLostSnapshot) {
@@ -108,7 +108,7 @@ TEST(PlayoutClockTest, TenPercentLossRidesOutOneLostSnapshot) {
   EXPECT_GT(clock.loss(), 0.03);
   EXPECT_LT(clock.loss(), 0.2);
   EXPECT_GE(clock.cover(), 1);
-  EXPECT_EQ(clock.target_delay_us(), (1 + clock.cover()) * kInterval + clock.jitter_us());
+  EXPECT_EQ(clock.target_delay_us(), (1 + clock.cover()) * kSnapshotIntervalUs + clock.jitter_us());
 }
 
 TEST(PlayoutClockTest, HeavyLossRaisesTheCoverUpToItsCap) {

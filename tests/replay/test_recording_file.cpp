@@ -10,7 +10,7 @@
 namespace posecast::test {
 namespace {
 
-constexpr uint32_t kEntities = 12;
+constexpr uint32_t kRecordedEntities = 12;
 
 struct Recorded {
   TempFile file{"session.pcrec"};
@@ -22,7 +22,7 @@ struct Recorded {
 const Recorded& session() {
   static Recorded* r = [] {
     auto* rec = new Recorded();
-    rec->hashes = record_session(rec->file.path, 600, kEntities);
+    rec->hashes = record_session(rec->file.path, 600, kRecordedEntities);
     rec->bytes = read_bytes(rec->file.path);
     return rec;
   }();
@@ -43,12 +43,12 @@ TEST(RecordingFile, HoldsHeaderTicksCommandsAndCheckpoints) {
   EXPECT_EQ(rec->end_tick(), 600u);
   ASSERT_EQ(rec->checkpoints.size(), 3u);
   EXPECT_EQ(rec->checkpoints[1].tick, 300u);
-  EXPECT_EQ(rec->checkpoints[1].entity_hashes.size(), kEntities);
+  EXPECT_EQ(rec->checkpoints[1].entity_hashes.size(), kRecordedEntities);
   EXPECT_EQ(rec->stop.reason, StopReason::kClosed);
   for (uint64_t t = 0; t < 600; ++t) ASSERT_EQ(rec->tick_record(t)->world_hash, session().hashes[t]) << t;
   // Spawn + play per entity at tick 0, then one decision per entity per second.
-  EXPECT_EQ(rec->commands_at(0).size(), 2 * kEntities);
-  EXPECT_EQ(rec->commands.size(), 2 * kEntities + kEntities * 10);
+  EXPECT_EQ(rec->commands_at(0).size(), 2 * kRecordedEntities);
+  EXPECT_EQ(rec->commands.size(), 2 * kRecordedEntities + kRecordedEntities * 10);
 }
 
 TEST(RecordingFile, ChunksAreFlushedEverySecondOfTicks) {

@@ -10,6 +10,9 @@
 
 namespace posecast::rig::test {
 
+// The clips of every generated rig, in file order (tools/rig/src/rig_clips.cpp).
+inline const std::vector<std::string> kClipNames = {"idle", "walk", "run", "wave", "step_pose", "sway_cubic"};
+
 struct GlbFile {
   nlohmann::json json;
   std::vector<uint8_t> bin;  // BIN chunk payload (including its zero padding)

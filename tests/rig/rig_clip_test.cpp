@@ -13,6 +13,7 @@
 namespace posecast::rig {
 namespace {
 
+using test::kClipNames;
 using test::rig_file;
 
 struct Channel {
@@ -30,7 +31,6 @@ struct Channel {
   }
 };
 
-const std::vector<std::string> kClipNames = {"idle", "walk", "run", "wave", "step_pose", "sway_cubic"};
 
 std::vector<Channel> clip_channels(const test::GlbFile& file, const std::string& name) {
   for (const auto& animation : file.json.at("animations")) {

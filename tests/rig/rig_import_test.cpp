@@ -17,7 +17,7 @@
 namespace posecast::rig {
 namespace {
 
-const std::vector<std::string> kClipNames = {"idle", "walk", "run", "wave", "step_pose", "sway_cubic"};
+using test::kClipNames;
 
 Result<Model> import_rig(uint32_t joints) {
   return import_gltf_memory(test::rig_bytes(joints), "gen-rig:" + std::to_string(joints));

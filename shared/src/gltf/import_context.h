@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "gltf/json_path.h"
 #include "posecast/gltf_import.h"
 #include "posecast/result.h"
 
@@ -34,14 +35,5 @@ struct ImportContext {
     return Error{std::move(m)};
   }
 };
-
-// "name[index]", the JSON path element of one array entry.
-inline std::string at(std::string_view name, std::size_t index) {
-  std::string s(name);
-  s += '[';
-  s += std::to_string(index);
-  s += ']';
-  return s;
-}
 
 }  // namespace posecast::gltf

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <exception>
 
+#include "gltf/json_path.h"
+
 namespace posecast::gltf {
 namespace {
 
@@ -12,10 +14,6 @@ using nlohmann::json;
 
 Error fail(const std::string& file, const std::string& path, const std::string& reason) {
   return Error{file + ": " + path + ": " + reason};
-}
-
-std::string at(const std::string& name, std::size_t i) {
-  return name + "[" + std::to_string(i) + "]";
 }
 
 // An integer the way tinygltf reads one (JSON integer, signed or unsigned).
