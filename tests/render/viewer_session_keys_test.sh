@@ -32,9 +32,12 @@ grep -q "faster -> entity 0" "$out/keys_viewer.log" || fail "the viewer did not 
 grep -q "owns entity 0" "$out/keys_server.log" || fail "the server granted nothing"
 grep -q "final: .*| commands 2 |" "$out/keys_server.log" || fail "the server did not apply exactly 2 commands"
 
-# 2. Replay controls: record 4 s of the scenario, serve it, drive it from the viewer.
+# 2. Replay controls: record 12 s of the scenario, serve it, drive it from the viewer. The
+# replay plays from the moment the server starts, so the recording must outlast the viewer's
+# start-up and its first 40 frames even on a loaded machine (llvmpipe under load: several
+# seconds); with 4 s the pause once came after the end of the recording.
 rm -f "$out/keys.pcrec"
-"$server" --scenario "$scenario" --listen 127.0.0.1:0 --duration 4 --metrics-interval 0 \
+"$server" --scenario "$scenario" --listen 127.0.0.1:0 --duration 12 --metrics-interval 0 \
   --record "$out/keys.pcrec" >"$out/keys_record.log" 2>&1
 "$server" --replay "$out/keys.pcrec" --listen "127.0.0.1:$port" --metrics-interval 0 \
   >"$out/keys_server.log" 2>&1 &
