@@ -167,7 +167,10 @@ void QuantizedPose::reset(const PoseFormat& format) {
 }
 
 PoseQuantizer::PoseQuantizer(const PoseFormat& format)
-    : format_(format), true_world_(format.node_count()), coded_world_(format.node_count()) {}
+    : format_(format),
+      coded_local_(format.node_count()),
+      true_world_(format.node_count()),
+      coded_world_(format.node_count()) {}
 
 bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPose* reference,
                              QuantizedPose& out) {
@@ -225,6 +228,7 @@ bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPos
                                 ? rest.rotation
                                 : dequantize_rotation_inline(rest, codes + kRotationAxis,
                                                       precision.rotation_step);
+    coded_local_[n] = coded;
     coded_world_[n] = parent < 0 ? coded : mul(coded_world_[parent], coded);
   }
   out.off_layout = off_layout;
@@ -244,6 +248,39 @@ void dequantize_pose(const PoseFormat& format, const QuantizedPose& pose,
     t.rotation = is_rest_rotation(codes + kRotationAxis)
                      ? rest.rotation
                      : dequantize_rotation_inline(rest, codes + kRotationAxis, precision.rotation_step);
+    t.scale = dequantize_linear(rest.scale, codes + kScaleCode, precision.scale_step);
+  }
+}
+
+void dequantize_pose_reusing(const PoseFormat& format, const QuantizedPose& pose,
+                             const QuantizedPose& known,
+                             std::span<const glm::quat> known_rotations,
+                             std::span<Transform> out) {
+  const std::size_t count = format.node_count();
+  if (known.values.size() != count * kValuesPerNode || known_rotations.size() != count) {
+    dequantize_pose(format, pose, out);
+    return;
+  }
+  for (std::size_t n = 0; n < count && n < out.size(); ++n) {
+    const int32_t* codes = &pose.values[n * kValuesPerNode];
+    const int32_t* known_codes = &known.values[n * kValuesPerNode];
+    const Transform& rest = format.rest[n];
+    const NodePrecision& precision = format.precision[n];
+    Transform& t = out[n];
+    t.translation = dequantize_linear(rest.translation, codes + kTranslationCode,
+                                      precision.translation_step);
+    const bool same_rotation = codes[kRotationAxis] == known_codes[kRotationAxis] &&
+                               codes[kRotationCode] == known_codes[kRotationCode] &&
+                               codes[kRotationCode + 1] == known_codes[kRotationCode + 1] &&
+                               codes[kRotationCode + 2] == known_codes[kRotationCode + 2];
+    if (same_rotation) {
+      t.rotation = known_rotations[n];
+    } else {
+      t.rotation = is_rest_rotation(codes + kRotationAxis)
+                       ? rest.rotation
+                       : dequantize_rotation_inline(rest, codes + kRotationAxis,
+                                                    precision.rotation_step);
+    }
     t.scale = dequantize_linear(rest.scale, codes + kScaleCode, precision.scale_step);
   }
 }

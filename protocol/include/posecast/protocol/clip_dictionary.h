@@ -39,6 +39,11 @@ class ClipDictionary {
   // Returns false (out unspecified) for an invalid recipe or when a job fails.
   bool predict(const PoseRecipe& recipe, const QuantizedPose* reference, QuantizedPose& out);
 
+  // After a successful predict(): the dequantised local rotations of its `out`, node_count
+  // entries (PoseQuantizer::coded_rotations; for dequantize_pose_reusing). Unspecified
+  // otherwise, and overwritten by the next predict().
+  std::span<const glm::quat> predicted_rotations() const { return quantizer_.coded_rotations(); }
+
   // The recipe's local pose (before quantisation), for tests and tools.
   bool evaluate(const PoseRecipe& recipe, std::span<Transform> out);
 
