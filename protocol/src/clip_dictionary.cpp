@@ -9,12 +9,13 @@
 namespace posecast::protocol {
 
 ClipDictionary::ClipDictionary(const Skeleton& skeleton, std::span<const Clip> clips,
-                               const PoseFormat& format)
+                               const PoseFormat& format, bool assets_validated)
     : skeleton_(skeleton),
       clips_(clips),
       quantizer_(format),
       samples_(kMaxRecipeInputs, std::vector<Transform>(skeleton.node_count())),
-      blended_(skeleton.node_count()) {
+      blended_(skeleton.node_count()),
+      assets_validated_(assets_validated) {
   std::size_t tracks = 0;
   for (const Clip& c : clips) tracks = std::max(tracks, c.tracks.size());
   cursor_.assign(tracks, 0u);
@@ -43,6 +44,7 @@ bool ClipDictionary::evaluate(const PoseRecipe& recipe, std::span<Transform> out
     std::fill(cursor_.begin(), cursor_.end(), 0u);
     SampleJob job{&skeleton_, &clip, in.time_us,
                   std::span<uint32_t>(cursor_).first(clip.tracks.size()), samples_[i]};
+    job.assets_validated = assets_validated_;
     if (!job.Run()) return false;
     inputs[i] = BlendInput{samples_[i], in.weight};
   }

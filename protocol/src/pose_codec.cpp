@@ -593,7 +593,9 @@ bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& r
 
 Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    const PoseReference& reference, QuantizedPose& out, PoseCoding coding,
-                   ClipDictionary* dictionary, QuantizedPose* scratch) {
+                   ClipDictionary* dictionary, QuantizedPose* scratch,
+                   bool* from_dictionary_out) {
+  if (from_dictionary_out != nullptr) *from_dictionary_out = false;
   out.values.resize(format.node_count() * kValuesPerNode);
   out.recipe = PoseRecipe{};
   int references = 0;
@@ -644,6 +646,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   const Predictor predictor(format, reference, references, from_dictionary ? &predicted : nullptr);
   if (Status st = decode_body(format, predictor, source, out); !st) return st;
   if (source.rc.consumed() < bytes.size()) return Error{"pose: trailing bytes"};
+  if (from_dictionary_out != nullptr) *from_dictionary_out = from_dictionary;
   return {};
 }
 

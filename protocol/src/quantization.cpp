@@ -1,6 +1,10 @@
 #include "posecast/protocol/quantization.h"
 
+#include <bit>
 #include <cmath>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "posecast/det_math.h"
 #include "posecast/local_to_model.h"
@@ -24,19 +28,54 @@ float component(const glm::quat& q, int i) {
 // The three component indices other than `axis`, in increasing order.
 constexpr int kOthers[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
 
-// floor(x) as an integer for 0 <= x < 2^31, without a libm call (baseline x86-64 has no
-// rounding instruction, so std::floor is a call): truncation is exact there (a float that
-// large is already an integer), and equals floor for x >= 0.
-inline int32_t floor_nonnegative(float x) { return static_cast<int32_t>(x); }
+// Three codes at once, in GCC/Clang generic vectors (SSE on x86-64, NEON on aarch64): each
+// lane does exactly the float operations of the scalar path, and IEEE division, addition and
+// truncation round per lane as the scalar instructions do, so the codes are the same integers
+// (the quantiser's divisions were most of its time, one at a time). Lane 3 is padding.
+using Lanes4f = float __attribute__((vector_size(16)));
+using Lanes4i = int32_t __attribute__((vector_size(16)));
 
-// Round half away from zero; false when |v| exceeds `limit` (or is not finite). The same
-// integers as (int32_t)(v < 0 ? -floor(-v + 0.5f) : floor(v + 0.5f)): |v| <= limit <= 2^30,
-// so +-v + 0.5f is in [0, 2^31) where floor_nonnegative is exact (rotation limits,
-// ceil(2 / step) + 1, are far smaller).
-bool round_code(float v, int32_t limit, int32_t& out) {
-  if (!(std::fabs(v) <= static_cast<float>(limit))) return false;
-  out = v < 0.0f ? -floor_nonnegative(-v + 0.5f) : floor_nonnegative(v + 0.5f);
+// Lanes 0..2 of `v` rounded half away from zero into out[0..2] (lane 3 is ignored); false
+// when any |v| exceeds `limit` or is NaN. The same integers as the former scalar
+// (int32_t)(v < 0 ? -floor(-v + 0.5f) : floor(v + 0.5f)): for v < 0, -v + 0.5f is |v| + 0.5f;
+// |v| <= limit <= 2^30, so |v| + 0.5f is in [0, 2^31), where truncation (the conversion) is
+// exact and equals floor (rotation limits, ceil(2 / step) + 1, are far smaller). No libm call
+// (baseline x86-64 has no rounding instruction, so std::floor is one).
+[[gnu::always_inline]] inline bool round_codes3(Lanes4f v, int32_t limit, int32_t* out) {
+  const Lanes4i sign_mask = {0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF, 0x7FFFFFFF};
+  const Lanes4f magnitude = std::bit_cast<Lanes4f>(std::bit_cast<Lanes4i>(v) & sign_mask);
+  const float bound = static_cast<float>(limit);
+  const Lanes4i within = magnitude <= Lanes4f{bound, bound, bound, bound};  // false for NaN
+  if (!(within[0] & within[1] & within[2])) return false;
+  const Lanes4i rounded = __builtin_convertvector(magnitude + 0.5f, Lanes4i);
+  // -1 in the lanes where v < 0: (x ^ -1) - (-1) == -x, (x ^ 0) - 0 == x.
+  const Lanes4i negative = v < Lanes4f{0.0f, 0.0f, 0.0f, 0.0f};
+  const Lanes4i code = (rounded ^ negative) - negative;
+  out[0] = code[0];
+  out[1] = code[1];
+  out[2] = code[2];
   return true;
+}
+
+// det_mul (det_math.h), forced inline: the quantiser multiplies four quaternions per node and
+// the compiler kept det_mul out of line there (a call and a stack round trip each). The same
+// expression, so the same bits.
+[[gnu::always_inline]] inline glm::quat mul(const glm::quat& a, const glm::quat& b) {
+  return glm::quat(a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+                   a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+                   a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+                   a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w);
+}
+
+// Correctly rounded square root, the same bits as std::sqrt. On x86-64 the sqrtss
+// instruction directly: GCC compiled std::sqrt here as a call into libm (errno handling), a
+// measurable part of quantising. The argument below is >= 1, so errno never mattered.
+[[gnu::always_inline]] inline float sqrt_exact(float x) {
+#if defined(__SSE__)
+  return _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(x)));
+#else
+  return std::sqrt(x);
+#endif
 }
 
 bool finite3(const glm::vec3& v) {
@@ -49,9 +88,8 @@ bool finite4(const glm::quat& q) {
 
 // Codes of value - rest in steps (translation or scale).
 bool quantize_linear(const glm::vec3& value, const glm::vec3& rest, float step, int32_t* out) {
-  return round_code((value.x - rest.x) / step, kMaxLinearCode, out[0]) &&
-         round_code((value.y - rest.y) / step, kMaxLinearCode, out[1]) &&
-         round_code((value.z - rest.z) / step, kMaxLinearCode, out[2]);
+  const Lanes4f delta = Lanes4f{value.x, value.y, value.z, 0.0f} - Lanes4f{rest.x, rest.y, rest.z, 0.0f};
+  return round_codes3(delta / Lanes4f{step, step, step, step}, kMaxLinearCode, out);
 }
 
 glm::vec3 dequantize_linear(const glm::vec3& rest, const int32_t* codes, float step) {
@@ -65,7 +103,7 @@ glm::vec3 dequantize_linear(const glm::vec3& rest, const int32_t* codes, float s
 // g = the other components over d[a]. out[0] = axis, out[1..3] = codes.
 bool quantize_rotation(const glm::quat& rest, const glm::quat& target, int reference_axis,
                        float step, int32_t limit, int32_t* out) {
-  const glm::quat d = det_mul(conjugate(rest), target);
+  const glm::quat d = mul(conjugate(rest), target);
   // Largest component, preferring w, then x, y, z on ties (fixed order: deterministic).
   int axis = 3;
   float largest = std::fabs(d.w);
@@ -83,12 +121,11 @@ bool quantize_rotation(const glm::quat& rest, const glm::quat& target, int refer
   }
   const float pivot = component(d, axis);
   out[0] = axis;
-  for (int k = 0; k < 3; ++k) {
-    if (!round_code(component(d, kOthers[axis][k]) / pivot / step, limit, out[1 + k])) {
-      return false;
-    }
-  }
-  return true;
+  // (component / pivot) / step per lane, as the scalar expression groups it.
+  const Lanes4f others = {component(d, kOthers[axis][0]), component(d, kOthers[axis][1]),
+                          component(d, kOthers[axis][2]), 0.0f};
+  const Lanes4f gibbs = others / Lanes4f{pivot, pivot, pivot, pivot};
+  return round_codes3(gibbs / Lanes4f{step, step, step, step}, limit, out + 1);
 }
 
 bool is_rest_rotation(const int32_t* codes) {
@@ -107,13 +144,13 @@ bool is_zero3(const int32_t* codes) { return codes[0] == 0 && codes[1] == 0 && c
   const float g0 = static_cast<float>(codes[1]) * step;
   const float g1 = static_cast<float>(codes[2]) * step;
   const float g2 = static_cast<float>(codes[3]) * step;
-  const float n = 1.0f / std::sqrt(((1.0f + g0 * g0) + g1 * g1) + g2 * g2);
+  const float n = 1.0f / sqrt_exact(((1.0f + g0 * g0) + g1 * g1) + g2 * g2);
   float c[4];
   c[axis] = n;
   c[kOthers[axis][0]] = g0 * n;
   c[kOthers[axis][1]] = g1 * n;
   c[kOthers[axis][2]] = g2 * n;
-  return det_mul(rest.rotation, glm::quat(c[3], c[0], c[1], c[2]));
+  return mul(rest.rotation, glm::quat(c[3], c[0], c[1], c[2]));
 }
 
 }  // namespace
@@ -130,7 +167,10 @@ void QuantizedPose::reset(const PoseFormat& format) {
 }
 
 PoseQuantizer::PoseQuantizer(const PoseFormat& format)
-    : format_(format), true_world_(format.node_count()), coded_world_(format.node_count()) {}
+    : format_(format),
+      coded_local_(format.node_count()),
+      true_world_(format.node_count()),
+      coded_world_(format.node_count()) {}
 
 bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPose* reference,
                              QuantizedPose& out) {
@@ -165,14 +205,14 @@ bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPos
     if (!(channels & kChannelScale) && !is_zero3(codes + kScaleCode)) off_layout = true;
 
     const int parent = format_.parents[n];
-    true_world_[n] = parent < 0 ? src.rotation : det_mul(true_world_[parent], src.rotation);
+    true_world_[n] = parent < 0 ? src.rotation : mul(true_world_[parent], src.rotation);
     const int reference_axis =
         reference != nullptr ? reference->values[n * kValuesPerNode + kRotationAxis] : -1;
     glm::quat target = src.rotation;
     if ((channels & kChannelRotation) && format_.compensated && parent >= 0) {
       // What this node's local rotation must be, given the parent's quantised world
       // rotation, for its world rotation to be the true one.
-      target = det_mul(conjugate(coded_world_[parent]), true_world_[n]);
+      target = mul(conjugate(coded_world_[parent]), true_world_[n]);
     }
     if (!(channels & kChannelRotation) && src.rotation == rest.rotation) {
       codes[kRotationAxis] = 3;
@@ -188,7 +228,8 @@ bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPos
                                 ? rest.rotation
                                 : dequantize_rotation_inline(rest, codes + kRotationAxis,
                                                       precision.rotation_step);
-    coded_world_[n] = parent < 0 ? coded : det_mul(coded_world_[parent], coded);
+    coded_local_[n] = coded;
+    coded_world_[n] = parent < 0 ? coded : mul(coded_world_[parent], coded);
   }
   out.off_layout = off_layout;
   return true;
@@ -207,6 +248,39 @@ void dequantize_pose(const PoseFormat& format, const QuantizedPose& pose,
     t.rotation = is_rest_rotation(codes + kRotationAxis)
                      ? rest.rotation
                      : dequantize_rotation_inline(rest, codes + kRotationAxis, precision.rotation_step);
+    t.scale = dequantize_linear(rest.scale, codes + kScaleCode, precision.scale_step);
+  }
+}
+
+void dequantize_pose_reusing(const PoseFormat& format, const QuantizedPose& pose,
+                             const QuantizedPose& known,
+                             std::span<const glm::quat> known_rotations,
+                             std::span<Transform> out) {
+  const std::size_t count = format.node_count();
+  if (known.values.size() != count * kValuesPerNode || known_rotations.size() != count) {
+    dequantize_pose(format, pose, out);
+    return;
+  }
+  for (std::size_t n = 0; n < count && n < out.size(); ++n) {
+    const int32_t* codes = &pose.values[n * kValuesPerNode];
+    const int32_t* known_codes = &known.values[n * kValuesPerNode];
+    const Transform& rest = format.rest[n];
+    const NodePrecision& precision = format.precision[n];
+    Transform& t = out[n];
+    t.translation = dequantize_linear(rest.translation, codes + kTranslationCode,
+                                      precision.translation_step);
+    const bool same_rotation = codes[kRotationAxis] == known_codes[kRotationAxis] &&
+                               codes[kRotationCode] == known_codes[kRotationCode] &&
+                               codes[kRotationCode + 1] == known_codes[kRotationCode + 1] &&
+                               codes[kRotationCode + 2] == known_codes[kRotationCode + 2];
+    if (same_rotation) {
+      t.rotation = known_rotations[n];
+    } else {
+      t.rotation = is_rest_rotation(codes + kRotationAxis)
+                       ? rest.rotation
+                       : dequantize_rotation_inline(rest, codes + kRotationAxis,
+                                                    precision.rotation_step);
+    }
     t.scale = dequantize_linear(rest.scale, codes + kScaleCode, precision.scale_step);
   }
 }

@@ -48,6 +48,37 @@ TEST(AssetBindingTest, RefusesAModelIdListedTwice) {
   EXPECT_FALSE(AssetBinding::bind(infos, *rig.library, false, {}).ok());
 }
 
+TEST(AssetLibraryTest, RefusesAModelWithAnInvalidClipNamingRigAndClip) {
+  testing::TestRig valid = testing::load_test_rig();
+  ASSERT_NE(valid.model, nullptr);
+  Model broken = *valid.model->model;
+  broken.source = "broken-rig";
+  broken.content_hash ^= 1;  // another model as far as the library is concerned
+  ASSERT_FALSE(broken.rigs[0].clips.empty());
+  ASSERT_FALSE(broken.rigs[0].clips[0].tracks.empty());
+  // A track animating a node the skeleton does not have: the per-frame jobs on the library's
+  // models skip this check (assets_validated), so add() must refuse the model.
+  broken.rigs[0].clips[0].tracks[0].node = static_cast<uint16_t>(broken.rigs[0].skeleton.node_count());
+  AssetLibrary library;
+  const Status s = library.add(std::make_shared<const Model>(std::move(broken)));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("broken-rig: rigs[0].clips[0]"), std::string::npos) << s.error().message;
+  EXPECT_EQ(library.size(), 0u);
+}
+
+TEST(AssetLibraryTest, RefusesAModelWithAnInvalidSkeleton) {
+  testing::TestRig valid = testing::load_test_rig();
+  ASSERT_NE(valid.model, nullptr);
+  Model broken = *valid.model->model;
+  broken.source = "broken-skeleton";
+  broken.content_hash ^= 1;
+  broken.rigs[0].skeleton.parents[1] = 5;  // a parent after its child
+  AssetLibrary library;
+  const Status s = library.add(std::make_shared<const Model>(std::move(broken)));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("broken-skeleton: rigs[0]"), std::string::npos) << s.error().message;
+}
+
 class EntityRegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -90,6 +121,22 @@ TEST_F(EntityRegistryTest, DespawnAppliesToItsGenerationAndRetiresAtItsTick) {
   // A late repeat of the old spawn does not bring it back; a new generation does.
   EXPECT_EQ(registry.on_spawn({1, 2, 0, 0, 0}, binding), SpawnOutcome::kStale);
   EXPECT_EQ(registry.on_spawn({1, 3, 0, 0, 40}, binding), SpawnOutcome::kAdded);
+}
+
+TEST_F(EntityRegistryTest, IteratesInIdOrderThroughSpawnsAndRetirements) {
+  for (const uint32_t id : {7u, 3u, 9u, 1u, 5u}) {
+    ASSERT_EQ(registry.on_spawn({id, 1, 0, 0, 0}, binding), SpawnOutcome::kAdded);
+  }
+  ASSERT_EQ(registry.on_despawn({3, 1, 10}), DespawnOutcome::kApplied);
+  ASSERT_EQ(registry.on_despawn({9, 1, 10}), DespawnOutcome::kApplied);
+  EXPECT_EQ(registry.retire(10), 2u);
+  ASSERT_EQ(registry.on_spawn({4, 1, 0, 0, 0}, binding), SpawnOutcome::kAdded);
+  std::vector<uint32_t> ids;
+  for (const ClientEntity& e : registry.entities()) ids.push_back(e.id);
+  EXPECT_EQ(ids, (std::vector<uint32_t>{1, 4, 5, 7}));
+  EXPECT_EQ(registry.find(3), nullptr);
+  ASSERT_NE(registry.find(5), nullptr);
+  EXPECT_EQ(registry.find(5)->id, 5u);
 }
 
 TEST(CommandSenderTest, SendsEachCommandTheConfiguredNumberOfTimesWithSequences) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "posecast/blending.h"
 #include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/pose_codec.h"
@@ -53,6 +55,35 @@ PoseReference history(const std::vector<QuantizedPose>& h, uint32_t age) {
   if (n >= 2) r.prior = &h[n - 2], r.prior_age = age;
   if (n >= 3) r.older = &h[n - 3], r.older_age = age;
   return r;
+}
+
+// The client reuses the prediction's dequantised rotations for nodes whose decoded codes equal
+// the prediction's (dequantize_pose_reusing): the result must be dequantize_pose's, bit for
+// bit, whether a node's codes match or not.
+TEST(ClipDictionary, ReusingThePredictionsRotationsDequantisesBitIdentically) {
+  Rig rig;
+  ClipDictionary dictionary(rig.skeleton, rig.clips, rig.format);
+  const std::size_t nodes = rig.format.node_count();
+  int differing_nodes = 0;
+  for (int64_t t = 0; t < 2'000'000; t += 97'000) {
+    QuantizedPose predicted;
+    ASSERT_TRUE(dictionary.predict(crossfade(t, 0.3f), nullptr, predicted));
+    // The pose to dequantise: the prediction with every third node's rotation moved a code.
+    QuantizedPose pose = predicted;
+    for (std::size_t n = 0; n < nodes; n += 3) {
+      int32_t& code = pose.values[n * kValuesPerNode + kRotationCode];
+      code += code > 0 ? -1 : 1;
+      ++differing_nodes;
+    }
+    for (const QuantizedPose* p : {&predicted, &pose}) {
+      std::vector<Transform> expected(nodes), reused(nodes);
+      dequantize_pose(rig.format, *p, expected);
+      dequantize_pose_reusing(rig.format, *p, predicted, dictionary.predicted_rotations(), reused);
+      EXPECT_EQ(std::memcmp(expected.data(), reused.data(), nodes * sizeof(Transform)), 0)
+          << "t = " << t;
+    }
+  }
+  EXPECT_GT(differing_nodes, 0);
 }
 
 TEST(ClipDictionary, CrossfadesTravelAsRecipesAndDecodeBitIdentically) {

@@ -31,6 +31,18 @@ std::string describe_local_models(const AssetLibrary& library) {
 Status AssetLibrary::add(std::shared_ptr<const Model> model) {
   if (!model) return Error{"asset library: null model"};
   if (find(model->content_hash) != nullptr) return {};
+  for (std::size_t r = 0; r < model->rigs.size(); ++r) {
+    const Rig& rig = model->rigs[r];
+    const std::string where = "asset library: " + model->source + ": rigs[" + std::to_string(r) + "]";
+    if (Status s = rig.skeleton.validate(); !s) return Error{where + ": " + s.error().message};
+    if (rig.skeleton.node_count() == 0) return Error{where + ": skeleton has no node"};
+    for (std::size_t c = 0; c < rig.clips.size(); ++c) {
+      if (Status s = rig.clips[c].validate(rig.skeleton); !s) {
+        return Error{where + ".clips[" + std::to_string(c) + "] '" + rig.clips[c].name +
+                     "': " + s.error().message};
+      }
+    }
+  }
   ClientModel entry;
   entry.formats.reserve(model->rigs.size());
   for (std::size_t r = 0; r < model->rigs.size(); ++r) {
@@ -46,7 +58,8 @@ Status AssetLibrary::add(std::shared_ptr<const Model> model) {
   for (std::size_t r = 0; r < model->rigs.size(); ++r) {
     const Rig& rig = model->rigs[r];
     entry.dictionaries.push_back(
-        std::make_unique<protocol::ClipDictionary>(rig.skeleton, rig.clips, *entry.formats[r]));
+        std::make_unique<protocol::ClipDictionary>(rig.skeleton, rig.clips, *entry.formats[r],
+                                                   /*assets_validated=*/true));
   }
   entry.model = std::move(model);
   models_.push_back(std::make_unique<const ClientModel>(std::move(entry)));

@@ -1,6 +1,13 @@
 #include "posecast/client/entity_registry.h"
 
+#include <algorithm>
+
 namespace posecast::client {
+
+std::vector<ClientEntity>::iterator EntityRegistry::lower_bound(uint32_t id) {
+  return std::lower_bound(entities_.begin(), entities_.end(), id,
+                          [](const ClientEntity& e, uint32_t v) { return e.id < v; });
+}
 
 SpawnOutcome EntityRegistry::on_spawn(const protocol::EntitySpawn& spawn,
                                       const AssetBinding& assets) {
@@ -8,9 +15,10 @@ SpawnOutcome EntityRegistry::on_spawn(const protocol::EntitySpawn& spawn,
       gone != retired_.end() && !generation_newer(spawn.generation, gone->second)) {
     return SpawnOutcome::kStale;
   }
-  auto it = entities_.find(spawn.entity_id);
-  if (it != entities_.end()) {
-    const ClientEntity& known = it->second;
+  auto it = lower_bound(spawn.entity_id);
+  const bool known_id = it != entities_.end() && it->id == spawn.entity_id;
+  if (known_id) {
+    const ClientEntity& known = *it;
     if (spawn.generation == known.generation) return SpawnOutcome::kRepeat;
     if (!generation_newer(spawn.generation, known.generation)) return SpawnOutcome::kStale;
   }
@@ -18,8 +26,9 @@ SpawnOutcome EntityRegistry::on_spawn(const protocol::EntitySpawn& spawn,
   if (model == nullptr || spawn.rig_index >= model->model->rigs.size()) {
     return SpawnOutcome::kUnknownModel;
   }
-  const bool replaced = it != entities_.end();
-  ClientEntity& entity = entities_[spawn.entity_id];
+  const bool replaced = known_id;
+  if (!known_id) it = entities_.insert(it, ClientEntity{});
+  ClientEntity& entity = *it;
   entity.id = spawn.entity_id;
   entity.generation = spawn.generation;
   entity.model_id = spawn.model_id;
@@ -30,14 +39,16 @@ SpawnOutcome EntityRegistry::on_spawn(const protocol::EntitySpawn& spawn,
   entity.skeleton = &model->model->rigs[spawn.rig_index].skeleton;
   entity.format = model->formats[spawn.rig_index].get();
   entity.dictionary = model->dictionaries[spawn.rig_index].get();
-  entity.track.reset(entity.skeleton->node_count(), entity.skeleton->joint_count());
+  // AssetLibrary::add validated the model's skeletons.
+  entity.track.reset(entity.skeleton->node_count(), entity.skeleton->joint_count(),
+                     /*skeleton_validated=*/true);
   return replaced ? SpawnOutcome::kReplaced : SpawnOutcome::kAdded;
 }
 
 DespawnOutcome EntityRegistry::on_despawn(const protocol::EntityDespawn& despawn) {
-  auto it = entities_.find(despawn.entity_id);
-  if (it == entities_.end()) return DespawnOutcome::kUnknown;
-  ClientEntity& entity = it->second;
+  ClientEntity* found = find(despawn.entity_id);
+  if (found == nullptr) return DespawnOutcome::kUnknown;
+  ClientEntity& entity = *found;
   if (entity.generation != despawn.generation) return DespawnOutcome::kStale;
   if (entity.despawn_tick != protocol::kNoTick) return DespawnOutcome::kRepeat;
   entity.despawn_tick = despawn.tick;
@@ -45,27 +56,27 @@ DespawnOutcome EntityRegistry::on_despawn(const protocol::EntityDespawn& despawn
 }
 
 std::size_t EntityRegistry::retire(uint32_t tick) {
+  const auto due = [tick](const ClientEntity& e) {
+    return e.despawn_tick != protocol::kNoTick && e.despawn_tick <= tick;
+  };
   std::size_t removed = 0;
-  for (auto it = entities_.begin(); it != entities_.end();) {
-    if (it->second.despawn_tick != protocol::kNoTick && it->second.despawn_tick <= tick) {
-      retired_[it->first] = it->second.generation;
-      it = entities_.erase(it);
+  for (const ClientEntity& e : entities_) {
+    if (due(e)) {
+      retired_[e.id] = e.generation;
       ++removed;
-    } else {
-      ++it;
     }
   }
+  if (removed > 0) std::erase_if(entities_, due);  // keeps the order
   return removed;
 }
 
 const ClientEntity* EntityRegistry::find(uint32_t id) const {
-  auto it = entities_.find(id);
-  return it == entities_.end() ? nullptr : &it->second;
+  return const_cast<EntityRegistry*>(this)->find(id);
 }
 
 ClientEntity* EntityRegistry::find(uint32_t id) {
-  auto it = entities_.find(id);
-  return it == entities_.end() ? nullptr : &it->second;
+  auto it = lower_bound(id);
+  return it != entities_.end() && it->id == id ? &*it : nullptr;
 }
 
 }  // namespace posecast::client

@@ -467,7 +467,8 @@ void NetClient::present(int64_t now_us) {
       render_us <= 0 ? 0 : static_cast<uint32_t>(std::min<int64_t>(render_us * rate / 1'000'000, kNoTick - 1));
   registry_.retire(render_tick);
 
-  for (auto& [id, entity] : registry_.entities()) {
+  for (ClientEntity& entity : registry_.entities()) {
+    const uint32_t id = entity.id;
     if (render_us < buffer_.tick_time_us(entity.spawn_tick) && entity.track.mode() == PresentMode::kNone) {
       // Not spawned yet at the render time (a late joiner's entities spawned long ago show
       // at once).
@@ -496,7 +497,8 @@ PresentMode NetClient::evaluate_at(uint32_t entity_id, int64_t render_us,
                                    std::span<glm::mat4> palette) {
   const ClientEntity* entity = registry_.find(entity_id);
   if (entity == nullptr || palette.size() != entity->skeleton->joint_count()) return PresentMode::kNone;
-  scratch_track_.reset(entity->skeleton->node_count(), entity->skeleton->joint_count());
+  scratch_track_.reset(entity->skeleton->node_count(), entity->skeleton->joint_count(),
+                       /*skeleton_validated=*/true);  // AssetLibrary::add validated it
   const SampleWindow window = buffer_.window(entity_id, entity->generation, render_us);
   if (!scratch_track_.present(*entity->skeleton, window, render_us, options_.present)) {
     return PresentMode::kNone;

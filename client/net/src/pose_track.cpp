@@ -19,7 +19,8 @@ const char* to_string(PresentMode mode) {
   return "?";
 }
 
-void PoseTrack::reset(std::size_t node_count, std::size_t joint_count) {
+void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated) {
+  skeleton_validated_ = skeleton_validated;
   target_.assign(node_count, Transform{});
   shown_.assign(node_count, Transform{});
   delta_.assign(node_count, Transform{});
@@ -137,9 +138,9 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     // here, only when a frame shows one.
     std::copy(target_.begin(), target_.end(), shown_.begin());
   }
-  const LocalToModelJob to_model{&skeleton, shown_, models_};
+  const LocalToModelJob to_model{&skeleton, shown_, models_, skeleton_validated_};
   if (!to_model.Run()) return false;
-  const PaletteJob to_palette{&skeleton, models_, palette_};
+  const PaletteJob to_palette{&skeleton, models_, palette_, skeleton_validated_};
   return to_palette.Run();
 }
 

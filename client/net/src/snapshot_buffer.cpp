@@ -190,9 +190,11 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const protocol::EntityPos
   }
 
   PoseSample& sample = pool_.at(slot);
+  bool from_dictionary = false;
   const Status decoded =
       protocol::decode_pose(*entity->format, record.pose, reference, sample.quantized,
-                            protocol::PoseCoding::kRangeCoded, entity->dictionary, &prediction_);
+                            protocol::PoseCoding::kRangeCoded, entity->dictionary, &prediction_,
+                            &from_dictionary);
   if (!decoded) {
     pool_.release(slot);
     const std::string& why = decoded.error().message;
@@ -208,8 +210,16 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const protocol::EntityPos
   }
   // Only the local TRS: interpolation reads them every frame. The palette is computed by
   // whoever shows this pose unchanged (PoseSample::compute_palette, PoseTrack), not here.
+  // A dictionary-predicted record mostly equals its prediction (zero residuals), whose
+  // rotations the dictionary's quantiser has already dequantised: those are reused (same
+  // bits), the rest dequantised.
   sample.locals.resize(entity->format->node_count());
-  protocol::dequantize_pose(*entity->format, sample.quantized, sample.locals);
+  if (from_dictionary) {
+    protocol::dequantize_pose_reusing(*entity->format, sample.quantized, prediction_,
+                                      entity->dictionary->predicted_rotations(), sample.locals);
+  } else {
+    protocol::dequantize_pose(*entity->format, sample.quantized, sample.locals);
+  }
   sample.skeleton = entity->skeleton;
   view.entries.insert(pos, ViewEntry{record.entity_id, record.generation, true, slot});
   ++result.decoded;

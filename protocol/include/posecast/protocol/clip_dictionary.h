@@ -21,7 +21,12 @@ namespace posecast::protocol {
 // outlive it and be the ones the format was built from.
 class ClipDictionary {
  public:
-  ClipDictionary(const Skeleton& skeleton, std::span<const Clip> clips, const PoseFormat& format);
+  // `assets_validated`: true only when the caller has checked the skeleton and every clip once
+  // (Skeleton::validate, Clip::validate) and they cannot change; the clip sampling then skips
+  // its per-track bound checks (SampleJob::assets_validated). False checks them on every
+  // predict().
+  ClipDictionary(const Skeleton& skeleton, std::span<const Clip> clips, const PoseFormat& format,
+                 bool assets_validated = false);
 
   std::size_t clip_count() const { return clips_.size(); }
   const Clip& clip(std::size_t i) const { return clips_[i]; }
@@ -34,6 +39,11 @@ class ClipDictionary {
   // Returns false (out unspecified) for an invalid recipe or when a job fails.
   bool predict(const PoseRecipe& recipe, const QuantizedPose* reference, QuantizedPose& out);
 
+  // After a successful predict(): the dequantised local rotations of its `out`, node_count
+  // entries (PoseQuantizer::coded_rotations; for dequantize_pose_reusing). Unspecified
+  // otherwise, and overwritten by the next predict().
+  std::span<const glm::quat> predicted_rotations() const { return quantizer_.coded_rotations(); }
+
   // The recipe's local pose (before quantisation), for tests and tools.
   bool evaluate(const PoseRecipe& recipe, std::span<Transform> out);
 
@@ -44,6 +54,7 @@ class ClipDictionary {
   std::vector<std::vector<Transform>> samples_;  // one per recipe input
   std::vector<uint32_t> cursor_;
   std::vector<Transform> blended_;
+  bool assets_validated_ = false;
 };
 
 }  // namespace posecast::protocol

@@ -89,9 +89,13 @@ class PoseEncoder {
 // range", ... `out` is unspecified after an error.
 // A record predicted from the clip dictionary needs `dictionary` (else an Error says so);
 // `scratch` receives the dictionary's prediction (reuse it to avoid allocation).
+// `from_dictionary` (nullable) is set to whether this record was predicted from the
+// dictionary: then, after success, `*scratch` (when given) and
+// dictionary->predicted_rotations() describe the prediction (dequantize_pose_reusing).
 Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    const PoseReference& reference, QuantizedPose& out,
                    PoseCoding coding = PoseCoding::kRangeCoded,
-                   ClipDictionary* dictionary = nullptr, QuantizedPose* scratch = nullptr);
+                   ClipDictionary* dictionary = nullptr, QuantizedPose* scratch = nullptr,
+                   bool* from_dictionary = nullptr);
 
 }  // namespace posecast::protocol

@@ -87,8 +87,14 @@ class PoseQuantizer {
   bool quantize(std::span<const Transform> pose, const QuantizedPose* reference,
                 QuantizedPose& out);
 
+  // After a successful quantize(): node n's local rotation as dequantize_pose() gives it for
+  // `out` (the quantiser computes it anyway, for the compensated parents), node_count entries.
+  // Unspecified after a failed quantize().
+  std::span<const glm::quat> coded_rotations() const { return coded_local_; }
+
  private:
   const PoseFormat& format_;
+  std::vector<glm::quat> coded_local_;  // dequantised local rotations of the last quantize()
   std::vector<glm::quat> true_world_;   // world rotations of the input pose
   std::vector<glm::quat> coded_world_;  // world rotations of the quantised pose
 };
@@ -97,6 +103,17 @@ class PoseQuantizer {
 // was produced by PoseQuantizer or decode_pose for this format (values in range).
 void dequantize_pose(const PoseFormat& format, const QuantizedPose& pose,
                      std::span<Transform> out);
+
+// dequantize_pose() for a pose whose codes mostly equal those of `known`, a pose of the same
+// format whose dequantised rotations are at hand (`known_rotations`, node_count entries, e.g.
+// PoseQuantizer::coded_rotations() of the quantize() that produced `known`): a node whose
+// rotation codes equal known's takes known_rotations[n] (the same bits dequantize_pose would
+// compute), the others are dequantised. Translations and scales are dequantised as usual.
+// Falls back to dequantize_pose() when `known` or `known_rotations` has the wrong size.
+void dequantize_pose_reusing(const PoseFormat& format, const QuantizedPose& pose,
+                             const QuantizedPose& known,
+                             std::span<const glm::quat> known_rotations,
+                             std::span<Transform> out);
 
 // Dequantised rotation of one node from its codes, exposed for tests.
 glm::quat dequantize_rotation(const Transform& rest, const int32_t* codes, float step);

@@ -33,7 +33,11 @@ struct ClientModel {
 class AssetLibrary {
  public:
   // Adds a loaded model (a second model with the same content hash is ignored: success).
-  // Errors: null model, a rig whose pose format cannot be built (the message names the rig).
+  // Every rig's skeleton and clips are validated here, once (Skeleton::validate,
+  // Clip::validate): the per-frame jobs on this library's models (PoseTrack, the clip
+  // dictionaries) then skip their per-node and per-track checks (assets_validated).
+  // Errors: null model, a rig with no node, an invalid skeleton or clip, a rig whose pose
+  // format cannot be built (the message names the model, the rig and the clip).
   Status add(std::shared_ptr<const Model> model);
   // Loads a model source ("path/to/Fox.glb" or "gen-rig:N") and adds it.
   Status load(const std::string& source);

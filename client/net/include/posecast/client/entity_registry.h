@@ -7,10 +7,19 @@
 // despawn applies only to the generation it names. A despawned entity stays until the render
 // time passes its despawn tick (its last poses still play), then retire() removes it.
 // Retired (id, generation) pairs are remembered, so a late repeat of an old spawn does not
-// bring a despawned entity back. Iteration is in entity id order (std::map): no pointer- or hash-dependent order.
+// bring a despawned entity back. Iteration is in entity id order: no pointer- or
+// hash-dependent order.
+//
+// Storage: one vector sorted by id (binary search, contiguous iteration). A frame walks every
+// entity, and a std::map put each entity in its own heap node (a pointer chase and a likely
+// cache miss per entity); spawns and retirements, which shift the vector, are rare by
+// comparison. Pointers from find() and spans from entities() are valid until the next
+// on_spawn(), retire() or clear().
 
 #include <cstdint>
 #include <map>
+#include <span>
+#include <vector>
 
 #include "posecast/client/asset_library.h"
 #include "posecast/client/pose_track.h"
@@ -66,11 +75,14 @@ class EntityRegistry {
   const ClientEntity* find(uint32_t id) const;
   ClientEntity* find(uint32_t id);
   std::size_t size() const { return entities_.size(); }
-  std::map<uint32_t, ClientEntity>& entities() { return entities_; }
-  const std::map<uint32_t, ClientEntity>& entities() const { return entities_; }
+  // In id order.
+  std::span<ClientEntity> entities() { return entities_; }
+  std::span<const ClientEntity> entities() const { return entities_; }
 
  private:
-  std::map<uint32_t, ClientEntity> entities_;
+  std::vector<ClientEntity>::iterator lower_bound(uint32_t id);
+
+  std::vector<ClientEntity> entities_;  // sorted by id, ids unique
   std::map<uint32_t, uint16_t> retired_;  // id -> generation last retired
 };
 

@@ -55,8 +55,11 @@ struct SampleWindow {
 
 class PoseTrack {
  public:
-  // Sizes the buffers; forgets any history.
-  void reset(std::size_t node_count, std::size_t joint_count);
+  // Sizes the buffers; forgets any history. `skeleton_validated`: true only when every skeleton
+  // later passed to present() was checked once with Skeleton::validate() and cannot change
+  // (the AssetLibrary's models); the LocalToModel and Palette jobs then skip their per-node
+  // and per-joint checks (assets_validated). False checks them on every present().
+  void reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated = false);
 
   // Computes the pose at render time `render_us` (server microseconds) into locals() and
   // palette(). Returns false (mode kNone, nothing written) when the window holds no sample or
@@ -82,6 +85,7 @@ class PoseTrack {
   std::vector<glm::mat4> palette_;
 
   PresentMode mode_ = PresentMode::kNone;
+  bool skeleton_validated_ = false;
   uint32_t before_tick_ = 0;  // basis of the last frame
   uint32_t after_tick_ = 0;
   bool correcting_ = false;
