@@ -235,20 +235,34 @@ bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPos
   return true;
 }
 
+namespace {
+
+// Node n's transform from its codes; the rotation is `known_rotation` when given (the caller
+// knows the same codes' dequantised rotation), else dequantised.
+[[gnu::always_inline]] inline void dequantize_node(const PoseFormat& format, const int32_t* codes,
+                                                   std::size_t n, const glm::quat* known_rotation,
+                                                   Transform& t) {
+  const Transform& rest = format.rest[n];
+  const NodePrecision& precision = format.precision[n];
+  t.translation = dequantize_linear(rest.translation, codes + kTranslationCode,
+                                    precision.translation_step);
+  if (known_rotation != nullptr) {
+    t.rotation = *known_rotation;
+  } else {
+    t.rotation = is_rest_rotation(codes + kRotationAxis)
+                     ? rest.rotation
+                     : dequantize_rotation_inline(rest, codes + kRotationAxis, precision.rotation_step);
+  }
+  t.scale = dequantize_linear(rest.scale, codes + kScaleCode, precision.scale_step);
+}
+
+}  // namespace
+
 void dequantize_pose(const PoseFormat& format, const QuantizedPose& pose,
                      std::span<Transform> out) {
   const std::size_t count = format.node_count();
   for (std::size_t n = 0; n < count && n < out.size(); ++n) {
-    const int32_t* codes = &pose.values[n * kValuesPerNode];
-    const Transform& rest = format.rest[n];
-    const NodePrecision& precision = format.precision[n];
-    Transform& t = out[n];
-    t.translation = dequantize_linear(rest.translation, codes + kTranslationCode,
-                                      precision.translation_step);
-    t.rotation = is_rest_rotation(codes + kRotationAxis)
-                     ? rest.rotation
-                     : dequantize_rotation_inline(rest, codes + kRotationAxis, precision.rotation_step);
-    t.scale = dequantize_linear(rest.scale, codes + kScaleCode, precision.scale_step);
+    dequantize_node(format, &pose.values[n * kValuesPerNode], n, nullptr, out[n]);
   }
 }
 
@@ -264,24 +278,11 @@ void dequantize_pose_reusing(const PoseFormat& format, const QuantizedPose& pose
   for (std::size_t n = 0; n < count && n < out.size(); ++n) {
     const int32_t* codes = &pose.values[n * kValuesPerNode];
     const int32_t* known_codes = &known.values[n * kValuesPerNode];
-    const Transform& rest = format.rest[n];
-    const NodePrecision& precision = format.precision[n];
-    Transform& t = out[n];
-    t.translation = dequantize_linear(rest.translation, codes + kTranslationCode,
-                                      precision.translation_step);
     const bool same_rotation = codes[kRotationAxis] == known_codes[kRotationAxis] &&
                                codes[kRotationCode] == known_codes[kRotationCode] &&
                                codes[kRotationCode + 1] == known_codes[kRotationCode + 1] &&
                                codes[kRotationCode + 2] == known_codes[kRotationCode + 2];
-    if (same_rotation) {
-      t.rotation = known_rotations[n];
-    } else {
-      t.rotation = is_rest_rotation(codes + kRotationAxis)
-                       ? rest.rotation
-                       : dequantize_rotation_inline(rest, codes + kRotationAxis,
-                                                    precision.rotation_step);
-    }
-    t.scale = dequantize_linear(rest.scale, codes + kScaleCode, precision.scale_step);
+    dequantize_node(format, codes, n, same_rotation ? &known_rotations[n] : nullptr, out[n]);
   }
 }
 
