@@ -3,9 +3,9 @@
 # -O0 and -O2, for x86-64 and for aarch64 (cross-compiled, run under qemu-aarch64), runs every
 # golden scenario (tests/golden/*.json) with 1 and 2 threads in every build, and checks that each
 # run prints the final world hash and run hash committed in tests/golden/*.hashes. It also
-# replays the regression suite's recordings (tests/regress/*.pcrec, recorded live on
-# gcc-x86_64-O2) with --verify, from the start and after a seek into the middle: every replayed
-# tick's world hash must equal the recorded one on every cell.
+# replays the regression suite's recordings (tests/regress/*.pcrec, recorded by a gcc x86-64
+# Release build: `posecast regress --update`) with --verify, from the start and after a seek
+# into the middle: every replayed tick's world hash must equal the recorded one on every cell.
 # Scenarios using the public sample assets (../shared/assets) run only when that folder exists.
 #
 #   scripts/determinism-matrix.sh                    all eight cells
