@@ -57,16 +57,6 @@ using Lanes4i = int32_t __attribute__((vector_size(16)));
   return true;
 }
 
-// det_mul (det_math.h), forced inline: the quantiser multiplies four quaternions per node and
-// the compiler kept det_mul out of line there (a call and a stack round trip each). The same
-// expression, so the same bits.
-[[gnu::always_inline]] inline glm::quat mul(const glm::quat& a, const glm::quat& b) {
-  return glm::quat(a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
-                   a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-                   a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-                   a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w);
-}
-
 // Correctly rounded square root, the same bits as std::sqrt. On x86-64 the sqrtss
 // instruction directly: GCC compiled std::sqrt here as a call into libm (errno handling), a
 // measurable part of quantising. The argument below is >= 1, so errno never mattered.
@@ -103,7 +93,7 @@ glm::vec3 dequantize_linear(const glm::vec3& rest, const int32_t* codes, float s
 // g = the other components over d[a]. out[0] = axis, out[1..3] = codes.
 bool quantize_rotation(const glm::quat& rest, const glm::quat& target, int reference_axis,
                        float step, int32_t limit, int32_t* out) {
-  const glm::quat d = mul(conjugate(rest), target);
+  const glm::quat d = det_mul(conjugate(rest), target);
   // Largest component, preferring w, then x, y, z on ties (fixed order: deterministic).
   int axis = 3;
   float largest = std::fabs(d.w);
@@ -150,7 +140,7 @@ bool is_zero3(const int32_t* codes) { return codes[0] == 0 && codes[1] == 0 && c
   c[kOthers[axis][0]] = g0 * n;
   c[kOthers[axis][1]] = g1 * n;
   c[kOthers[axis][2]] = g2 * n;
-  return mul(rest.rotation, glm::quat(c[3], c[0], c[1], c[2]));
+  return det_mul(rest.rotation, glm::quat(c[3], c[0], c[1], c[2]));
 }
 
 }  // namespace
@@ -205,14 +195,14 @@ bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPos
     if (!(channels & kChannelScale) && !is_zero3(codes + kScaleCode)) off_layout = true;
 
     const int parent = format_.parents[n];
-    true_world_[n] = parent < 0 ? src.rotation : mul(true_world_[parent], src.rotation);
+    true_world_[n] = parent < 0 ? src.rotation : det_mul(true_world_[parent], src.rotation);
     const int reference_axis =
         reference != nullptr ? reference->values[n * kValuesPerNode + kRotationAxis] : -1;
     glm::quat target = src.rotation;
     if ((channels & kChannelRotation) && format_.compensated && parent >= 0) {
       // What this node's local rotation must be, given the parent's quantised world
       // rotation, for its world rotation to be the true one.
-      target = mul(conjugate(coded_world_[parent]), true_world_[n]);
+      target = det_mul(conjugate(coded_world_[parent]), true_world_[n]);
     }
     if (!(channels & kChannelRotation) && src.rotation == rest.rotation) {
       codes[kRotationAxis] = 3;
@@ -229,7 +219,7 @@ bool PoseQuantizer::quantize(std::span<const Transform> pose, const QuantizedPos
                                 : dequantize_rotation_inline(rest, codes + kRotationAxis,
                                                       precision.rotation_step);
     coded_local_[n] = coded;
-    coded_world_[n] = parent < 0 ? coded : mul(coded_world_[parent], coded);
+    coded_world_[n] = parent < 0 ? coded : det_mul(coded_world_[parent], coded);
   }
   out.off_layout = off_layout;
   return true;

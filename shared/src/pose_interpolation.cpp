@@ -15,46 +15,23 @@ using detail::Float4;
 using detail::Float8;
 using detail::QuatLanes;
 
-// 4x4 transpose: four (x, y, z, w) rows to lanes x, y, z, w, and back (as the sampler's
-// SlerpQueue does).
-POSECAST_INLINE QuatLanes<Float4> transpose4(Float4 r0, Float4 r1, Float4 r2, Float4 r3) {
-  const Float4 t0 = __builtin_shufflevector(r0, r1, 0, 4, 1, 5);
-  const Float4 t1 = __builtin_shufflevector(r0, r1, 2, 6, 3, 7);
-  const Float4 t2 = __builtin_shufflevector(r2, r3, 0, 4, 1, 5);
-  const Float4 t3 = __builtin_shufflevector(r2, r3, 2, 6, 3, 7);
-  return {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
-          __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
-}
-
-// The rotation of node i as (x, y, z, w) (glm::quat's storage order, transform.h); identity
-// for nodes past `count`.
-POSECAST_INLINE Float4 load_rotation(const Transform* pose, std::size_t i, std::size_t count) {
-  return i < count ? detail::load4(&pose[i].rotation.x) : Float4{0.0f, 0.0f, 0.0f, 1.0f};
-}
-
-POSECAST_INLINE QuatLanes<Float8> load_rotations(const Transform* pose, std::size_t count) {
-  const QuatLanes<Float4> lo = transpose4(load_rotation(pose, 0, count), load_rotation(pose, 1, count),
-                                          load_rotation(pose, 2, count), load_rotation(pose, 3, count));
-  const QuatLanes<Float4> hi = transpose4(load_rotation(pose, 4, count), load_rotation(pose, 5, count),
-                                          load_rotation(pose, 6, count), load_rotation(pose, 7, count));
-  return {__builtin_shufflevector(lo.x, hi.x, 0, 1, 2, 3, 4, 5, 6, 7),
-          __builtin_shufflevector(lo.y, hi.y, 0, 1, 2, 3, 4, 5, 6, 7),
-          __builtin_shufflevector(lo.z, hi.z, 0, 1, 2, 3, 4, 5, 6, 7),
-          __builtin_shufflevector(lo.w, hi.w, 0, 1, 2, 3, 4, 5, 6, 7)};
-}
-
-// Lanes [first, first + count) of a and b slerped by t into out. Lanes past `count` slerp
+// Nodes [0, count) of a and b (count <= 8) slerped by t into out. Lanes past `count` slerp
 // identity to identity (defined values, and "nearly equal", so they never force the full slerp
 // on the others) and are dropped.
 POSECAST_INLINE void slerp_group(const Transform* a, const Transform* b, float t, std::size_t count,
                                  Transform* out) {
-  const QuatLanes<Float8> q =
-      detail::slerp_lanes(load_rotations(a, count), load_rotations(b, count), detail::splat8(t));
-  const QuatLanes<Float4> lo = transpose4(POSECAST_SHUFFLE(q.x, 0, 1, 2, 3), POSECAST_SHUFFLE(q.y, 0, 1, 2, 3),
-                                          POSECAST_SHUFFLE(q.z, 0, 1, 2, 3), POSECAST_SHUFFLE(q.w, 0, 1, 2, 3));
-  const QuatLanes<Float4> hi = transpose4(POSECAST_SHUFFLE(q.x, 4, 5, 6, 7), POSECAST_SHUFFLE(q.y, 4, 5, 6, 7),
-                                          POSECAST_SHUFFLE(q.z, 4, 5, 6, 7), POSECAST_SHUFFLE(q.w, 4, 5, 6, 7));
-  const Float4 rows[kLanes] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  Float4 rows_a[kLanes];
+  Float4 rows_b[kLanes];
+  for (std::size_t i = 0; i < kLanes; ++i) {
+    const Float4 identity{0.0f, 0.0f, 0.0f, 1.0f};
+    // (x, y, z, w): glm::quat's storage order (transform.h).
+    rows_a[i] = i < count ? detail::load4(&a[i].rotation.x) : identity;
+    rows_b[i] = i < count ? detail::load4(&b[i].rotation.x) : identity;
+  }
+  const QuatLanes<Float8> q = detail::slerp_lanes(detail::rows_to_lanes8(rows_a),
+                                                  detail::rows_to_lanes8(rows_b), detail::splat8(t));
+  Float4 rows[kLanes];
+  detail::lanes8_to_rows(q, rows);
   for (std::size_t i = 0; i < count; ++i) detail::store4(&out[i].rotation.x, rows[i]);
 }
 

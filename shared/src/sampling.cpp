@@ -101,10 +101,12 @@ class SlerpQueue {
     }
     for (int first = 0; first < size_; first += kLanes) {
       const detail::QuatLanes<detail::Float8> q = detail::slerp_lanes(
-          transpose8(key0_ + first), transpose8(key1_ + first), transpose8(terms_ + first),
-          detail::load8(s_ + first));
+          detail::rows_to_lanes8(key0_ + first), detail::rows_to_lanes8(key1_ + first),
+          detail::rows_to_lanes8(terms_ + first), detail::load8(s_ + first));
       const int count = size_ - first < kLanes ? size_ - first : kLanes;
-      store_rows(q, count, out_ + first);
+      detail::Float4 rows[kLanes];
+      detail::lanes8_to_rows(q, rows);
+      for (int i = 0; i < count; ++i) detail::store4(out_[first + i], rows[i]);
     }
     size_ = 0;
   }
@@ -115,43 +117,6 @@ class SlerpQueue {
   // so all its slerps are flushed once, at the end: a flush in mid-clip would wait on the
   // queue's freshly stored rows and cut the independent groups the CPU can overlap.
   static constexpr int kCapacity = 32;
-
-  // 4x4 transpose: four (x, y, z, w) rows to lanes x, y, z, w (and back).
-  POSECAST_INLINE static detail::QuatLanes<detail::Float4> transpose4(const detail::Float4* r) {
-    const detail::Float4 t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5);
-    const detail::Float4 t1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
-    const detail::Float4 t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
-    const detail::Float4 t3 = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
-    return {
-        __builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
-        __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
-  }
-
-  // Eight rows to eight-lane x, y, z, w.
-  POSECAST_INLINE static detail::QuatLanes<detail::Float8> transpose8(const detail::Float4* r) {
-    const detail::QuatLanes<detail::Float4> lo = transpose4(r);
-    const detail::QuatLanes<detail::Float4> hi = transpose4(r + 4);
-    return {__builtin_shufflevector(lo.x, hi.x, 0, 1, 2, 3, 4, 5, 6, 7),
-            __builtin_shufflevector(lo.y, hi.y, 0, 1, 2, 3, 4, 5, 6, 7),
-            __builtin_shufflevector(lo.z, hi.z, 0, 1, 2, 3, 4, 5, 6, 7),
-            __builtin_shufflevector(lo.w, hi.w, 0, 1, 2, 3, 4, 5, 6, 7)};
-  }
-
-  // Lane i of q to out[i] as (x, y, z, w), for the first `count` lanes.
-  POSECAST_INLINE static void store_rows(const detail::QuatLanes<detail::Float8>& q, int count,
-                                         float* const* out) {
-    const detail::Float4 lo[4] = {
-        POSECAST_SHUFFLE(q.x, 0, 1, 2, 3), POSECAST_SHUFFLE(q.y, 0, 1, 2, 3),
-        POSECAST_SHUFFLE(q.z, 0, 1, 2, 3), POSECAST_SHUFFLE(q.w, 0, 1, 2, 3)};
-    const detail::Float4 hi[4] = {
-        POSECAST_SHUFFLE(q.x, 4, 5, 6, 7), POSECAST_SHUFFLE(q.y, 4, 5, 6, 7),
-        POSECAST_SHUFFLE(q.z, 4, 5, 6, 7), POSECAST_SHUFFLE(q.w, 4, 5, 6, 7)};
-    const detail::QuatLanes<detail::Float4> rows_lo = transpose4(lo);
-    const detail::QuatLanes<detail::Float4> rows_hi = transpose4(hi);
-    const detail::Float4 rows[8] = {rows_lo.x, rows_lo.y, rows_lo.z, rows_lo.w,
-                                    rows_hi.x, rows_hi.y, rows_hi.z, rows_hi.w};
-    for (int i = 0; i < count; ++i) detail::store4(out[i], rows[i]);
-  }
 
   detail::Float4 key0_[kCapacity];
   detail::Float4 key1_[kCapacity];

@@ -25,6 +25,44 @@ struct QuatLanes {
   V x, y, z, w;
 };
 
+// 4x4 transpose: four (x, y, z, w) rows to lanes x, y, z, w (and, applied to lanes, back).
+POSECAST_INLINE QuatLanes<Float4> transpose4(const Float4* r) {
+  const Float4 t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5);
+  const Float4 t1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
+  const Float4 t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
+  const Float4 t3 = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
+  return {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
+          __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+}
+
+// Eight (x, y, z, w) rows to eight-lane x, y, z, w.
+POSECAST_INLINE QuatLanes<Float8> rows_to_lanes8(const Float4* rows) {
+  const QuatLanes<Float4> lo = transpose4(rows);
+  const QuatLanes<Float4> hi = transpose4(rows + 4);
+  return {__builtin_shufflevector(lo.x, hi.x, 0, 1, 2, 3, 4, 5, 6, 7),
+          __builtin_shufflevector(lo.y, hi.y, 0, 1, 2, 3, 4, 5, 6, 7),
+          __builtin_shufflevector(lo.z, hi.z, 0, 1, 2, 3, 4, 5, 6, 7),
+          __builtin_shufflevector(lo.w, hi.w, 0, 1, 2, 3, 4, 5, 6, 7)};
+}
+
+// Lane i of q as the row (x, y, z, w) rows[i], for all eight lanes.
+POSECAST_INLINE void lanes8_to_rows(const QuatLanes<Float8>& q, Float4* rows) {
+  const Float4 lo[4] = {POSECAST_SHUFFLE(q.x, 0, 1, 2, 3), POSECAST_SHUFFLE(q.y, 0, 1, 2, 3),
+                        POSECAST_SHUFFLE(q.z, 0, 1, 2, 3), POSECAST_SHUFFLE(q.w, 0, 1, 2, 3)};
+  const Float4 hi[4] = {POSECAST_SHUFFLE(q.x, 4, 5, 6, 7), POSECAST_SHUFFLE(q.y, 4, 5, 6, 7),
+                        POSECAST_SHUFFLE(q.z, 4, 5, 6, 7), POSECAST_SHUFFLE(q.w, 4, 5, 6, 7)};
+  const QuatLanes<Float4> rows_lo = transpose4(lo);
+  const QuatLanes<Float4> rows_hi = transpose4(hi);
+  rows[0] = rows_lo.x;
+  rows[1] = rows_lo.y;
+  rows[2] = rows_lo.z;
+  rows[3] = rows_lo.w;
+  rows[4] = rows_hi.x;
+  rows[5] = rows_hi.y;
+  rows[6] = rows_hi.z;
+  rows[7] = rows_hi.w;
+}
+
 template <class V>
 POSECAST_INLINE V dot_lanes(const QuatLanes<V>& a, const QuatLanes<V>& b) {  // det_dot's order
   return (a.x * b.x + a.y * b.y) + (a.z * b.z + a.w * b.w);

@@ -104,8 +104,9 @@ inline glm::vec3 det_lerp(const glm::vec3& a, const glm::vec3& b, float t) {
   return glm::vec3(a.x * s + b.x * t, a.y * s + b.y * t, a.z * s + b.z * t);
 }
 
-// Hamilton product, written out so the evaluation order is fixed.
-inline glm::quat det_mul(const glm::quat& a, const glm::quat& b) {
+// Hamilton product, written out so the evaluation order is fixed. Always inlined: hot loops
+// (the quantiser: four products per node) otherwise got a call and a stack round trip each.
+[[gnu::always_inline]] inline glm::quat det_mul(const glm::quat& a, const glm::quat& b) {
   return glm::quat(a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
                    a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
                    a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,

@@ -117,7 +117,8 @@ class World {
   uint64_t palette_hash_at(std::size_t index) const;
   std::span<const glm::mat4> palette(EntityId id) const;  // empty when unknown
   // world_hash() when the World hashes; otherwise the same value computed here from the last
-  // tick's palettes (for Worlds run with hash_palettes off, as the server runs its World).
+  // evaluated tick's palettes (for Worlds run with hash_palettes off, as the server runs its
+  // World; after fast_forward_tick() these are older than the state).
   uint64_t world_hash_of_palettes() const;
 
   // Read-only state of one entity (nullptr when unknown), for tools and tests.
