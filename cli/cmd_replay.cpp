@@ -48,23 +48,6 @@ int fail(const std::string& why, int code) {
   return code;
 }
 
-// Where a recorded model source is looked for: gen-rig:N as is; an absolute path as is unless
-// --assets has a file of that name; a relative path in --assets, then beside the recording,
-// then in the current folder.
-std::string resolve(const std::string& source, const fs::path& recording_dir, const std::string& assets) {
-  if (rig::is_generated_rig_source(source)) return source;
-  const fs::path p(source);
-  std::error_code ec;
-  if (!assets.empty()) {
-    const fs::path candidate = fs::path(assets) / p.filename();
-    if (fs::exists(candidate, ec)) return candidate.string();
-  }
-  if (p.is_absolute()) return source;
-  const fs::path beside = (recording_dir / p).lexically_normal();
-  if (fs::exists(beside, ec)) return beside.string();
-  return source;
-}
-
 Result<uint64_t> parse_tick(const Args& args, const char* name, uint64_t fallback) {
   auto v = args.get(name);
   if (!v) return fallback;
@@ -125,7 +108,7 @@ int replay_command(int argc, char** argv) {
   const fs::path dir = fs::path(path).parent_path();
   const std::string assets = args->get("assets").value_or("");
   replay::ModelLoader loader = [&](const std::string& source) -> Result<std::shared_ptr<const Model>> {
-    Result<Model> model = rig::load_model_source(resolve(source, dir, assets));
+    Result<Model> model = rig::load_model_source(rig::locate_model_source(source, dir, assets));
     if (!model) return model.error();
     return std::make_shared<const Model>(std::move(model.value()));
   };

@@ -52,7 +52,7 @@ int run(const std::vector<std::string>& args) {
   std::unique_ptr<ReplayDriver> replay_driver;  // --replay: the recording drives the World
   std::vector<std::shared_ptr<const Model>> models;
   if (!config.replay.empty()) {
-    Result<std::unique_ptr<ReplayDriver>> loaded = ReplayDriver::load(config.replay);
+    Result<std::unique_ptr<ReplayDriver>> loaded = ReplayDriver::load(config.replay, config.assets);
     if (!loaded) {
       spdlog::critical("{}", loaded.error().message);
       return 2;

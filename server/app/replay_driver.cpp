@@ -17,24 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Where a recorded model source is loaded from: gen-rig:N as is; a relative path beside the
-// recording when a file is there; otherwise as recorded (posecast-server records absolute paths).
-std::string resolve(const std::string& source, const fs::path& recording_dir) {
-  if (rig::is_generated_rig_source(source)) return source;
-  const fs::path p(source);
-  std::error_code ec;
-  if (!p.is_absolute()) {
-    const fs::path beside = (recording_dir / p).lexically_normal();
-    if (fs::exists(beside, ec)) return beside.string();
-  }
-  return source;
-}
-
 uint32_t wire_tick(uint64_t tick) { return static_cast<uint32_t>(std::min<uint64_t>(tick, protocol::kNoTick - 1)); }
 
 }  // namespace
 
-Result<std::unique_ptr<ReplayDriver>> ReplayDriver::load(const std::string& path) {
+Result<std::unique_ptr<ReplayDriver>> ReplayDriver::load(const std::string& path, const std::string& assets_dir) {
   Result<std::shared_ptr<const replay::Recording>> read = replay::read_recording_file(path);
   if (!read) return Error{"--replay: " + read.error().message};
   std::unique_ptr<ReplayDriver> driver(new ReplayDriver());
@@ -49,7 +36,7 @@ Result<std::unique_ptr<ReplayDriver>> ReplayDriver::load(const std::string& path
   for (std::size_t i = 0; i < rec.header.models.size(); ++i) {
     const replay::RecordedModel& recorded = rec.header.models[i];
     const std::string where = "--replay " + path + ": models[" + std::to_string(i) + "] '" + recorded.source + "'";
-    const std::string source = resolve(recorded.source, dir);
+    const std::string source = rig::locate_model_source(recorded.source, dir, assets_dir);
     Result<Model> model = rig::load_model_source(source);
     if (!model) return Error{where + ": " + model.error().message};
     if (model.value().content_hash != recorded.content_hash) {
@@ -162,14 +149,20 @@ void ReplayDriver::position_world(uint64_t tick, bool repeat) {
   const uint64_t next = world_->tick_index();
   const uint64_t interval = std::max<uint32_t>(rec.header.checkpoint_interval_ticks, 1);
   const auto started = std::chrono::steady_clock::now();
-  const uint64_t stepped_before = stats_.ticks_stepped_over;
+  const uint64_t stepped_before = stats_.ticks_stepped_over + stats_.ticks_fast_forwarded;
   const replay::Checkpoint* restored = nullptr;
+  // A seek only needs the World at `tick`: the ticks on the way are fast-forwarded (a seek
+  // then costs the restore plus little else). Playing faster than 1x and stepping still
+  // evaluate and verify every tick they pass.
+  const bool evaluate_on_the_way = !seek_requested_;
   if (next == tick) {
     // Already there (playing at speed 1, or a held tick's successor).
   } else if (hold_tick_ == tick && !hold_bytes_.empty()) {
     if (restore(hold_bytes_, "held tick " + std::to_string(tick))) ++stats_.holds_restored;
   } else if (next < tick && (tick - next <= interval || rec.checkpoint_at_or_before(tick)->tick <= next)) {
-    while (world_->tick_index() < tick) step_over(world_->tick_index());  // speed > 1, steps, short seeks
+    while (world_->tick_index() < tick) {  // speed > 1, steps, short seeks
+      step_over(world_->tick_index(), evaluate_on_the_way);
+    }
   } else {
     // Backwards, or far ahead: the nearest checkpoint, then forward (at most one interval).
     const replay::Checkpoint* checkpoint = rec.checkpoint_at_or_before(tick);
@@ -179,7 +172,7 @@ void ReplayDriver::position_world(uint64_t tick, bool repeat) {
       spdlog::error("replay: seek to tick {}: {}", tick, bytes.error().message);
     } else if (restore(bytes.value(), "checkpoint at tick " + std::to_string(checkpoint->tick))) {
       restored = checkpoint;
-      while (world_->tick_index() < tick) step_over(world_->tick_index());
+      while (world_->tick_index() < tick) step_over(world_->tick_index(), evaluate_on_the_way);
     }
   }
   if (seek_requested_ || restored != nullptr) {
@@ -190,7 +183,7 @@ void ReplayDriver::position_world(uint64_t tick, bool repeat) {
     stats_.max_seek_ms = std::max(stats_.max_seek_ms, ms);
     spdlog::info("replay: seek {} -> {}: {}{} ticks re-simulated, {:.2f} ms", shown_, tick,
                  restored != nullptr ? "checkpoint " + std::to_string(restored->tick) + " restored, " : std::string(),
-                 stats_.ticks_stepped_over - stepped_before, ms);
+                 stats_.ticks_stepped_over + stats_.ticks_fast_forwarded - stepped_before, ms);
     seek_requested_ = false;
   }
   if (repeat && hold_tick_ != tick && world_->tick_index() == tick) {
@@ -208,8 +201,12 @@ bool ReplayDriver::restore(std::span<const uint8_t> bytes, const std::string& wh
   return true;
 }
 
-void ReplayDriver::step_over(uint64_t tick) {
-  replay::replay_tick(*recording_, tick, *world_);
+void ReplayDriver::step_over(uint64_t tick, bool evaluate) {
+  replay::replay_tick(*recording_, tick, *world_, evaluate);
+  if (!evaluate) {
+    ++stats_.ticks_fast_forwarded;  // no palettes to verify
+    return;
+  }
   ++stats_.ticks_stepped_over;
   verify(tick);
 }

@@ -43,7 +43,11 @@ struct ReplayDriverStats {
   uint64_t ticks_verified = 0;    // recording-tick evaluations whose world hash was compared
   uint64_t divergences = 0;       // of which differed from the recording
   uint64_t first_divergent_tick = UINT64_MAX;
-  uint64_t ticks_stepped_over = 0;  // evaluated but not shown (speed > 1, steps, seeks)
+  uint64_t ticks_stepped_over = 0;  // evaluated and verified, not shown (speed > 1, steps)
+  // Stepped over by a seek: commands applied and clip times advanced, no poses evaluated and
+  // nothing verified (World::fast_forward_tick); the shown tick after the seek is evaluated
+  // and verified as usual, and ends in the same World as evaluating every tick would.
+  uint64_t ticks_fast_forwarded = 0;
   uint64_t holds_restored = 0;    // repeats of a tick (paused, speed < 1)
   uint64_t seeks = 0;             // seek controls carried out, and other checkpoint restores
   double last_seek_ms = 0;        // restore (if any) + re-simulation, wall time
@@ -55,12 +59,13 @@ struct ReplayDriverStats {
 
 class ReplayDriver {
  public:
-  // Reads the recording at `path` and loads the models its header names: "gen-rig:N" as is,
-  // a relative path beside the recording first, any path as recorded. Errors name the file or
+  // Reads the recording at `path` and loads the models its header names, located by
+  // rig::locate_model_source: "gen-rig:N" as is; a file of that name in `assets_dir` (empty:
+  // none) first; a relative path beside the recording; any path as recorded. Errors name the file or
   // the model: unreadable or not a recording, no tick recorded, a model that does not load,
   // a model whose content hash differs from the recorded one (not the asset the session used).
   // A damaged tail is not an error: the valid prefix is served (stop_message() says why).
-  static Result<std::unique_ptr<ReplayDriver>> load(const std::string& path);
+  static Result<std::unique_ptr<ReplayDriver>> load(const std::string& path, const std::string& assets_dir = {});
 
   const replay::Recording& recording() const { return *recording_; }
   // The models to create the Server with, in order (model id = index).
@@ -96,7 +101,9 @@ class ReplayDriver {
  private:
   ReplayDriver() = default;
   // Runs recording tick `tick` on the World (commands, tick) and verifies its hash.
-  void step_over(uint64_t tick);
+  // Runs recording tick `tick` on the World without showing it: evaluated and verified, or
+  // with `evaluate` false only fast-forwarded (a seek's intermediate ticks).
+  void step_over(uint64_t tick, bool evaluate = true);
   void verify(uint64_t tick);
   // Puts the World at the boundary of `tick`; `repeat`: the next server tick shows it again.
   void position_world(uint64_t tick, bool repeat);

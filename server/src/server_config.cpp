@@ -23,6 +23,7 @@ constexpr Flag kFlags[] = {
     {"--metrics-interval", "metrics_interval"}, {"--record", "record"},
     {"--recipes", "recipes"},         {"--spread-phases", "spread_phases"},
     {"--grant", "grant"},             {"--replay", "replay"},
+    {"--assets", "assets"},
     {"--config", nullptr},
 };
 
@@ -101,6 +102,11 @@ Status apply(const std::string& key, const std::string& where, const std::string
   if (key == "replay") {
     if (value.empty()) return Error{where + ": needs a file name"};
     c.replay = value;
+    return {};
+  }
+  if (key == "assets") {
+    if (value.empty()) return Error{where + ": needs a folder"};
+    c.assets = value;
     return {};
   }
   if (key == "record") {
@@ -220,6 +226,8 @@ Result<ServerConfig> parse_server_config(std::span<const std::string> args) {
     if (!config.record.empty()) other = "--record";
     if (config.grant_per_client > 0) other = "--grant";
     if (!other.empty()) return Error{"--replay cannot be combined with " + other};
+  } else if (!config.assets.empty()) {
+    return Error{"--assets only applies to --replay (where to find a recording's models)"};
   }
   if (config.server.send_rate_hz > config.server.tick_rate_hz) {
     return Error{"send rate " + std::to_string(config.server.send_rate_hz) + " Hz exceeds the tick rate " +
@@ -256,10 +264,12 @@ std::string server_usage() {
                          resume, step, seek and set the speed (0.25x..8x); its models and tick
                          rate replace --models and --tick-rate (not with --scenario, --record,
                          --grant)
+  --assets DIR           with --replay: look for the recording's model files by name in DIR
+                         first (a recording moved to another machine or folder)
   --config FILE          JSON file with the same settings (keys: models, listen, tick_rate,
                          send_rate, max_clients, bandwidth_kbit, threads, log_level, scenario,
                          duration, metrics_interval, record, recipes, spread_phases, grant,
-                         replay);
+                         replay, assets);
                          flags win over the file
   --help                 this text
 

@@ -78,6 +78,19 @@ TEST(ServerConfig, ErrorsNameTheFlagOrKeyAndTheReason) {
   }
 }
 
+TEST(ServerConfig, AssetsGoWithReplayOnly) {
+  auto served = parse({"--replay", "r.pcrec", "--assets", "/data/models"});
+  ASSERT_TRUE(served.ok()) << served.error().message;
+  EXPECT_EQ(served->assets, "/data/models");
+  auto alone = parse({"--assets", "/data/models"});
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.error().message.find("--assets only applies to --replay"), std::string::npos)
+      << alone.error().message;
+  auto empty = parse({"--replay", "r.pcrec", "--assets="});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("--assets"), std::string::npos) << empty.error().message;
+}
+
 TEST(ServerConfig, ConfigFileRejectsUnknownKeysAndWrongTypes) {
   ServerConfig config;
   Status unknown = apply_config_json(R"({"tickrate": 60})", "s.json", config);

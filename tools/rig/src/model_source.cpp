@@ -1,6 +1,7 @@
 #include "posecast/rig/model_source.h"
 
 #include <charconv>
+#include <system_error>
 
 #include "posecast/rig/rig_generator.h"
 
@@ -28,6 +29,22 @@ Result<Model> load_model_source(const std::string& source, const ImportOptions& 
   Result<std::vector<uint8_t>> glb = generate_rig_glb(RigOptions{joints});
   if (!glb) return glb.error();
   return import_gltf_memory(glb.value(), source, options);
+}
+
+std::string locate_model_source(const std::string& source, const std::filesystem::path& base_dir,
+                                const std::string& search_dir) {
+  namespace fs = std::filesystem;
+  if (is_generated_rig_source(source)) return source;
+  const fs::path recorded(source);
+  std::error_code ec;  // an unreadable folder counts as "no file there"
+  if (!search_dir.empty()) {
+    const fs::path candidate = fs::path(search_dir) / recorded.filename();
+    if (fs::exists(candidate, ec)) return candidate.string();
+  }
+  if (recorded.is_absolute()) return source;
+  const fs::path beside = (base_dir / recorded).lexically_normal();
+  if (fs::exists(beside, ec)) return beside.string();
+  return source;
 }
 
 }  // namespace posecast::rig

@@ -20,6 +20,7 @@ struct ServerConfig {
   std::string scenario;           // a scenario file (docs/scenario-format.md) driving entities
   std::string record;             // --record FILE: record the session (docs/recording-format.md)
   std::string replay;             // --replay FILE: serve a recording (not with scenario, record, grant)
+  std::string assets;             // --assets DIR: with --replay, where to look for its model files first
   double duration_s = 0;          // > 0: exit after this long (tests, CI); 0: until a signal
   double metrics_interval_s = 10; // > 0: a metrics line this often; 0: none
   uint32_t grant_per_client = 0;  // entities granted to each connecting client (0..64)
@@ -33,7 +34,7 @@ Result<ServerConfig> parse_server_config(std::span<const std::string> args);
 
 // Parses a JSON config document into `config` (keys: models, listen, tick_rate, send_rate,
 // max_clients, bandwidth_kbit, threads, log_level, scenario, duration, metrics_interval,
-// recipes, spread_phases: booleans or "on"/"off"; grant, replay).
+// recipes, spread_phases: booleans or "on"/"off"; grant, replay, assets).
 // Unknown keys are errors. `file_name` prefixes messages.
 Status apply_config_json(const std::string& text, const std::string& file_name, ServerConfig& config);
 
