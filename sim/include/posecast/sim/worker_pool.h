@@ -1,7 +1,9 @@
 #pragma once
-// A fixed set of worker threads that run one function over a static partition and meet at a
-// barrier: the world's evaluation pass. No task queue, no work stealing, no hidden globals; the
-// World owns its pool. With one thread everything runs inline on the caller.
+// A fixed set of worker threads that all run one function and meet at a barrier: the world's
+// evaluation pass, the server's snapshot pass. The function splits the work itself: fixed
+// shares (partition_range below) or chunks claimed from a shared counter (World::tick). No
+// task queue, no hidden globals; the owner (World, Server) owns its pool. With one thread
+// everything runs inline on the caller.
 
 #include <condition_variable>
 #include <cstdint>
