@@ -9,7 +9,10 @@
 // palette); the server's tick between frames is excluded (PauseTiming). One frame in three
 // decodes a snapshot, so the figure is the average over decode and non-decode frames.
 // Timing starts once the snapshot buffer is full (steady state; see setup()).
-// Counters: ns_per_entity (CPU time per frame / N), entities presented at the end.
+// Counters: ns_per_entity (CPU time per frame / N), entities presented at the end, and the
+// share of them shown from render-time recipes at the last frame (recipe_share; the entities
+// crossfading show interpolated poses). The *Interp variants turn render-time recipes off
+// (PresentSettings::evaluate_recipes): pose interpolation, as before recipes.
 // The palette upload to the GPU is a glBufferSubData of the same bytes; the viewer's --stats
 // frame time includes it (docs/viewer.md).
 
@@ -40,7 +43,7 @@ struct ClientBench {
   int64_t now = 0;
   uint64_t ticks = 0;
 
-  Status setup(const std::string& source, uint32_t entities) {
+  Status setup(const std::string& source, uint32_t entities, bool evaluate_recipes) {
     Result<Model> loaded = rig::load_model_source(source);
     if (!loaded) return loaded.error();
     model = std::make_shared<const Model>(std::move(loaded).value());
@@ -67,6 +70,7 @@ struct ClientBench {
     if (Status s = o.assets->add(model); !s) return s;
     o.load_missing_assets = false;
     o.nonce = 7;
+    o.present.evaluate_recipes = evaluate_recipes;
     client = std::make_unique<client::NetClient>(io, std::move(o));
     if (Status s = client->connect(now); !s) return s;
     // Warm-up, untimed: connected, every entity spawned, and the snapshot buffer full (its
@@ -103,10 +107,10 @@ struct ClientBench {
   }
 };
 
-void BM_ClientFrame(benchmark::State& state, const std::string& source) {
+void BM_ClientFrame(benchmark::State& state, const std::string& source, bool evaluate_recipes) {
   const auto entities = static_cast<uint32_t>(state.range(0));
   ClientBench bench;
-  if (Status s = bench.setup(source, entities); !s) {
+  if (Status s = bench.setup(source, entities, evaluate_recipes); !s) {
     state.SkipWithError(s.error().message.c_str());
     return;
   }
@@ -117,12 +121,15 @@ void BM_ClientFrame(benchmark::State& state, const std::string& source) {
       static_cast<double>(entities), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   const client::ClientStats stats = bench.client->stats(bench.now);
   state.counters["decode_errors"] = static_cast<double>(stats.decode_errors);
+  state.counters["recipe_share"] = shown > 0 ? static_cast<double>(stats.from_recipes) / static_cast<double>(shown) : 0.0;
   state.counters["pooled_poses"] = static_cast<double>(bench.client->buffer().pooled_poses());
   if (shown != entities) state.SkipWithError("not every entity was presented");
 }
 
-BENCHMARK_CAPTURE(BM_ClientFrame, GenRig24, std::string("gen-rig:24"))->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_ClientFrame, Fox, std::string(POSECAST_ASSETS_DIR "/Fox.glb"))->Arg(100)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ClientFrame, GenRig24, std::string("gen-rig:24"), true)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ClientFrame, Fox, std::string(POSECAST_ASSETS_DIR "/Fox.glb"), true)->Arg(100)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ClientFrame, GenRig24Interp, std::string("gen-rig:24"), false)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ClientFrame, FoxInterp, std::string(POSECAST_ASSETS_DIR "/Fox.glb"), false)->Arg(100)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -266,6 +266,7 @@ bool SnapshotBuffer::usable(const SnapshotView& view, uint32_t entity_id, uint16
   out.sample = &pool_.at(e->slot);
   out.tick = view.tick;
   out.time_us = tick_time_us(view.tick);
+  out.own_record = e->decoded;
   return true;
 }
 
