@@ -249,6 +249,149 @@ TEST_F(IntegrationTest, EightLossyClientsDecodeServerPalettesBitForBitAndShowThe
   EXPECT_LE(quantile(recipes.error[kGap], 1.0), 10.0);
 }
 
+// Commands under the same conditions: every 400 ms one entity gets a crossfade (250 ms, no
+// recipe while it runs), a speed change, a cut to a two-clip blend, or new blend weights.
+// Render-time recipes hold the bound wherever both neighbours carry compatible recipes and no
+// command falls between them; across commands and crossfades the client falls back to pose
+// interpolation and converges without a larger pop than pose interpolation shows.
+TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBackWithoutPops) {
+  SessionSetup setup;
+  setup.capture_exact = true;
+  LoopbackSession session(setup);
+  ASSERT_TRUE(session.ok());
+  session.run_until(200'000);
+  constexpr std::size_t kRecipeClients = 2;
+  for (uint64_t i = 0; i < 4; ++i) {
+    NetClientOptions o = session.client_options(2000 + i);
+    o.simulator = testing::lossy_link(200 + i);
+    o.present.evaluate_recipes = i < kRecipeClients;
+    session.add_client(std::move(o));
+  }
+  PoseErrorMeter meter(session.skeleton(), session.format());
+  std::set<uint32_t> command_ticks;
+  uint64_t commands = 0;
+  const auto issue_command = [&] {
+    const uint64_t n = commands++;
+    const sim::EntityId id = session.entities()[n % session.entities().size()];
+    command_ticks.insert(static_cast<uint32_t>(session.server().world().tick_index()));
+    session.mark_command_tick();
+    sim::MotionSpec spec;
+    switch (n % 4) {
+      case 0:
+        spec.clips[0].clip = static_cast<uint16_t>(1 + n % 2);
+        session.server().crossfade(id, 0, spec, 250'000, true);
+        break;
+      case 1:
+        session.server().set_speed(id, 0, static_cast<sim::SpeedQ16>((3 + (n / 4) % 4) * (1 << 16) / 4));  // 0.75x..1.5x
+        break;
+      case 2:
+        spec.count = 2;
+        spec.clips[0].clip = 1;
+        spec.clips[0].weight = 0.6f;
+        spec.clips[1].clip = 2;
+        spec.clips[1].weight = 0.4f;
+        session.server().play(id, 0, spec);
+        break;
+      default: {
+        const float weights[2] = {0.3f, 0.7f};
+        session.server().set_blend_weights(id, 0, weights);
+        break;
+      }
+    }
+  };
+
+  struct Frame {
+    std::size_t client;
+    bool from_recipe, correcting, command_between;
+    float error, step_excess;
+  };
+  struct Previous {
+    std::vector<Transform> shown, reference;
+  };
+  std::map<std::pair<std::size_t, uint32_t>, Previous> previous;
+  std::vector<Frame> frames;
+  std::vector<Transform> reference(session.skeleton().node_count());
+  std::size_t no_reference = 0;
+  session.run_until(10'000'000, [&] {
+    if (session.now() >= 1'000'000 && session.now() % 400'000 < 4'000) issue_command();
+    if (session.now() < 4'000'000) return;
+    for (std::size_t c = 0; c < session.clients().size(); ++c) {
+      NetClient& client = *session.clients()[c];
+      const int64_t r = client.render_time_us();
+      const uint32_t k0 = static_cast<uint32_t>(r * 60 / 1'000'000);
+      for (const PresentedEntity& e : client.entities()) {
+        // The server's pose at r: its clip state advanced to r, or (crossfades, command ticks)
+        // its exact poses at the ticks around r interpolated.
+        if (!session.server_pose_at(e.id, r, reference)) {
+          const std::vector<Transform>* e0 = session.exact_pose(k0, e.id);
+          const std::vector<Transform>* e1 = session.exact_pose(k0 + 1, e.id);
+          if (e0 == nullptr || e1 == nullptr) {
+            ++no_reference;
+            continue;
+          }
+          const float t = static_cast<float>(static_cast<double>(r - session.tick_time(k0)) /
+                                             static_cast<double>(session.tick_time(k0 + 1) - session.tick_time(k0)));
+          interpolate_locals(*e0, *e1, t, RotationBlend::kSlerp, reference);
+        }
+        const SampleWindow w = client.buffer().window(e.id, e.generation, r);
+        // The ticks the shown pose derives from: its neighbours, or the newest two when extrapolating.
+        const uint32_t from = w.after ? w.before.tick : (w.previous ? w.previous.tick : w.before.tick);
+        const uint32_t to = w.after ? w.after.tick : std::max(k0 + 1, w.before.tick);
+        auto cmd = command_ticks.upper_bound(from);
+        Frame f{c, e.from_recipe, e.correcting, cmd != command_ticks.end() && *cmd <= to,
+                meter.error(reference, e.locals), 0.0f};
+        Previous& prev = previous[{c, e.id}];
+        if (!prev.shown.empty()) {
+          f.step_excess = meter.error(prev.shown, e.locals) - meter.error(prev.reference, reference);
+        }
+        prev.shown.assign(e.locals.begin(), e.locals.end());
+        prev.reference = reference;
+        frames.push_back(f);
+      }
+    }
+  });
+  const float bound = meter.bound();
+  // Recipe clients: [0] recipe, no command between the neighbours, no fade; [1] recipe with a
+  // command between the neighbours; [2] recipe while a fade runs; [3] pose interpolation
+  // (fallback). Pose-interpolation clients: [4].
+  std::vector<float> error[5], step[5];
+  for (const Frame& f : frames) {
+    int k = 4;
+    if (f.client < kRecipeClients) {
+      k = !f.from_recipe ? 3 : f.correcting ? 2 : f.command_between ? 1 : 0;
+    }
+    error[k].push_back(f.error / bound);
+    step[k].push_back(f.step_excess / bound);
+  }
+  const auto quantile = [](std::vector<float> v, double q) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return static_cast<double>(v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]);
+  };
+  const char* names[5] = {"recipe, no command between neighbours", "recipe, command between neighbours",
+                          "recipe, converging after a switch", "fallback: pose interpolation",
+                          "pose-interpolation clients"};
+  std::printf("%llu commands; errors against the server's pose at the render time, x bound:\n",
+              static_cast<unsigned long long>(commands));
+  for (int k = 0; k < 5; ++k) {
+    std::printf("  %-40s %6zu frames: error p50 %.3g p90 %.3g p99 %.3g max %.3g; step excess p99 %.3g max %.3g\n", names[k],
+                error[k].size(), quantile(error[k], 0.5), quantile(error[k], 0.9), quantile(error[k], 0.99),
+                quantile(error[k], 1.0), quantile(step[k], 0.99), quantile(step[k], 1.0));
+  }
+  EXPECT_GE(commands, 20u);
+  EXPECT_LT(no_reference, frames.size() / 10);  // command ticks have no captured state
+  EXPECT_GT(error[0].size(), 10'000u);
+  EXPECT_LE(quantile(error[0], 1.0), 1.0);
+  EXPECT_GT(error[3].size(), 100u);  // the crossfades were shown by pose interpolation
+  // No pop: while recipes are shown, converging fades included, the largest frame-to-frame
+  // step beyond the server's own motion is no larger than the pose-interpolation clients'.
+  // (Fallback frames are pose interpolation itself.)
+  double recipe_step = 0;
+  for (int k = 0; k < 3; ++k) recipe_step = std::max(recipe_step, quantile(step[k], 1.0));
+  EXPECT_LE(recipe_step, quantile(step[4], 1.0));
+  for (auto& c : session.clients()) EXPECT_EQ(c->stats(session.now()).decode_errors, 0u);
+}
+
 }  // namespace
 }  // namespace posecast::client
 
