@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "posecast/client/net_client.h"
+#include "posecast/client/pose_track.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/server/server.h"
 
@@ -125,6 +126,59 @@ void BM_ClientFrame(benchmark::State& state, const std::string& source, bool eva
   state.counters["pooled_poses"] = static_cast<double>(bench.client->buffer().pooled_poses());
   if (shown != entities) state.SkipWithError("not every entity was presented");
 }
+
+// PoseTrack::present alone for one entity between two decoded records of the "run" clip
+// carrying recipes, 20 Hz apart, render times stepping 1/60 s (as in a client frame): the
+// presentation part of the frame above, with (evaluate the clip at the render time) and
+// without (interpolate the two poses) render-time recipes. Includes LocalToModel and the
+// palette, the same in both.
+void BM_PresentEntity(benchmark::State& state, const std::string& source, bool evaluate_recipes) {
+  auto library = std::make_shared<client::AssetLibrary>();
+  if (Status s = library->load(source); !s) {
+    state.SkipWithError(s.error().message.c_str());
+    return;
+  }
+  const client::ClientModel& model = library->at(0);
+  const Rig& rig = model.model->rigs[0];
+  const protocol::PoseFormat& format = *model.formats[0];
+  protocol::ClipDictionary& dictionary = *model.dictionaries[0];
+  const uint16_t clip = static_cast<uint16_t>(rig.clips.size() > 2 ? 2 : 0);
+  client::PoseSample samples[2];
+  for (int i = 0; i < 2; ++i) {
+    protocol::PoseRecipe recipe;
+    recipe.count = 1;
+    recipe.inputs[0] = protocol::PoseRecipe::Input{clip, 100'000 + i * 50'000, 1.0f};
+    std::vector<Transform> exact(rig.skeleton.node_count());
+    samples[i].quantized.reset(format);
+    protocol::PoseQuantizer quantizer(format);
+    if (!dictionary.evaluate(recipe, exact) || !quantizer.quantize(exact, nullptr, samples[i].quantized)) {
+      state.SkipWithError("could not build the samples");
+      return;
+    }
+    samples[i].quantized.recipe = recipe;
+    samples[i].locals.resize(rig.skeleton.node_count());
+    protocol::dequantize_pose(format, samples[i].quantized, samples[i].locals);
+    samples[i].skeleton = &rig.skeleton;
+  }
+  const client::SampleWindow window{client::SampleRef{&samples[0], 3, 50'000, true},
+                                    client::SampleRef{&samples[1], 6, 100'000, true}, {}};
+  client::RecipeSource recipes{rig.clips, format.clip_durations_us, true};
+  client::PresentSettings settings;
+  settings.evaluate_recipes = evaluate_recipes;
+  client::PoseTrack track;
+  track.reset(rig.skeleton.node_count(), rig.skeleton.joint_count(), true, client::max_clip_tracks(rig.clips));
+  int64_t r = 50'001;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(track.present(rig.skeleton, window, r, settings, recipes));
+    r = r + 16'667 < 100'000 ? r + 16'667 : 50'001 + (r + 16'667) % 50'000;
+  }
+  if (track.recipe() != evaluate_recipes) state.SkipWithError("the recipe path was not taken as configured");
+}
+
+BENCHMARK_CAPTURE(BM_PresentEntity, GenRig24Recipe, std::string("gen-rig:24"), true);
+BENCHMARK_CAPTURE(BM_PresentEntity, GenRig24Interp, std::string("gen-rig:24"), false);
+BENCHMARK_CAPTURE(BM_PresentEntity, FoxRecipe, std::string(POSECAST_ASSETS_DIR "/Fox.glb"), true);
+BENCHMARK_CAPTURE(BM_PresentEntity, FoxInterp, std::string(POSECAST_ASSETS_DIR "/Fox.glb"), false);
 
 BENCHMARK_CAPTURE(BM_ClientFrame, GenRig24, std::string("gen-rig:24"), true)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_ClientFrame, Fox, std::string(POSECAST_ASSETS_DIR "/Fox.glb"), true)->Arg(100)->Unit(benchmark::kMicrosecond);

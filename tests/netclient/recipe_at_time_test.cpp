@@ -151,9 +151,10 @@ class RecipeTrackTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_NE(rig.model, nullptr);
-    track.reset(rig.skeleton().node_count(), rig.skeleton().joint_count(), true);
-    recipes.dictionary = rig.model->dictionaries[0].get();
+    track.reset(rig.skeleton().node_count(), rig.skeleton().joint_count(), true, max_clip_tracks(rig.rig().clips));
+    recipes.clips = rig.rig().clips;
     recipes.clip_durations_us = rig.format().clip_durations_us;
+    recipes.assets_validated = true;
   }
   // A decoded record of `tick` carrying the recipe the server would attach.
   PoseSample sample(uint32_t tick, int clip = 2) {
@@ -241,7 +242,7 @@ TEST_F(RecipeTrackTest, AChangedClipSetACarriedPoseOrTheSettingFallBackToPoseInt
   };
   for (const Case& c : cases) {
     PoseTrack fresh;
-    fresh.reset(rig.skeleton().node_count(), rig.skeleton().joint_count(), true);
+    fresh.reset(rig.skeleton().node_count(), rig.skeleton().joint_count(), true, max_clip_tracks(rig.rig().clips));
     PresentSettings s = settings;
     s.evaluate_recipes = c.evaluate;
     ASSERT_TRUE(fresh.present(rig.skeleton(), c.window, mid, s, recipes)) << c.what;

@@ -457,9 +457,12 @@ void NetClient::record_rtt(int64_t sample_us) {
 
 RecipeSource NetClient::recipe_source(const ClientEntity& entity) {
   RecipeSource source;
-  if (entity.dictionary == nullptr || entity.format == nullptr) return source;
-  source.dictionary = entity.dictionary;
+  if (entity.model == nullptr || entity.format == nullptr) return source;
+  const Rig& rig = entity.model->model->rigs[entity.rig_index];
+  if (rig.clips.size() != entity.format->clip_durations_us.size()) return source;
+  source.clips = rig.clips;
   source.clip_durations_us = entity.format->clip_durations_us;
+  source.assets_validated = true;  // AssetLibrary::add validated every clip
   return source;
 }
 
@@ -511,7 +514,8 @@ PresentMode NetClient::evaluate_at(uint32_t entity_id, int64_t render_us,
   const ClientEntity* entity = registry_.find(entity_id);
   if (entity == nullptr || palette.size() != entity->skeleton->joint_count()) return PresentMode::kNone;
   scratch_track_.reset(entity->skeleton->node_count(), entity->skeleton->joint_count(),
-                       /*skeleton_validated=*/true);  // AssetLibrary::add validated it
+                       /*skeleton_validated=*/true,  // AssetLibrary::add validated it
+                       max_clip_tracks(entity->model->model->rigs[entity->rig_index].clips));
   const SampleWindow window = buffer_.window(entity_id, entity->generation, render_us);
   if (!scratch_track_.present(*entity->skeleton, window, render_us, options_.present,
                               recipe_source(*entity))) {

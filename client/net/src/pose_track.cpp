@@ -21,8 +21,10 @@ const char* to_string(PresentMode mode) {
   return "?";
 }
 
-void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated) {
+void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated,
+                      std::size_t max_clip_tracks) {
   skeleton_validated_ = skeleton_validated;
+  evaluator_.reset(node_count, max_clip_tracks);
   target_.assign(node_count, Transform{});
   shown_.assign(node_count, Transform{});
   delta_.assign(node_count, Transform{});
@@ -65,17 +67,18 @@ bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
   return before_tick >= after_tick_;
 }
 
-bool PoseTrack::evaluate_recipe(const SampleRef& a, const SampleRef& b, int64_t render_us,
-                                const RecipeSource& recipes, std::span<Transform> out) {
+bool PoseTrack::evaluate_recipe(const Skeleton& skeleton, const SampleRef& a, const SampleRef& b,
+                                int64_t render_us, const RecipeSource& recipes,
+                                std::span<Transform> out) {
   if (!a.own_record || !b.own_record) return false;
   protocol::PoseRecipe at;
   if (recipe_at_time(a.sample->quantized.recipe, a.time_us, b.sample->quantized.recipe, b.time_us,
                      render_us, recipes.clip_durations_us, at) != RecipeTiming::kOk) {
     return false;
   }
-  // The dictionary's evaluate() is the server evaluator's SampleJob + BlendJob on the same
-  // clips (clip_dictionary.h), so at a server tick this is the server's pose bit for bit.
-  return recipes.dictionary->evaluate(at, out);
+  // The server evaluator's SampleJob + BlendJob on the same clips (recipe_evaluator.h): at a
+  // server tick this is the server's pose bit for bit.
+  return evaluator_.evaluate(skeleton, recipes.clips, recipes.assets_validated, at, out);
 }
 
 bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
@@ -89,7 +92,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   uint32_t after_tick = 0;
   const PoseSample* exact = nullptr;  // set when the target is one sample unchanged
   extrapolated_us_ = 0;
-  const bool try_recipes = settings.evaluate_recipes && recipes.dictionary != nullptr;
+  const bool try_recipes = settings.evaluate_recipes && !recipes.clips.empty();
   bool recipe = false;
   SampleRef recipe_a, recipe_b;  // the pair a recipe target came from
   int64_t recipe_limit_us = render_us;  // how far that pair is followed (the extrapolation bound)
@@ -103,7 +106,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
       exact = window.before.sample;
     } else {
       mode = PresentMode::kInterpolate;
-      recipe = try_recipes && evaluate_recipe(window.before, window.after, render_us, recipes, target_);
+      recipe = try_recipes && evaluate_recipe(skeleton, window.before, window.after, render_us, recipes, target_);
       recipe_a = window.before;
       recipe_b = window.after;
       if (!recipe) {
@@ -130,7 +133,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
       // Bounded like pose extrapolation: a command the client has not seen yet (a speed
       // change, another clip) makes any continuation wrong, recipes included.
       recipe = try_recipes &&
-               evaluate_recipe(window.previous, window.before, window.before.time_us + used, recipes, target_);
+               evaluate_recipe(skeleton, window.previous, window.before, window.before.time_us + used, recipes, target_);
       recipe_a = window.previous;
       recipe_b = window.before;
       recipe_limit_us = window.before.time_us + used;
@@ -157,7 +160,8 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     // motion over one frame, hundreds of codec bounds for a run cycle: not to be faded). Pose
     // sources keep the simpler shown - target.
     if (recipe && mode_ != PresentMode::kNone &&
-        evaluate_recipe(recipe_a, recipe_b, std::min(last_render_us_, recipe_limit_us), recipes, at_last_)) {
+        evaluate_recipe(skeleton, recipe_a, recipe_b, std::min(last_render_us_, recipe_limit_us), recipes,
+                        at_last_)) {
       difference_locals(shown_, at_last_, delta_);
     } else {
       difference_locals(shown_, target_, delta_);

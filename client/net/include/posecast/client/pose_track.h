@@ -29,7 +29,8 @@
 
 #include "posecast/client/pose_blend.h"
 #include "posecast/client/pose_pool.h"
-#include "posecast/protocol/clip_dictionary.h"
+#include "posecast/client/recipe_evaluator.h"
+#include "posecast/clip.h"
 #include "posecast/skeleton.h"
 #include "posecast/transform.h"
 
@@ -44,12 +45,13 @@ struct PresentSettings {
   bool evaluate_recipes = true;
 };
 
-// The rig's clips for render-time recipes: the AssetLibrary's clip dictionary of the rig
-// (evaluates recipes with the server's SampleJob/BlendJob; its scratch is shared, so use it
-// from one thread) and the format's clip durations. Both empty/null: no recipes.
+// The rig's clips for render-time recipes, and their durations (the PoseFormat's, which the
+// server built from the same clips). Empty clips: no recipes. `assets_validated` as for
+// SampleJob (true only for an AssetLibrary's models, validated once when added).
 struct RecipeSource {
-  protocol::ClipDictionary* dictionary = nullptr;
+  std::span<const Clip> clips;
   std::span<const int64_t> clip_durations_us;
+  bool assets_validated = false;
 };
 
 enum class PresentMode : uint8_t { kNone, kHold, kExact, kInterpolate, kExtrapolate, kStalled };
@@ -79,7 +81,10 @@ class PoseTrack {
   // later passed to present() was checked once with Skeleton::validate() and cannot change
   // (the AssetLibrary's models); the LocalToModel and Palette jobs then skip their per-node
   // and per-joint checks (assets_validated). False checks them on every present().
-  void reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated = false);
+  // `max_clip_tracks`: the most tracks of any clip of the rig (sizes the render-time recipe
+  // evaluator; 0 disables recipes for this track).
+  void reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated = false,
+             std::size_t max_clip_tracks = 0);
 
   // Computes the pose at render time `render_us` (server microseconds) into locals() and
   // palette(). Returns false (mode kNone, nothing written) when the window holds no sample or
@@ -105,13 +110,14 @@ class PoseTrack {
                            bool recipe) const;
   // The recipe at render_us from samples a (older) and b, evaluated into `out` (node_count);
   // false when the pair does not qualify (then nothing is written).
-  bool evaluate_recipe(const SampleRef& a, const SampleRef& b, int64_t render_us,
-                       const RecipeSource& recipes, std::span<Transform> out);
+  bool evaluate_recipe(const Skeleton& skeleton, const SampleRef& a, const SampleRef& b,
+                       int64_t render_us, const RecipeSource& recipes, std::span<Transform> out);
 
   std::vector<Transform> target_;  // the pose the samples say
   std::vector<Transform> shown_;   // target_ plus the fading correction
   std::vector<Transform> delta_;   // the correction captured at correction_start_us_
   std::vector<Transform> at_last_; // a new recipe source at the last frame's render time
+  RecipeEvaluator evaluator_;      // this entity's clip sampling (cursors kept between frames)
   std::vector<glm::mat4> models_;
   std::vector<glm::mat4> palette_;
 
