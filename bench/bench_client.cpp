@@ -159,6 +159,7 @@ void BM_PresentEntity(benchmark::State& state, const std::string& source, bool e
     samples[i].locals.resize(rig.skeleton.node_count());
     protocol::dequantize_pose(format, samples[i].quantized, samples[i].locals);
     samples[i].skeleton = &rig.skeleton;
+    samples[i].recipe_verified = true;
   }
   const client::SampleWindow window{client::SampleRef{&samples[0], 3, 50'000, true},
                                     client::SampleRef{&samples[1], 6, 100'000, true}, {}};

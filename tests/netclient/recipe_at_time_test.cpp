@@ -164,6 +164,7 @@ class RecipeTrackTest : public ::testing::Test {
     out.locals.resize(rig.skeleton().node_count());
     protocol::dequantize_pose(rig.format(), out.quantized, out.locals);
     out.skeleton = &rig.skeleton();
+    out.recipe_verified = true;  // the snapshot buffer's check (its own test)
     return out;
   }
   static SampleRef ref(const PoseSample& s, uint32_t tick, bool own = true) {
@@ -227,6 +228,8 @@ TEST_F(RecipeTrackTest, ExtrapolationFollowsTheClipsUntilItsBoundThenFreezes) {
 
 TEST_F(RecipeTrackTest, AChangedClipSetACarriedPoseOrTheSettingFallBackToPoseInterpolation) {
   const PoseSample a = sample(3), b = sample(6), other = sample(6, 1);
+  PoseSample unverified = sample(6);
+  unverified.recipe_verified = false;
   std::vector<Transform> expected(rig.skeleton().node_count());
   const int64_t mid = (at(3) + at(6)) / 2;
   const float t = static_cast<float>(static_cast<double>(mid - at(3)) / static_cast<double>(at(6) - at(3)));
@@ -238,6 +241,7 @@ TEST_F(RecipeTrackTest, AChangedClipSetACarriedPoseOrTheSettingFallBackToPoseInt
   const Case cases[] = {
       {"clip set changed", SampleWindow{ref(a, 3), ref(other, 6), {}}, true},
       {"carried pose", SampleWindow{ref(a, 3), ref(b, 6, false), {}}, true},
+      {"recipe not reproducing its pose", SampleWindow{ref(a, 3), ref(unverified, 6), {}}, true},
       {"setting off", SampleWindow{ref(a, 3), ref(b, 6), {}}, false},
   };
   for (const Case& c : cases) {

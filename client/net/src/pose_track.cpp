@@ -70,7 +70,9 @@ bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
 bool PoseTrack::evaluate_recipe(const Skeleton& skeleton, const SampleRef& a, const SampleRef& b,
                                 int64_t render_us, const RecipeSource& recipes,
                                 std::span<Transform> out) {
-  if (!a.own_record || !b.own_record) return false;
+  if (!a.own_record || !b.own_record || !a.sample->recipe_verified || !b.sample->recipe_verified) {
+    return false;
+  }
   protocol::PoseRecipe at;
   if (recipe_at_time(a.sample->quantized.recipe, a.time_us, b.sample->quantized.recipe, b.time_us,
                      render_us, recipes.clip_durations_us, at) != RecipeTiming::kOk) {

@@ -221,6 +221,8 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const protocol::EntityPos
     protocol::dequantize_pose(*entity->format, sample.quantized, sample.locals);
   }
   sample.skeleton = entity->skeleton;
+  sample.recipe_verified = from_dictionary && sample.quantized.recipe.count > 0 &&
+                           sample.quantized.values == prediction_.values;
   view.entries.insert(pos, ViewEntry{record.entity_id, record.generation, true, slot});
   ++result.decoded;
 }

@@ -10,10 +10,11 @@
 //                                                 max_extrapolation_us (kExtrapolate), then
 //                                                 frozen there (kStalled)
 // With a RecipeSource and PresentSettings::evaluate_recipes, interpolation and extrapolation
-// between two samples that are records of their own ticks carrying compatible recipes
-// (recipe_at_time.h) evaluate the server's clips at the render time instead (recipe()
-// true): the server's own pose at r, not a blend of two poses. Other pairs (no recipe, the
-// clip set changed, a pose carried from a baseline) interpolate as above.
+// between two samples that are records of their own ticks carrying compatible, verified
+// recipes (PoseSample::recipe_verified, recipe_at_time.h) evaluate the server's clips at the
+// render time instead (recipe() true): the server's own pose at r, not a blend of two poses.
+// Other pairs (no recipe, the clip set changed, a recipe that does not reproduce its pose, a
+// pose carried from a baseline) interpolate as above.
 // Whenever the pose source changes other than by r moving forward over exact samples (the end
 // of an extrapolation, a late sample inserted before r), the difference between what was shown
 // and the new target is captured and faded out linearly over convergence_us of render time:
