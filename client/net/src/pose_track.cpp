@@ -52,7 +52,8 @@ bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
   // by up to hundreds of codec bounds between samples, so switching between them is a jump.
   // (Exact samples and holds are the truth in both: no jump to or from them.)
   const auto derived = [](PresentMode m) {
-    return m == PresentMode::kInterpolate || m == PresentMode::kExtrapolate || m == PresentMode::kStalled;
+    return m == PresentMode::kInterpolate || m == PresentMode::kExtrapolate ||
+           m == PresentMode::kStalled;
   };
   if (derived(mode_) && derived(mode) && recipe != recipe_) return false;
   if (mode == mode_ && before_tick == before_tick_ && after_tick == after_tick_) return true;
@@ -108,7 +109,8 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
       exact = window.before.sample;
     } else {
       mode = PresentMode::kInterpolate;
-      recipe = try_recipes && evaluate_recipe(skeleton, window.before, window.after, render_us, recipes, target_);
+      recipe = try_recipes && evaluate_recipe(skeleton, window.before, window.after, render_us,
+                                              recipes, target_);
       recipe_a = window.before;
       recipe_b = window.after;
       if (!recipe) {
@@ -134,8 +136,8 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
       after_tick = window.previous.tick;  // the basis includes the velocity's origin
       // Bounded like pose extrapolation: a command the client has not seen yet (a speed
       // change, another clip) makes any continuation wrong, recipes included.
-      recipe = try_recipes &&
-               evaluate_recipe(skeleton, window.previous, window.before, window.before.time_us + used, recipes, target_);
+      recipe = try_recipes && evaluate_recipe(skeleton, window.previous, window.before,
+                                              window.before.time_us + used, recipes, target_);
       recipe_a = window.previous;
       recipe_b = window.before;
       recipe_limit_us = window.before.time_us + used;
@@ -162,8 +164,8 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     // motion over one frame, hundreds of codec bounds for a run cycle: not to be faded). Pose
     // sources keep the simpler shown - target.
     if (recipe && mode_ != PresentMode::kNone &&
-        evaluate_recipe(skeleton, recipe_a, recipe_b, std::min(last_render_us_, recipe_limit_us), recipes,
-                        at_last_)) {
+        evaluate_recipe(skeleton, recipe_a, recipe_b, std::min(last_render_us_, recipe_limit_us),
+                        recipes, at_last_)) {
       difference_locals(shown_, at_last_, delta_);
     } else {
       difference_locals(shown_, target_, delta_);

@@ -39,7 +39,8 @@ RecipeTiming recipe_at_time(const protocol::PoseRecipe& a, int64_t a_us,
   }
   const int64_t span = b_us - a_us;
   const int64_t elapsed = render_us - a_us;
-  if (span <= 0 || span > kMaxRecipeSpanUs || elapsed < -kMaxRecipeSpanUs || elapsed > kMaxRecipeSpanUs) {
+  if (span <= 0 || span > kMaxRecipeSpanUs || elapsed < -kMaxRecipeSpanUs ||
+      elapsed > kMaxRecipeSpanUs) {
     return RecipeTiming::kInvalid;
   }
   if (elapsed == 0 || elapsed == span) {
