@@ -9,7 +9,10 @@
 // palette); the server's tick between frames is excluded (PauseTiming). One frame in three
 // decodes a snapshot, so the figure is the average over decode and non-decode frames.
 // Timing starts once the snapshot buffer is full (steady state; see setup()).
-// Counters: ns_per_entity (CPU time per frame / N), entities presented at the end.
+// Counters: ns_per_entity (CPU time per frame / N), entities presented at the end, and the
+// share of them shown from render-time recipes at the last frame (recipe_share; the entities
+// crossfading show interpolated poses). The *Interp variants turn render-time recipes off
+// (PresentSettings::evaluate_recipes): pose interpolation, as before recipes.
 // The palette upload to the GPU is a glBufferSubData of the same bytes; the viewer's --stats
 // frame time includes it (docs/viewer.md).
 
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "posecast/client/net_client.h"
+#include "posecast/client/pose_track.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/server/server.h"
 
@@ -40,7 +44,7 @@ struct ClientBench {
   int64_t now = 0;
   uint64_t ticks = 0;
 
-  Status setup(const std::string& source, uint32_t entities) {
+  Status setup(const std::string& source, uint32_t entities, bool evaluate_recipes) {
     Result<Model> loaded = rig::load_model_source(source);
     if (!loaded) return loaded.error();
     model = std::make_shared<const Model>(std::move(loaded).value());
@@ -67,6 +71,7 @@ struct ClientBench {
     if (Status s = o.assets->add(model); !s) return s;
     o.load_missing_assets = false;
     o.nonce = 7;
+    o.present.evaluate_recipes = evaluate_recipes;
     client = std::make_unique<client::NetClient>(io, std::move(o));
     if (Status s = client->connect(now); !s) return s;
     // Warm-up, untimed: connected, every entity spawned, and the snapshot buffer full (its
@@ -103,10 +108,10 @@ struct ClientBench {
   }
 };
 
-void BM_ClientFrame(benchmark::State& state, const std::string& source) {
+void BM_ClientFrame(benchmark::State& state, const std::string& source, bool evaluate_recipes) {
   const auto entities = static_cast<uint32_t>(state.range(0));
   ClientBench bench;
-  if (Status s = bench.setup(source, entities); !s) {
+  if (Status s = bench.setup(source, entities, evaluate_recipes); !s) {
     state.SkipWithError(s.error().message.c_str());
     return;
   }
@@ -117,12 +122,69 @@ void BM_ClientFrame(benchmark::State& state, const std::string& source) {
       static_cast<double>(entities), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   const client::ClientStats stats = bench.client->stats(bench.now);
   state.counters["decode_errors"] = static_cast<double>(stats.decode_errors);
+  state.counters["recipe_share"] = shown > 0 ? static_cast<double>(stats.from_recipes) / static_cast<double>(shown) : 0.0;
   state.counters["pooled_poses"] = static_cast<double>(bench.client->buffer().pooled_poses());
   if (shown != entities) state.SkipWithError("not every entity was presented");
 }
 
-BENCHMARK_CAPTURE(BM_ClientFrame, GenRig24, std::string("gen-rig:24"))->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_ClientFrame, Fox, std::string(POSECAST_ASSETS_DIR "/Fox.glb"))->Arg(100)->Unit(benchmark::kMicrosecond);
+// PoseTrack::present alone for one entity between two decoded records of the "run" clip
+// carrying recipes, 20 Hz apart, render times stepping 1/60 s (as in a client frame): the
+// presentation part of the frame above, with (evaluate the clip at the render time) and
+// without (interpolate the two poses) render-time recipes. Includes LocalToModel and the
+// palette, the same in both.
+void BM_PresentEntity(benchmark::State& state, const std::string& source, bool evaluate_recipes) {
+  auto library = std::make_shared<client::AssetLibrary>();
+  if (Status s = library->load(source); !s) {
+    state.SkipWithError(s.error().message.c_str());
+    return;
+  }
+  const client::ClientModel& model = library->at(0);
+  const Rig& rig = model.model->rigs[0];
+  const protocol::PoseFormat& format = *model.formats[0];
+  protocol::ClipDictionary& dictionary = *model.dictionaries[0];
+  const uint16_t clip = static_cast<uint16_t>(rig.clips.size() > 2 ? 2 : 0);
+  client::PoseSample samples[2];
+  for (int i = 0; i < 2; ++i) {
+    protocol::PoseRecipe recipe;
+    recipe.count = 1;
+    recipe.inputs[0] = protocol::PoseRecipe::Input{clip, 100'000 + i * 50'000, 1.0f};
+    std::vector<Transform> exact(rig.skeleton.node_count());
+    samples[i].quantized.reset(format);
+    protocol::PoseQuantizer quantizer(format);
+    if (!dictionary.evaluate(recipe, exact) || !quantizer.quantize(exact, nullptr, samples[i].quantized)) {
+      state.SkipWithError("could not build the samples");
+      return;
+    }
+    samples[i].quantized.recipe = recipe;
+    samples[i].locals.resize(rig.skeleton.node_count());
+    protocol::dequantize_pose(format, samples[i].quantized, samples[i].locals);
+    samples[i].skeleton = &rig.skeleton;
+    samples[i].recipe_verified = true;
+  }
+  const client::SampleWindow window{client::SampleRef{&samples[0], 3, 50'000, true},
+                                    client::SampleRef{&samples[1], 6, 100'000, true}, {}};
+  client::RecipeSource recipes{rig.clips, format.clip_durations_us, true};
+  client::PresentSettings settings;
+  settings.evaluate_recipes = evaluate_recipes;
+  client::PoseTrack track;
+  track.reset(rig.skeleton.node_count(), rig.skeleton.joint_count(), true, client::max_clip_tracks(rig.clips));
+  int64_t r = 50'001;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(track.present(rig.skeleton, window, r, settings, recipes));
+    r = r + 16'667 < 100'000 ? r + 16'667 : 50'001 + (r + 16'667) % 50'000;
+  }
+  if (track.recipe() != evaluate_recipes) state.SkipWithError("the recipe path was not taken as configured");
+}
+
+BENCHMARK_CAPTURE(BM_PresentEntity, GenRig24Recipe, std::string("gen-rig:24"), true);
+BENCHMARK_CAPTURE(BM_PresentEntity, GenRig24Interp, std::string("gen-rig:24"), false);
+BENCHMARK_CAPTURE(BM_PresentEntity, FoxRecipe, std::string(POSECAST_ASSETS_DIR "/Fox.glb"), true);
+BENCHMARK_CAPTURE(BM_PresentEntity, FoxInterp, std::string(POSECAST_ASSETS_DIR "/Fox.glb"), false);
+
+BENCHMARK_CAPTURE(BM_ClientFrame, GenRig24, std::string("gen-rig:24"), true)->Arg(10)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ClientFrame, Fox, std::string(POSECAST_ASSETS_DIR "/Fox.glb"), true)->Arg(100)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ClientFrame, GenRig24Interp, std::string("gen-rig:24"), false)->Arg(100)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_ClientFrame, FoxInterp, std::string(POSECAST_ASSETS_DIR "/Fox.glb"), false)->Arg(100)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -13,9 +13,11 @@
 #include <gtest/gtest.h>
 
 #include "posecast/client/net_client.h"
+#include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/error_metric.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/server/server.h"
+#include "posecast/sim/playback_time.h"
 
 namespace posecast::client::testing {
 
@@ -127,6 +129,32 @@ class LoopbackSession {
     auto it = exact_.find(key(tick, id));
     return it == exact_.end() ? nullptr : &it->second;
   }
+  // The server's pose of `id` at any server time `time_us` (capture_exact): its state at the
+  // tick starting at or before time_us (the World's own clip phases, speed and weights, not
+  // anything sent), each phase advanced by the time since that tick with the animator's integer
+  // law (advance_phase), evaluated with the server's jobs. At a tick's start this is that
+  // tick's exact pose bit for bit (tests check it against exact_pose()). False when the state
+  // is not a plain blend of clips (layers, masks, crossfades) or was not captured.
+  bool server_pose_at(uint32_t id, int64_t time_us, std::span<Transform> out) {
+    if (time_us < 0) return false;
+    const uint32_t tick = static_cast<uint32_t>(time_us * setup_.server.tick_rate_hz / 1'000'000);
+    auto it = motions_.find(key(tick, id));
+    if (it == motions_.end() || !it->second.plain) return false;
+    const sim::Motion& m = it->second.motion;
+    const Rig& rig = model_->rigs[0];
+    protocol::PoseRecipe recipe;
+    for (uint8_t i = 0; i < m.count && i < sim::kMaxBlendClips; ++i) {
+      const sim::ClipSlot& slot = m.slots[i];
+      if (!(slot.weight > 0.0f) || recipe.count >= protocol::kMaxRecipeInputs) continue;
+      const int64_t duration = rig.clips[slot.clip].duration_us;
+      const int64_t phase = sim::advance_phase(slot.phase, time_us - tick_time(tick), m.speed, duration, m.wrap);
+      recipe.inputs[recipe.count++] =
+          protocol::PoseRecipe::Input{slot.clip, sim::sample_time_us(phase, duration, m.wrap), slot.weight};
+    }
+    if (recipe.count == 0) return false;
+    if (!dictionary_) dictionary_ = std::make_unique<protocol::ClipDictionary>(rig.skeleton, rig.clips, format());
+    return dictionary_->evaluate(recipe, out);
+  }
   // Marks the next tick as changed by a command (its pre-tick exact capture is wrong).
   void mark_command_tick() { dirty_.push_back(static_cast<uint32_t>(server_->world().tick_index())); }
 
@@ -141,7 +169,29 @@ class LoopbackSession {
     for (sim::EntityId id : entities_) {
       std::vector<Transform> locals(skeleton().node_count());
       if (server_->world().evaluate_local_pose(id, locals)) exact_[key(tick, id)] = std::move(locals);
+      if (const sim::EntityState* state = server_->world().find_entity(id)) {
+        motions_[key(tick, id)] = CapturedMotion{plain_motion(*state), state->layers.empty() ? sim::Motion{} : state->layers[0].target};
+      }
     }
+  }
+
+  struct CapturedMotion {
+    bool plain = false;
+    sim::Motion motion;
+  };
+  // Layer 0 alone shows a motion: full-weight unmasked override, no crossfade, no other active
+  // layer (what the server attaches recipes for).
+  static bool plain_motion(const sim::EntityState& state) {
+    const auto active = [](const sim::Layer& l) {
+      return (l.target.count > 0 || l.fade_source != sim::FadeSource::kNone) && l.weight != 0.0f;
+    };
+    if (state.layers.empty() || !active(state.layers[0])) return false;
+    for (std::size_t i = 1; i < state.layers.size(); ++i) {
+      if (active(state.layers[i])) return false;
+    }
+    const sim::Layer& base = state.layers[0];
+    return base.mode == sim::LayerMode::kOverride && base.weight >= 1.0f && base.mask == sim::kNoMask &&
+           base.fade_source == sim::FadeSource::kNone;
   }
 
   SessionSetup setup_;
@@ -153,6 +203,8 @@ class LoopbackSession {
   std::vector<std::unique_ptr<NetClient>> clients_;
   std::map<uint64_t, std::vector<glm::mat4>> server_palettes_;
   std::map<uint64_t, std::vector<Transform>> exact_;
+  std::map<uint64_t, CapturedMotion> motions_;
+  std::unique_ptr<protocol::ClipDictionary> dictionary_;
   std::vector<uint32_t> dirty_;
   protocol::PaletteScratch scratch_;
   int64_t tick_us_ = 16'667;

@@ -159,6 +159,27 @@ TEST_F(SnapshotBufferTest, RecordPredictedFromTheClipDictionaryDecodesBitExact) 
   EXPECT_TRUE(same_bits(s->palette(), server.palette(q)));
 }
 
+TEST_F(SnapshotBufferTest, ARecipeIsVerifiedOnlyWhenItReproducesItsPose) {
+  PoseSource server(rig, 1);
+  const protocol::QuantizedPose exact = server.quantized_with_recipe(30);
+  protocol::QuantizedPose edited = exact;
+  edited.recipe.inputs[0].time_us += 200'000;  // names another moment of the clip than the pose
+  const PartResult r = buffer.apply(snapshot(30, kNoTick, kNoTick,
+                                             {protocol::EntityPose{7, 1, server.encode_with_dictionary(exact, {})},
+                                              protocol::EntityPose{8, 1, server.encode_with_dictionary(edited, {})}}),
+                                    registry, 0);
+  ASSERT_TRUE(r.completed) << r.first_error;
+  const PoseSample* a = buffer.sample(30, 7, 1);
+  const PoseSample* b = buffer.sample(30, 8, 1);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(a->recipe_verified);
+  EXPECT_FALSE(b->recipe_verified);
+  // Both decode to the server's pose; only the recipe differs.
+  EXPECT_EQ(b->quantized.values, exact.values);
+  EXPECT_EQ(b->quantized.recipe, edited.recipe);
+}
+
 TEST_F(SnapshotBufferTest, EntityLeftOutOfASnapshotKeepsItsBaselinePose) {
   ASSERT_TRUE(buffer.apply(snapshot(3, kNoTick, kNoTick,
                                     {record(7, 3, kNoTick, kNoTick), record(8, 3, kNoTick, kNoTick)}),

@@ -41,7 +41,8 @@ SpawnOutcome EntityRegistry::on_spawn(const protocol::EntitySpawn& spawn,
   entity.dictionary = model->dictionaries[spawn.rig_index].get();
   // AssetLibrary::add validated the model's skeletons.
   entity.track.reset(entity.skeleton->node_count(), entity.skeleton->joint_count(),
-                     /*skeleton_validated=*/true);
+                     /*skeleton_validated=*/true,
+                     max_clip_tracks(model->model->rigs[spawn.rig_index].clips));
   return replaced ? SpawnOutcome::kReplaced : SpawnOutcome::kAdded;
 }
 

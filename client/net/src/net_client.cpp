@@ -455,10 +455,22 @@ void NetClient::record_rtt(int64_t sample_us) {
   rtt_count_ = std::min(rtt_count_ + 1, rtt_samples_.size());
 }
 
+RecipeSource NetClient::recipe_source(const ClientEntity& entity) {
+  RecipeSource source;
+  if (entity.model == nullptr || entity.format == nullptr) return source;
+  const Rig& rig = entity.model->model->rigs[entity.rig_index];
+  if (rig.clips.size() != entity.format->clip_durations_us.size()) return source;
+  source.clips = rig.clips;
+  source.clip_durations_us = entity.format->clip_durations_us;
+  source.assets_validated = true;  // AssetLibrary::add validated every clip
+  return source;
+}
+
 void NetClient::present(int64_t now_us) {
   (void)now_us;
   presented_.clear();
   counters_.extrapolating = 0;
+  counters_.from_recipes = 0;
   if (!playout_.started()) return;
   const int64_t render_us = playout_.render_time_us();
   const int64_t rate = buffer_.tick_rate();
@@ -476,13 +488,17 @@ void NetClient::present(int64_t now_us) {
     }
     const SampleWindow window = buffer_.window(id, entity.generation, render_us);
     const uint64_t corrections_before = entity.track.corrections();
-    if (!entity.track.present(*entity.skeleton, window, render_us, options_.present)) continue;
+    if (!entity.track.present(*entity.skeleton, window, render_us, options_.present, recipe_source(entity))) {
+      continue;
+    }
     counters_.corrections += entity.track.corrections() - corrections_before;
     const PresentMode mode = entity.track.mode();
     if (mode == PresentMode::kExtrapolate || mode == PresentMode::kStalled) ++counters_.extrapolating;
+    if (entity.track.recipe()) ++counters_.from_recipes;
     presented_.push_back(PresentedEntity{id, entity.generation, entity.model_id, entity.rig_index,
                                          entity.model->model.get(), entity.skeleton, mode,
-                                         entity.track.correcting(), entity.track.locals(),
+                                         entity.track.correcting(), entity.track.recipe(),
+                                         entity.track.locals(),
                                          entity.track.palette()});
   }
 }
@@ -498,9 +514,11 @@ PresentMode NetClient::evaluate_at(uint32_t entity_id, int64_t render_us,
   const ClientEntity* entity = registry_.find(entity_id);
   if (entity == nullptr || palette.size() != entity->skeleton->joint_count()) return PresentMode::kNone;
   scratch_track_.reset(entity->skeleton->node_count(), entity->skeleton->joint_count(),
-                       /*skeleton_validated=*/true);  // AssetLibrary::add validated it
+                       /*skeleton_validated=*/true,  // AssetLibrary::add validated it
+                       max_clip_tracks(entity->model->model->rigs[entity->rig_index].clips));
   const SampleWindow window = buffer_.window(entity_id, entity->generation, render_us);
-  if (!scratch_track_.present(*entity->skeleton, window, render_us, options_.present)) {
+  if (!scratch_track_.present(*entity->skeleton, window, render_us, options_.present,
+                              recipe_source(*entity))) {
     return PresentMode::kNone;
   }
   std::copy(scratch_track_.palette().begin(), scratch_track_.palette().end(), palette.begin());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "posecast/client/recipe_at_time.h"
+
 #include "posecast/local_to_model.h"
 #include "posecast/palette.h"
 
@@ -19,16 +21,20 @@ const char* to_string(PresentMode mode) {
   return "?";
 }
 
-void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated) {
+void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated,
+                      std::size_t max_clip_tracks) {
   skeleton_validated_ = skeleton_validated;
+  evaluator_.reset(node_count, max_clip_tracks);
   target_.assign(node_count, Transform{});
   shown_.assign(node_count, Transform{});
   delta_.assign(node_count, Transform{});
+  at_last_.assign(node_count, Transform{});
   models_.assign(node_count, glm::mat4(1.0f));
   palette_.assign(joint_count, glm::mat4(1.0f));
   mode_ = PresentMode::kNone;
   before_tick_ = after_tick_ = 0;
   correcting_ = false;
+  recipe_ = false;
   correction_start_us_ = 0;
   extrapolated_us_ = 0;
 }
@@ -40,8 +46,16 @@ void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skel
 // (extrapolation ending or restarting from a newer sample, a late sample landing before r) is
 // a jump to be faded.
 bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
-                                    uint32_t after_tick) const {
+                                    uint32_t after_tick, bool recipe) const {
   if (mode_ == PresentMode::kNone) return true;  // nothing shown yet: no pop possible
+  // A recipe gives the server's pose at r, pose interpolation a blend of two poses: they differ
+  // by up to hundreds of codec bounds between samples, so switching between them is a jump.
+  // (Exact samples and holds are the truth in both: no jump to or from them.)
+  const auto derived = [](PresentMode m) {
+    return m == PresentMode::kInterpolate || m == PresentMode::kExtrapolate ||
+           m == PresentMode::kStalled;
+  };
+  if (derived(mode_) && derived(mode) && recipe != recipe_) return false;
   if (mode == mode_ && before_tick == before_tick_ && after_tick == after_tick_) return true;
   const bool was_extrapolated = mode_ == PresentMode::kExtrapolate || mode_ == PresentMode::kStalled;
   const bool is_extrapolated = mode == PresentMode::kExtrapolate || mode == PresentMode::kStalled;
@@ -54,8 +68,24 @@ bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
   return before_tick >= after_tick_;
 }
 
+bool PoseTrack::evaluate_recipe(const Skeleton& skeleton, const SampleRef& a, const SampleRef& b,
+                                int64_t render_us, const RecipeSource& recipes,
+                                std::span<Transform> out) {
+  if (!a.own_record || !b.own_record || !a.sample->recipe_verified || !b.sample->recipe_verified) {
+    return false;
+  }
+  protocol::PoseRecipe at;
+  if (recipe_at_time(a.sample->quantized.recipe, a.time_us, b.sample->quantized.recipe, b.time_us,
+                     render_us, recipes.clip_durations_us, at) != RecipeTiming::kOk) {
+    return false;
+  }
+  // The server evaluator's SampleJob + BlendJob on the same clips (recipe_evaluator.h): at a
+  // server tick this is the server's pose bit for bit.
+  return evaluator_.evaluate(skeleton, recipes.clips, recipes.assets_validated, at, out);
+}
+
 bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
-                        const PresentSettings& settings) {
+                        const PresentSettings& settings, const RecipeSource& recipes) {
   const std::size_t nodes = target_.size();
   auto fits = [&](const SampleRef& ref) { return !ref || ref.sample->locals.size() == nodes; };
   if (!fits(window.before) || !fits(window.after) || !fits(window.previous)) return false;
@@ -65,6 +95,10 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   uint32_t after_tick = 0;
   const PoseSample* exact = nullptr;  // set when the target is one sample unchanged
   extrapolated_us_ = 0;
+  const bool try_recipes = settings.evaluate_recipes && !recipes.clips.empty();
+  bool recipe = false;
+  SampleRef recipe_a, recipe_b;  // the pair a recipe target came from
+  int64_t recipe_limit_us = render_us;  // how far that pair is followed (the extrapolation bound)
 
   if (window.before && window.after) {
     before_tick = window.before.tick;
@@ -75,10 +109,16 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
       exact = window.before.sample;
     } else {
       mode = PresentMode::kInterpolate;
-      const double span = static_cast<double>(window.after.time_us - window.before.time_us);
-      const float t = static_cast<float>(static_cast<double>(render_us - window.before.time_us) / span);
-      interpolate_locals(window.before.sample->locals, window.after.sample->locals, t,
-                         settings.rotation, target_);
+      recipe = try_recipes && evaluate_recipe(skeleton, window.before, window.after, render_us,
+                                              recipes, target_);
+      recipe_a = window.before;
+      recipe_b = window.after;
+      if (!recipe) {
+        const double span = static_cast<double>(window.after.time_us - window.before.time_us);
+        const float t = static_cast<float>(static_cast<double>(render_us - window.before.time_us) / span);
+        interpolate_locals(window.before.sample->locals, window.after.sample->locals, t,
+                           settings.rotation, target_);
+      }
     }
   } else if (window.before) {
     before_tick = after_tick = window.before.tick;
@@ -94,9 +134,18 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
       mode = used < past ? PresentMode::kStalled : PresentMode::kExtrapolate;
       extrapolated_us_ = used;
       after_tick = window.previous.tick;  // the basis includes the velocity's origin
-      const double step = static_cast<double>(window.before.time_us - window.previous.time_us);
-      extrapolate_locals(window.previous.sample->locals, window.before.sample->locals,
-                         static_cast<float>(static_cast<double>(used) / step), target_);
+      // Bounded like pose extrapolation: a command the client has not seen yet (a speed
+      // change, another clip) makes any continuation wrong, recipes included.
+      recipe = try_recipes && evaluate_recipe(skeleton, window.previous, window.before,
+                                              window.before.time_us + used, recipes, target_);
+      recipe_a = window.previous;
+      recipe_b = window.before;
+      recipe_limit_us = window.before.time_us + used;
+      if (!recipe) {
+        const double step = static_cast<double>(window.before.time_us - window.previous.time_us);
+        extrapolate_locals(window.previous.sample->locals, window.before.sample->locals,
+                           static_cast<float>(static_cast<double>(used) / step), target_);
+      }
     }
   } else if (window.after) {
     mode = PresentMode::kHold;
@@ -108,14 +157,27 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   }
   if (exact != nullptr) std::copy(exact->locals.begin(), exact->locals.end(), target_.begin());
 
-  if (!continues_from_last(mode, before_tick, after_tick)) {
-    // Fade from what was on screen: shown_ still holds the last frame's pose.
-    difference_locals(shown_, target_, delta_);
+  if (!continues_from_last(mode, before_tick, after_tick, recipe)) {
+    // Fade from what was on screen: shown_ still holds the last frame's pose. The jump is what
+    // separates it from the new source at the last frame's render time: with a recipe, the new
+    // source is evaluated there (the difference to this frame's target is the server's own
+    // motion over one frame, hundreds of codec bounds for a run cycle: not to be faded). Pose
+    // sources keep the simpler shown - target.
+    if (recipe && mode_ != PresentMode::kNone &&
+        evaluate_recipe(skeleton, recipe_a, recipe_b, std::min(last_render_us_, recipe_limit_us),
+                        recipes, at_last_)) {
+      difference_locals(shown_, at_last_, delta_);
+    } else {
+      difference_locals(shown_, target_, delta_);
+    }
     correcting_ = true;
     correction_start_us_ = render_us;
     ++corrections_;
   }
   mode_ = mode;
+  last_render_us_ = render_us;
+  recipe_ = recipe;
+  if (recipe) ++recipe_frames_;
   before_tick_ = before_tick;
   after_tick_ = after_tick;
 

@@ -221,6 +221,8 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const protocol::EntityPos
     protocol::dequantize_pose(*entity->format, sample.quantized, sample.locals);
   }
   sample.skeleton = entity->skeleton;
+  sample.recipe_verified = from_dictionary && sample.quantized.recipe.count > 0 &&
+                           sample.quantized.values == prediction_.values;
   view.entries.insert(pos, ViewEntry{record.entity_id, record.generation, true, slot});
   ++result.decoded;
 }
@@ -266,6 +268,7 @@ bool SnapshotBuffer::usable(const SnapshotView& view, uint32_t entity_id, uint16
   out.sample = &pool_.at(e->slot);
   out.tick = view.tick;
   out.time_us = tick_time_us(view.tick);
+  out.own_record = e->decoded;
   return true;
 }
 

@@ -103,6 +103,7 @@ struct ClientStats {
   uint64_t spawns = 0, despawns = 0, unknown_model_spawns = 0;
   uint64_t corrections = 0;         // converging fades started
   std::size_t extrapolating = 0;    // entities extrapolating (or stalled) at the last update
+  std::size_t from_recipes = 0;     // entities shown from a render-time recipe at the last update
 };
 
 // One entity as shown at the last update's render time. Spans stay valid until the next
@@ -116,6 +117,7 @@ struct PresentedEntity {
   const Skeleton* skeleton = nullptr;
   PresentMode mode = PresentMode::kNone;
   bool correcting = false;
+  bool from_recipe = false;  // the server's clips evaluated at the render time (pose_track.h)
   std::span<const Transform> locals;
   std::span<const glm::mat4> palette;  // skeleton->joint_count() matrices
 };
@@ -190,6 +192,8 @@ class NetClient {
   void send_ack(int64_t now_us);
   void fail(std::string message);
   void present(int64_t now_us);
+  // The rig's clips for render-time recipes (none when the entity has no clip dictionary).
+  static RecipeSource recipe_source(const ClientEntity& entity);
   void record_rtt(int64_t sample_us);
 
   asio::io_context& io_;

@@ -26,6 +26,10 @@ struct PoseSample {
   protocol::QuantizedPose quantized;  // the codes, as the server quantised them
   std::vector<Transform> locals;      // dequantize_pose(quantized): node_count entries
   const Skeleton* skeleton = nullptr; // the skeleton the pose was decoded for (outlives it)
+  // The record was predicted from its recipe through the clip dictionary and its codes equal
+  // that prediction's: the recipe reproduces this pose to the codec's quantisation (not, say,
+  // a blend with IK or another edit on top). Render-time recipes require it (pose_track.h).
+  bool recipe_verified = false;
 
   // The skinning palette of this pose: LocalToModelJob then PaletteJob on `locals`, the jobs
   // PoseTrack runs and protocol::quantized_palette() runs on dequantize_pose(quantized), so the

@@ -9,6 +9,12 @@
 //                                                 newest samples for at most
 //                                                 max_extrapolation_us (kExtrapolate), then
 //                                                 frozen there (kStalled)
+// With a RecipeSource and PresentSettings::evaluate_recipes, interpolation and extrapolation
+// between two samples that are records of their own ticks carrying compatible, verified
+// recipes (PoseSample::recipe_verified, recipe_at_time.h) evaluate the server's clips at the
+// render time instead (recipe() true): the server's own pose at r, not a blend of two poses.
+// Other pairs (no recipe, the clip set changed, a recipe that does not reproduce its pose, a
+// pose carried from a baseline) interpolate as above.
 // Whenever the pose source changes other than by r moving forward over exact samples (the end
 // of an extrapolation, a late sample inserted before r), the difference between what was shown
 // and the new target is captured and faded out linearly over convergence_us of render time:
@@ -24,6 +30,8 @@
 
 #include "posecast/client/pose_blend.h"
 #include "posecast/client/pose_pool.h"
+#include "posecast/client/recipe_evaluator.h"
+#include "posecast/clip.h"
 #include "posecast/skeleton.h"
 #include "posecast/transform.h"
 
@@ -33,6 +41,18 @@ struct PresentSettings {
   RotationBlend rotation = RotationBlend::kSlerp;
   int64_t max_extrapolation_us = 100'000;  // bound on extrapolation past the newest sample
   int64_t convergence_us = 100'000;        // fade-out time of a correction
+  // Evaluate the server's clip recipes at the render time where both samples carry
+  // compatible ones (needs a RecipeSource in present()); false: always interpolate poses.
+  bool evaluate_recipes = true;
+};
+
+// The rig's clips for render-time recipes, and their durations (the PoseFormat's, which the
+// server built from the same clips). Empty clips: no recipes. `assets_validated` as for
+// SampleJob (true only for an AssetLibrary's models, validated once when added).
+struct RecipeSource {
+  std::span<const Clip> clips;
+  std::span<const int64_t> clip_durations_us;
+  bool assets_validated = false;
 };
 
 enum class PresentMode : uint8_t { kNone, kHold, kExact, kInterpolate, kExtrapolate, kStalled };
@@ -43,6 +63,9 @@ struct SampleRef {
   const PoseSample* sample = nullptr;
   uint32_t tick = 0;
   int64_t time_us = 0;  // server time of the tick
+  // A record of this tick (its recipe describes this tick); false for a pose carried from a
+  // baseline view, whose recipe is the baseline's.
+  bool own_record = false;
   explicit operator bool() const { return sample != nullptr; }
 };
 
@@ -59,16 +82,24 @@ class PoseTrack {
   // later passed to present() was checked once with Skeleton::validate() and cannot change
   // (the AssetLibrary's models); the LocalToModel and Palette jobs then skip their per-node
   // and per-joint checks (assets_validated). False checks them on every present().
-  void reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated = false);
+  // `max_clip_tracks`: the most tracks of any clip of the rig (sizes the render-time recipe
+  // evaluator; 0 disables recipes for this track).
+  void reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated = false,
+             std::size_t max_clip_tracks = 0);
 
   // Computes the pose at render time `render_us` (server microseconds) into locals() and
   // palette(). Returns false (mode kNone, nothing written) when the window holds no sample or
   // a job rejects the skeleton. `skeleton` must be the one the samples were decoded for.
+  // `recipes`: see RecipeSource (default: none, poses are interpolated).
   bool present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
-               const PresentSettings& settings);
+               const PresentSettings& settings, const RecipeSource& recipes = {});
 
   PresentMode mode() const { return mode_; }
   bool correcting() const { return correcting_; }
+  // True when the last present() evaluated a render-time recipe (kInterpolate, kExtrapolate
+  // or kStalled from recipes).
+  bool recipe() const { return recipe_; }
+  uint64_t recipe_frames() const { return recipe_frames_; }
   std::span<const Transform> locals() const { return shown_; }
   std::span<const glm::mat4> palette() const { return palette_; }
   // How far past the newest sample the last present() extrapolated (0 unless extrapolating).
@@ -76,11 +107,18 @@ class PoseTrack {
   uint64_t corrections() const { return corrections_; }
 
  private:
-  bool continues_from_last(PresentMode mode, uint32_t before_tick, uint32_t after_tick) const;
+  bool continues_from_last(PresentMode mode, uint32_t before_tick, uint32_t after_tick,
+                           bool recipe) const;
+  // The recipe at render_us from samples a (older) and b, evaluated into `out` (node_count);
+  // false when the pair does not qualify (then nothing is written).
+  bool evaluate_recipe(const Skeleton& skeleton, const SampleRef& a, const SampleRef& b,
+                       int64_t render_us, const RecipeSource& recipes, std::span<Transform> out);
 
   std::vector<Transform> target_;  // the pose the samples say
   std::vector<Transform> shown_;   // target_ plus the fading correction
   std::vector<Transform> delta_;   // the correction captured at correction_start_us_
+  std::vector<Transform> at_last_; // a new recipe source at the last frame's render time
+  RecipeEvaluator evaluator_;      // this entity's clip sampling (cursors kept between frames)
   std::vector<glm::mat4> models_;
   std::vector<glm::mat4> palette_;
 
@@ -89,6 +127,9 @@ class PoseTrack {
   uint32_t before_tick_ = 0;  // basis of the last frame
   uint32_t after_tick_ = 0;
   bool correcting_ = false;
+  bool recipe_ = false;  // the last frame's target came from a recipe
+  uint64_t recipe_frames_ = 0;
+  int64_t last_render_us_ = 0;  // render time of the last present()
   int64_t correction_start_us_ = 0;
   int64_t extrapolated_us_ = 0;
   uint64_t corrections_ = 0;

@@ -1,0 +1,53 @@
+#pragma once
+// RecipeEvaluator: one entity's evaluation of clip recipes (protocol::PoseRecipe) into a local
+// pose, with the server evaluator's jobs (sim/src/evaluator.cpp): each input clip sampled with
+// SampleJob, a single contributing clip taken as sampled, several blended with BlendJob in the
+// recipe's order. At a server tick the result is the server's pose bit for bit.
+//
+// Why not protocol::ClipDictionary::evaluate: the same jobs, but this keeps the sampling
+// cursors per entity (render times move forward a frame at a time, so the sampler's key
+// lookup stays on its O(1) path: SampleJob's result never depends on the cursor, sampling.h)
+// and samples a single clip straight into the output. Buffers are sized in reset();
+// evaluate() never allocates.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "posecast/clip.h"
+#include "posecast/protocol/quantization.h"
+#include "posecast/skeleton.h"
+#include "posecast/transform.h"
+
+namespace posecast::client {
+
+// The most tracks of any of `clips` (RecipeEvaluator::reset's max_tracks for a rig).
+inline std::size_t max_clip_tracks(std::span<const Clip> clips) {
+  std::size_t most = 0;
+  for (const Clip& c : clips) most = c.tracks.size() > most ? c.tracks.size() : most;
+  return most;
+}
+
+class RecipeEvaluator {
+ public:
+  // Sizes the buffers for a rig: `node_count` skeleton nodes, clips of at most `max_tracks`
+  // tracks. max_tracks 0 (or node_count 0) leaves the evaluator unable to evaluate.
+  void reset(std::size_t node_count, std::size_t max_tracks);
+
+  // Evaluates `recipe` into `out` (node_count entries). `clips` are the rig's clips (the ones
+  // the recipe's indices name), `assets_validated` as for SampleJob (true only for assets
+  // checked once with Skeleton::validate / Clip::validate that cannot change: the
+  // AssetLibrary's). Returns false (out unspecified) for a recipe with no input, more than
+  // kMaxRecipeInputs inputs, a clip index out of range, a clip with more tracks than reset()
+  // allowed, a negative or non-finite weight, a size mismatch, or a failing job.
+  bool evaluate(const Skeleton& skeleton, std::span<const Clip> clips, bool assets_validated,
+                const protocol::PoseRecipe& recipe, std::span<Transform> out);
+
+ private:
+  std::size_t nodes_ = 0;
+  std::size_t max_tracks_ = 0;
+  std::vector<uint32_t> cursors_;   // kMaxRecipeInputs x max_tracks_: per input, key hints
+  std::vector<Transform> samples_;  // kMaxRecipeInputs x nodes_: per input, its clip's pose
+};
+
+}  // namespace posecast::client

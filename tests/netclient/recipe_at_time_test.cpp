@@ -1,0 +1,292 @@
+// Render-time recipes: the derivation (interpolation, loop wrap, reversed clips, extrapolation,
+// weights, clip-set changes) and PoseTrack evaluating them (the server's pose at server ticks
+// bit for bit, the extrapolation bound, the fallbacks to pose interpolation).
+
+#include "posecast/client/recipe_at_time.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "netclient_support.h"
+#include "posecast/client/pose_blend.h"
+#include "posecast/client/pose_track.h"
+
+namespace posecast::client {
+namespace {
+
+using protocol::PoseRecipe;
+
+PoseRecipe one_clip(uint16_t clip, int64_t time_us, float weight = 1.0f) {
+  PoseRecipe r;
+  r.count = 1;
+  r.inputs[0] = PoseRecipe::Input{clip, time_us, weight};
+  return r;
+}
+
+PoseRecipe two_clips(int64_t t0, float w0, int64_t t1, float w1) {
+  PoseRecipe r;
+  r.count = 2;
+  r.inputs[0] = PoseRecipe::Input{0, t0, w0};
+  r.inputs[1] = PoseRecipe::Input{1, t1, w1};
+  return r;
+}
+
+const std::vector<int64_t> kDurations{1'000'000, 600'000, 0};
+
+int64_t time_at(const PoseRecipe& a, int64_t a_us, const PoseRecipe& b, int64_t b_us, int64_t r_us) {
+  PoseRecipe out;
+  EXPECT_EQ(recipe_at_time(a, a_us, b, b_us, r_us, kDurations, out), RecipeTiming::kOk);
+  return out.inputs[0].time_us;
+}
+
+TEST(RecipeAtTimeTest, ClipTimeMovesLinearlyBetweenTheNeighbours) {
+  const PoseRecipe a = one_clip(0, 100'000), b = one_clip(0, 150'000);
+  EXPECT_EQ(time_at(a, 1'000'000, b, 1'050'000, 1'025'000), 125'000);
+  EXPECT_EQ(time_at(a, 1'000'000, b, 1'050'000, 1'016'666), 116'666);
+  // At half speed (25 ms of clip per 50 ms), rounded down like the server's phase.
+  EXPECT_EQ(time_at(a, 1'000'000, one_clip(0, 125'000), 1'050'000, 1'016'667), 108'333);
+}
+
+TEST(RecipeAtTimeTest, TheNeighboursThemselvesAreReturnedExactly) {
+  const PoseRecipe a = two_clips(10, 0.3f, 20, 0.7f), b = two_clips(50'010, 0.1f, 50'020, 0.9f);
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 0, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out, a);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 50'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out, b);
+}
+
+TEST(RecipeAtTimeTest, ALoopWrapBetweenTheNeighboursIsASmallStepForwards) {
+  // 980 ms -> 30 ms of a 1 s loop over 50 ms: the clip crossed its end after 20 ms.
+  const PoseRecipe a = one_clip(0, 980'000), b = one_clip(0, 30'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 10'000), 990'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 19'999), 999'999);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 20'000), 0);  // the loop's end shows as its start
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 45'000), 25'000);
+}
+
+TEST(RecipeAtTimeTest, AReversedClipStepsBackwardsAcrossItsStart) {
+  const PoseRecipe a = one_clip(0, 30'000), b = one_clip(0, 980'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 10'000), 20'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 40'000), 990'000);
+}
+
+TEST(RecipeAtTimeTest, ExtrapolationContinuesTheNewestTwoAndWraps) {
+  const PoseRecipe a = one_clip(0, 900'000), b = one_clip(0, 950'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 100'000), 1'000'000 % 1'000'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 130'000), 30'000);
+  // A gap: the older neighbour three snapshots back.
+  EXPECT_EQ(time_at(one_clip(0, 800'000), 0, b, 150'000, 200'000), 0);
+}
+
+TEST(RecipeAtTimeTest, BeforeTheOlderNeighbourTheLineContinuesBackwards) {
+  EXPECT_EQ(time_at(one_clip(0, 10'000), 0, one_clip(0, 60'000), 50'000, -20'000), 990'000);
+  EXPECT_EQ(time_at(one_clip(0, 10'000), 0, one_clip(0, 60'000), 50'000, -1), 9'999);
+}
+
+TEST(RecipeAtTimeTest, AClipHeldAtItsEndStaysThere) {
+  // A clamped clip at its last key (time == duration) is not wrapped to its start.
+  const PoseRecipe a = one_clip(1, 600'000), b = one_clip(1, 600'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 25'000), 600'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 90'000), 600'000);
+}
+
+TEST(RecipeAtTimeTest, AZeroLengthClipKeepsTimeZero) {
+  EXPECT_EQ(time_at(one_clip(2, 0), 0, one_clip(2, 0), 50'000, 70'000), 0);
+}
+
+TEST(RecipeAtTimeTest, WeightsLerpStayBitEqualWhenUnchangedAndClampAtZero) {
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(two_clips(0, 0.25f, 0, 0.75f), 0, two_clips(50'000, 0.5f, 30'000, 0.75f), 50'000,
+                           25'000, kDurations, out),
+            RecipeTiming::kOk);
+  EXPECT_FLOAT_EQ(out.inputs[0].weight, 0.375f);
+  EXPECT_EQ(out.inputs[1].weight, 0.75f);  // unchanged: the same bits
+  EXPECT_EQ(out.inputs[1].time_us, 15'000);
+  // Extrapolated past zero: clamped; the other input still carries weight.
+  ASSERT_EQ(recipe_at_time(two_clips(0, 0.6f, 0, 0.5f), 0, two_clips(50'000, 0.2f, 30'000, 0.5f), 50'000,
+                           150'000, kDurations, out),
+            RecipeTiming::kOk);
+  EXPECT_EQ(out.inputs[0].weight, 0.0f);
+  EXPECT_EQ(out.inputs[1].weight, 0.5f);
+  // Every weight extrapolated to zero: nothing to show, no recipe.
+  EXPECT_EQ(recipe_at_time(one_clip(0, 0, 0.5f), 0, one_clip(0, 50'000, 0.25f), 50'000, 200'000, kDurations, out),
+            RecipeTiming::kInvalid);
+}
+
+TEST(RecipeAtTimeTest, AChangedClipSetOrAMissingRecipeGivesNoRecipe) {
+  PoseRecipe out = one_clip(0, 123);
+  const PoseRecipe before = out;
+  EXPECT_EQ(recipe_at_time(one_clip(0, 0), 0, one_clip(1, 0), 50'000, 25'000, kDurations, out),
+            RecipeTiming::kClipSetChanged);
+  EXPECT_EQ(recipe_at_time(one_clip(0, 0), 0, two_clips(0, 1, 0, 1), 50'000, 25'000, kDurations, out),
+            RecipeTiming::kClipSetChanged);
+  PoseRecipe swapped = two_clips(0, 1, 0, 1);
+  std::swap(swapped.inputs[0], swapped.inputs[1]);
+  EXPECT_EQ(recipe_at_time(two_clips(0, 1, 0, 1), 0, swapped, 50'000, 25'000, kDurations, out),
+            RecipeTiming::kClipSetChanged);
+  EXPECT_EQ(recipe_at_time(PoseRecipe{}, 0, one_clip(0, 0), 50'000, 25'000, kDurations, out),
+            RecipeTiming::kMissing);
+  EXPECT_EQ(out, before);  // untouched unless kOk
+}
+
+TEST(RecipeAtTimeTest, BadInputIsRefusedNotTrusted) {
+  PoseRecipe out;
+  EXPECT_EQ(recipe_at_time(one_clip(7, 0), 0, one_clip(7, 0), 50'000, 25'000, kDurations, out),
+            RecipeTiming::kInvalid);  // no such clip
+  EXPECT_EQ(recipe_at_time(one_clip(0, 0), 50'000, one_clip(0, 0), 50'000, 50'000, kDurations, out),
+            RecipeTiming::kInvalid);  // neighbours at the same time
+  EXPECT_EQ(recipe_at_time(one_clip(0, 0), 0, one_clip(0, 50'000), 50'000, -kMaxRecipeSpanUs - 1, kDurations, out),
+            RecipeTiming::kInvalid);
+  EXPECT_EQ(recipe_at_time(one_clip(0, 0), 0, one_clip(0, 50'000), 50'000, kMaxRecipeSpanUs + 1, kDurations, out),
+            RecipeTiming::kInvalid);
+  EXPECT_EQ(recipe_at_time(one_clip(0, -5), 0, one_clip(0, 50'000), 50'000, 10, kDurations, out),
+            RecipeTiming::kInvalid);
+}
+
+// ---- PoseTrack with recipes, on the generated rig's "run" clip.
+
+class RecipeTrackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(rig.model, nullptr);
+    track.reset(rig.skeleton().node_count(), rig.skeleton().joint_count(), true, max_clip_tracks(rig.rig().clips));
+    recipes.clips = rig.rig().clips;
+    recipes.clip_durations_us = rig.format().clip_durations_us;
+    recipes.assets_validated = true;
+  }
+  // A decoded record of `tick` carrying the recipe the server would attach.
+  PoseSample sample(uint32_t tick, int clip = 2) {
+    testing::PoseSource& s = clip == 2 ? run : walk;
+    PoseSample out;
+    out.quantized = s.quantized_with_recipe(tick);
+    out.locals.resize(rig.skeleton().node_count());
+    protocol::dequantize_pose(rig.format(), out.quantized, out.locals);
+    out.skeleton = &rig.skeleton();
+    out.recipe_verified = true;  // the snapshot buffer's check (its own test)
+    return out;
+  }
+  static SampleRef ref(const PoseSample& s, uint32_t tick, bool own = true) {
+    return SampleRef{&s, tick, static_cast<int64_t>(tick) * 1'000'000 / 60, own};
+  }
+  static int64_t at(uint32_t tick) { return static_cast<int64_t>(tick) * 1'000'000 / 60; }
+  bool shows_exactly(const std::vector<Transform>& expected) const {
+    return track.locals().size() == expected.size() &&
+           std::memcmp(track.locals().data(), expected.data(), expected.size() * sizeof(Transform)) == 0;
+  }
+
+  testing::TestRig rig = testing::load_test_rig();
+  testing::PoseSource run{rig, 2};
+  testing::PoseSource walk{rig, 1};
+  PoseTrack track;
+  PresentSettings settings;
+  RecipeSource recipes;
+};
+
+TEST_F(RecipeTrackTest, BetweenSnapshotsTheServersPoseAtEachTickIsShownBitForBit) {
+  const PoseSample a = sample(3), b = sample(6);
+  for (uint32_t tick : {4u, 5u}) {
+    ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 6), {}}, at(tick), settings, recipes));
+    EXPECT_EQ(track.mode(), PresentMode::kInterpolate);
+    EXPECT_TRUE(track.recipe());
+    EXPECT_TRUE(shows_exactly(run.exact(tick))) << "tick " << tick;  // unquantised: the server's own pose
+  }
+  EXPECT_FALSE(track.correcting());
+}
+
+TEST_F(RecipeTrackTest, AcrossTheClipsLoopEndTheServersPoseIsShownBitForBit) {
+  const int64_t duration = rig.rig().clips[2].duration_us;
+  ASSERT_GT(duration, 100'000);
+  // Two snapshots three ticks apart with the loop's end strictly between them.
+  uint32_t t0 = 0;
+  while (t0 < 1000 && !(run.clip_time(t0 + 3) < run.clip_time(t0) && run.clip_time(t0 + 3) > 0)) ++t0;
+  const uint32_t t1 = t0 + 3;
+  ASSERT_LT(run.clip_time(t1), run.clip_time(t0));  // it wraps between them
+  const PoseSample a = sample(t0), b = sample(t1);
+  for (uint32_t tick = t0 + 1; tick < t1; ++tick) {
+    ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, t0), ref(b, t1), {}}, at(tick), settings, recipes));
+    EXPECT_TRUE(track.recipe());
+    EXPECT_TRUE(shows_exactly(run.exact(tick))) << "tick " << tick;
+  }
+}
+
+TEST_F(RecipeTrackTest, ExtrapolationFollowsTheClipsUntilItsBoundThenFreezes) {
+  const PoseSample a = sample(3), b = sample(6);
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(b, 6), {}, ref(a, 3)}, at(9), settings, recipes));
+  EXPECT_EQ(track.mode(), PresentMode::kExtrapolate);
+  EXPECT_TRUE(track.recipe());
+  EXPECT_TRUE(shows_exactly(run.exact(9)));
+  // 100 ms past tick 6 (tick 12) is as far as it goes.
+  ASSERT_EQ(settings.max_extrapolation_us, 100'000);
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(b, 6), {}, ref(a, 3)}, at(6) + 400'000, settings, recipes));
+  EXPECT_EQ(track.mode(), PresentMode::kStalled);
+  EXPECT_TRUE(track.recipe());
+  EXPECT_EQ(track.extrapolated_us(), 100'000);
+  EXPECT_TRUE(shows_exactly(run.exact(12)));
+}
+
+TEST_F(RecipeTrackTest, AChangedClipSetACarriedPoseOrTheSettingFallBackToPoseInterpolation) {
+  const PoseSample a = sample(3), b = sample(6), other = sample(6, 1);
+  PoseSample unverified = sample(6);
+  unverified.recipe_verified = false;
+  std::vector<Transform> expected(rig.skeleton().node_count());
+  const int64_t mid = (at(3) + at(6)) / 2;
+  const float t = static_cast<float>(static_cast<double>(mid - at(3)) / static_cast<double>(at(6) - at(3)));
+  struct Case {
+    const char* what;
+    SampleWindow window;
+    bool evaluate;
+  };
+  const Case cases[] = {
+      {"clip set changed", SampleWindow{ref(a, 3), ref(other, 6), {}}, true},
+      {"carried pose", SampleWindow{ref(a, 3), ref(b, 6, false), {}}, true},
+      {"recipe not reproducing its pose", SampleWindow{ref(a, 3), ref(unverified, 6), {}}, true},
+      {"setting off", SampleWindow{ref(a, 3), ref(b, 6), {}}, false},
+  };
+  for (const Case& c : cases) {
+    PoseTrack fresh;
+    fresh.reset(rig.skeleton().node_count(), rig.skeleton().joint_count(), true, max_clip_tracks(rig.rig().clips));
+    PresentSettings s = settings;
+    s.evaluate_recipes = c.evaluate;
+    ASSERT_TRUE(fresh.present(rig.skeleton(), c.window, mid, s, recipes)) << c.what;
+    EXPECT_EQ(fresh.mode(), PresentMode::kInterpolate) << c.what;
+    EXPECT_FALSE(fresh.recipe()) << c.what;
+    interpolate_locals(c.window.before.sample->locals, c.window.after.sample->locals, t, s.rotation, expected);
+    EXPECT_EQ(std::memcmp(fresh.locals().data(), expected.data(), expected.size() * sizeof(Transform)), 0) << c.what;
+  }
+}
+
+TEST_F(RecipeTrackTest, SwitchingBetweenRecipeAndPoseInterpolationFadesInsteadOfJumping) {
+  const PoseSample a = sample(3), b = sample(6), c = sample(9, 1);
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 6), {}}, at(5), settings, recipes));
+  ASSERT_TRUE(track.recipe());
+  // The next pair changes clips: pose interpolation, entered through a correction that starts
+  // where the last frame was.
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(b, 6), ref(c, 9), {}}, at(6) + 1, settings, recipes));
+  EXPECT_FALSE(track.recipe());
+  EXPECT_TRUE(track.correcting());
+  EXPECT_EQ(track.corrections(), 1u);
+}
+
+TEST_F(RecipeTrackTest, AnExtrapolationEndingOnTheMissingSnapshotFadesOnlyTheJumpNotTheMotion) {
+  const PoseSample a = sample(3), b = sample(6), c = sample(9);
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(b, 6), {}, ref(a, 3)}, at(7), settings, recipes));
+  ASSERT_EQ(track.mode(), PresentMode::kExtrapolate);
+  // Tick 9's snapshot arrives late: the source changes (a correction), but the extrapolated
+  // recipe was the server's state, so there is nothing to fade: the frame shows tick 8's pose.
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(b, 6), ref(c, 9), ref(a, 3)}, at(8), settings, recipes));
+  EXPECT_EQ(track.mode(), PresentMode::kInterpolate);
+  EXPECT_TRUE(track.recipe());
+  EXPECT_EQ(track.corrections(), 1u);
+  const std::vector<Transform>& truth = run.exact(8);
+  float worst = 0.0f;
+  for (std::size_t i = 0; i < truth.size(); ++i) {
+    worst = std::max(worst, glm::length(track.locals()[i].translation - truth[i].translation));
+    worst = std::max(worst, 1.0f - std::fabs(glm::dot(track.locals()[i].rotation, truth[i].rotation)));
+  }
+  EXPECT_LT(worst, 1e-6f);
+}
+
+}  // namespace
+}  // namespace posecast::client
