@@ -162,12 +162,14 @@ class Predictor {
       baseline_ = ref.baseline->values.data();
       prior_ = ref.prior->values.data();
       older_ = ref.older->values.data();
-      // What linear extrapolation misses under constant acceleration:
-      //   [(b - p)/a1 - (p - o)/a0] * age * (age + a1) / (a1 + a0)
-      const double age = ref.baseline_age, a1 = ref.prior_age, a0 = ref.older_age;
-      const double common = age * (age + a1) / (a1 + a0);
-      newer_factor_ = common / a1;
-      older_factor_ = common / a0;
+      if (!equal_ages_) {  // equal ages use the integer form in expect()
+        // What linear extrapolation misses under constant acceleration:
+        //   [(b - p)/a1 - (p - o)/a0] * age * (age + a1) / (a1 + a0)
+        const double age = ref.baseline_age, a1 = ref.prior_age, a0 = ref.older_age;
+        const double common = age * (age + a1) / (a1 + a0);
+        newer_factor_ = common / a1;
+        older_factor_ = common / a0;
+      }
     }
   }
 

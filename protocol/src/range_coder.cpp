@@ -56,7 +56,9 @@ void RawBitWriter::append_reversed(std::vector<uint8_t>& out) {
     bytes_.push_back(static_cast<uint8_t>(buffer_ << (8 - pending_)));
     pending_ = 0;
   }
-  out.insert(out.end(), bytes_.rbegin(), bytes_.rend());
+  const std::size_t start = out.size();
+  out.resize(start + bytes_.size());
+  std::reverse_copy(bytes_.begin(), bytes_.end(), out.begin() + static_cast<std::ptrdiff_t>(start));
 }
 
 }  // namespace posecast::protocol
