@@ -151,6 +151,8 @@ class Predictor {
   Predictor(const PoseFormat& format, const PoseReference& ref, int references,
             const QuantizedPose* dictionary = nullptr)
       : format_(format), ref_(ref), references_(references), dictionary_(dictionary) {
+    if (dictionary_ != nullptr) axis_codes_ = dictionary_->values.data();
+    else if (references_ >= 1) axis_codes_ = ref.baseline->values.data();
     if (references_ >= 1) {
       speed_scale_ = static_cast<double>(ref.baseline_age) /
                      static_cast<double>(std::max<uint32_t>(1, ref.tick_rate_hz));
@@ -181,8 +183,7 @@ class Predictor {
   bool steady_channel(std::size_t node, int channel, int32_t axis) const {
     if (channel != 1) return true;
     const std::size_t a = node * kValuesPerNode + kRotationAxis;
-    return ref_.baseline->values[a] == axis && ref_.prior->values[a] == axis &&
-           ref_.older->values[a] == axis;
+    return baseline_[a] == axis && prior_[a] == axis && older_[a] == axis;
   }
   // expect() in the steady state, for code index i (node * kValuesPerNode + slot), integer
   // only and inline: prediction b + (b - p) clamped to +-limit, accel class, bucket from
@@ -205,8 +206,7 @@ class Predictor {
   }
 
   int32_t reference_axis(std::size_t node) const {
-    if (dictionary_ != nullptr) return dictionary_->values[node * kValuesPerNode + kRotationAxis];
-    return references_ == 0 ? -1 : ref_.baseline->values[node * kValuesPerNode + kRotationAxis];
+    return axis_codes_ == nullptr ? -1 : axis_codes_[node * kValuesPerNode + kRotationAxis];
   }
 
   // `channel` 0..2 (T, R, S), `slot` the code index within the node, `axis` the decoded
@@ -291,6 +291,8 @@ class Predictor {
   const int32_t* older_ = nullptr;
   double newer_factor_ = 0.0, older_factor_ = 0.0;
   const QuantizedPose* dictionary_;
+  // Whose rotation axes are expected: the dictionary's codes, else the baseline's, else none.
+  const int32_t* axis_codes_ = nullptr;
 };
 
 // ---------- recipes (clip-dictionary prediction) ----------

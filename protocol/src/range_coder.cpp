@@ -53,12 +53,21 @@ void RangeEncoder::grow() {
 
 void RawBitWriter::append_reversed(std::vector<uint8_t>& out) {
   if (pending_ > 0) {
-    bytes_.push_back(static_cast<uint8_t>(buffer_ << (8 - pending_)));
+    if (next_ == end_) grow();
+    *next_++ = static_cast<uint8_t>(buffer_ << (8 - pending_));
     pending_ = 0;
   }
   const std::size_t start = out.size();
-  out.resize(start + bytes_.size());
-  std::reverse_copy(bytes_.begin(), bytes_.end(), out.begin() + static_cast<std::ptrdiff_t>(start));
+  const auto count = static_cast<std::size_t>(next_ - bytes_.data());
+  out.resize(start + count);
+  std::reverse_copy(bytes_.data(), next_, out.data() + start);
+}
+
+void RawBitWriter::grow() {
+  const auto used = static_cast<std::size_t>(next_ - bytes_.data());
+  bytes_.resize(2 * bytes_.size());
+  next_ = bytes_.data() + used;
+  end_ = bytes_.data() + bytes_.size();
 }
 
 }  // namespace posecast::protocol

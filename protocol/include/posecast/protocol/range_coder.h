@@ -205,8 +205,13 @@ class RangeDecoder {
 // bytes b0, b1, ...; append_reversed() stores them as ..., b1, b0 at the end of a message.
 class RawBitWriter {
  public:
-  // `scratch` holds the bytes until append_reversed() (cleared here; reuse it).
-  explicit RawBitWriter(std::vector<uint8_t>& scratch) : bytes_(scratch) { bytes_.clear(); }
+  // `scratch` holds the bytes until append_reversed() (cleared here; reuse it). Bytes go
+  // through a raw pointer into it, grown in chunks like RangeEncoder's output.
+  explicit RawBitWriter(std::vector<uint8_t>& scratch) : bytes_(scratch) {
+    if (bytes_.size() < kChunk) bytes_.resize(kChunk);
+    next_ = bytes_.data();
+    end_ = bytes_.data() + bytes_.size();
+  }
 
   // The low `count` (0..32) bits of `value` (higher bits must be zero), most significant first.
   [[gnu::always_inline]] void write(uint32_t value, uint32_t count) {
@@ -215,10 +220,11 @@ class RawBitWriter {
     pending_ += count;
     while (pending_ >= 8) {
       pending_ -= 8;
-      bytes_.push_back(static_cast<uint8_t>(buffer_ >> pending_));
+      if (next_ == end_) grow();
+      *next_++ = static_cast<uint8_t>(buffer_ >> pending_);
     }
   }
-  bool empty() const { return bytes_.empty() && pending_ == 0; }
+  bool empty() const { return next_ == bytes_.data() && pending_ == 0; }
   // True when every bit written so far is zero (or none was written).
   bool all_zero() const { return nonzero_ == 0; }
 
@@ -226,7 +232,12 @@ class RawBitWriter {
   void append_reversed(std::vector<uint8_t>& out);
 
  private:
+  void grow();  // doubles bytes_ (rare)
+
+  static constexpr std::size_t kChunk = 256;
   std::vector<uint8_t>& bytes_;
+  uint8_t* next_ = nullptr;  // next byte to write, in bytes_
+  uint8_t* end_ = nullptr;   // end of bytes_
   uint64_t buffer_ = 0;    // the last `pending_` bits written are its low bits
   uint32_t pending_ = 0;   // 0..7 between writes
   uint32_t nonzero_ = 0;   // OR of every value written
