@@ -709,7 +709,9 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    bool* from_dictionary_out) {
   if (from_dictionary_out != nullptr) *from_dictionary_out = false;
   out.values.resize(format.node_count() * kValuesPerNode);
-  out.recipe = PoseRecipe{};
+  // No recipe unless one is decoded (RangeSource::recipe resets it whole); inputs past `count`
+  // are never read (PoseRecipe's contract), so only the count is cleared here.
+  out.recipe.count = 0;
   int references = 0;
   auto check_references = [&]() -> Status {
     if (const char* problem = reference_problem(format, reference, references)) {
