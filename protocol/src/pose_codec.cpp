@@ -46,9 +46,9 @@ constexpr int kRecipeWeightClass = kClasses + 1;  // residuals of predicted weig
 // Residual binarisation: with expected magnitude E (bucket m = bit length of E), the residual
 // r is zigzag-mapped (z = 2|r| - [r < 0]: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ...); its low
 // s = shift_for(m) bits (m + 1 for m >= 1: the old m magnitude bits plus the sign; 0 for m = 0)
-// go raw in one direct step, and q = z >> s goes through adaptive unary bins (escape to
-// Exp-Golomb past kUnaryBins). q is mostly 0 or 1: 1.2-1.5 adaptive decisions per residual
-// plus one direct step (docs/codec.md). In the "expect zero" bucket (m = 0) the sign is part
+// go raw to the side stream in one write, and q = z >> s goes through adaptive unary bins
+// (escape to Exp-Golomb past kUnaryBins, also in the side stream). q is mostly 0 or 1: 1.2-1.5
+// adaptive decisions per residual (docs/codec.md). In the "expect zero" bucket (m = 0) the sign is part
 // of the adaptive unary code, so a zero residual costs one well-predicted decision.
 constexpr uint32_t kShapeBuckets = 2;  // m = 0 (expect exactly 0), m >= 1
 constexpr uint32_t kUnaryBins = 14;

@@ -42,7 +42,8 @@ class RangeEncoder {
  public:
   // Appends to `out` (not cleared), which must outlive the encoder and must not be touched
   // until finish() returns: the encoder writes through a raw pointer into `out`, grown ahead
-  // in chunks (no push_back per byte), and finish() trims it to the bytes written.
+  // in chunks (no push_back per byte), and finish() trims it to the bytes written. An encoder
+  // dropped without finish() leaves unspecified bytes after the old end: resize `out` back.
   explicit RangeEncoder(std::vector<uint8_t>& out) : out_(out), stream_start_(out.size()) {
     out_.resize(stream_start_ + kChunk);
     next_ = out_.data() + stream_start_;
@@ -205,8 +206,8 @@ class RangeDecoder {
 // bytes b0, b1, ...; append_reversed() stores them as ..., b1, b0 at the end of a message.
 class RawBitWriter {
  public:
-  // `scratch` holds the bytes until append_reversed() (cleared here; reuse it). Bytes go
-  // through a raw pointer into it, grown in chunks like RangeEncoder's output.
+  // `scratch` holds the bytes until append_reversed() (its contents are overwritten; reuse it
+  // to avoid allocation). Bytes go through a raw pointer into it, grown when full.
   explicit RawBitWriter(std::vector<uint8_t>& scratch) : bytes_(scratch) {
     if (bytes_.size() < kChunk) bytes_.resize(kChunk);
     next_ = bytes_.data();
