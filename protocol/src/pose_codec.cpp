@@ -1,11 +1,18 @@
 // Pose codec: prediction, contexts and the two entropy stages (docs/codec.md).
 //
-// Range-coded stream (the wire format):
+// Range-coded stream (the wire format, docs/codec.md):
+//   side stream:     adaptive bit "omitted" (its bits would all be zero)
 //   reference count: adaptive bit "uses 3" (the steady state), else 2 raw bits (0..2)
 //   off_layout:      adaptive bit
+//   recipe:          adaptive bit "has one", then the recipe and adaptive "predicted from it"
+//   axes:            adaptive bit "every rotation has its likely axis" (the reference's)
 //   body:            for each node in order, for each coded channel (T, R, S): R first codes
-//                    its axis (adaptive "same as the baseline's", else 2 raw bits), then three
-//                    residuals; T and S code three residuals.
+//                    its axis unless the axes bit said so (adaptive "same as the reference's",
+//                    else 2 raw bits), then three residuals; T and S code three residuals.
+//                    A residual is adaptive unary bins in the range coder plus its low bits
+//                    in the side stream.
+//   side stream:     the residuals' low bits and escapes, after the range-coded bytes and
+//                    byte-reversed (range_coder.h: RawBitWriter), unless omitted.
 // Bit-packed reference stream: one header byte (bits 0-1 reference count, bit 2 off_layout,
 // the rest zero), then the same body with signed Exp-Golomb residuals.
 
@@ -36,15 +43,18 @@ constexpr int kClasses = kKinds * 3;
 constexpr int kRecipeTimeClass = kClasses;        // residuals of predicted recipe clip times
 constexpr int kRecipeWeightClass = kClasses + 1;  // residuals of predicted weights (float ulps)
 
-// Residual binarisation: with expected magnitude E (bucket m = bit length of E), the low
-// k = max(0, m - kShiftOffset) bits are sent raw; q = |r| >> k goes through adaptive unary
-// bins (escape to Exp-Golomb past kUnaryBins); then the sign, raw. With k = m, q is mostly 0
-// or 1: 1.2-1.5 adaptive decisions per residual (docs/codec.md).
-constexpr uint32_t kShiftOffset = 0;
-constexpr uint32_t kShapeBuckets = kShiftOffset + 2;  // m = 0 (expect exactly 0), m >= 1
+// Residual binarisation: with expected magnitude E (bucket m = bit length of E), the residual
+// r is zigzag-mapped (z = 2|r| - [r < 0]: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ...); its low
+// s = shift_for(m) bits (m + 1 for m >= 1: the old m magnitude bits plus the sign; 0 for m = 0)
+// go raw to the side stream in one write, and q = z >> s goes through adaptive unary bins
+// (escape to Exp-Golomb past kUnaryBins, also in the side stream). q is mostly 0 or 1: 1.2-1.5
+// adaptive decisions per residual (docs/codec.md). In the "expect zero" bucket (m = 0) the sign is part
+// of the adaptive unary code, so a zero residual costs one well-predicted decision.
+constexpr uint32_t kShapeBuckets = 2;  // m = 0 (expect exactly 0), m >= 1
 constexpr uint32_t kUnaryBins = 14;
-constexpr uint32_t kMaxShift = 34;
+constexpr uint32_t kMaxShift = 35;
 constexpr uint64_t kMaxMagnitude = uint64_t{1} << 34;
+constexpr uint64_t kMaxZigzag = kMaxMagnitude << 1;
 constexpr int kMaxReferences = 3;
 
 // Initial P(stop) of each unary bin per shape bucket, in 1/4096: averages of what the bins
@@ -59,6 +69,8 @@ struct Models {
   BitModel unary[kClasses + 2][kShapeBuckets][kUnaryBins];
   BitModel axis_same{3900};
   BitModel axis_is_w{3900};
+  BitModel axes_as_expected{3900};
+  BitModel side_stream_omitted{4000};
   BitModel full_references{3900};
   BitModel off_layout{4000};
   BitModel has_recipe{3900};
@@ -84,6 +96,14 @@ struct Expectation {
 };
 
 uint64_t magnitude(int64_t v) { return v < 0 ? static_cast<uint64_t>(-v) : static_cast<uint64_t>(v); }
+
+// 0, -1, 1, -2, 2, ... -> 0, 1, 2, 3, 4, ...; |v| <= 2^62.
+uint64_t zigzag(int64_t v) {
+  return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+}
+int64_t unzigzag(uint64_t z) {
+  return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+}
 
 // round(num / den), halves away from zero, den > 0; exact integer arithmetic.
 int64_t round_div(int64_t num, int64_t den) {
@@ -131,6 +151,8 @@ class Predictor {
   Predictor(const PoseFormat& format, const PoseReference& ref, int references,
             const QuantizedPose* dictionary = nullptr)
       : format_(format), ref_(ref), references_(references), dictionary_(dictionary) {
+    if (dictionary_ != nullptr) axis_codes_ = dictionary_->values.data();
+    else if (references_ >= 1) axis_codes_ = ref.baseline->values.data();
     if (references_ >= 1) {
       speed_scale_ = static_cast<double>(ref.baseline_age) /
                      static_cast<double>(std::max<uint32_t>(1, ref.tick_rate_hz));
@@ -138,18 +160,53 @@ class Predictor {
     if (references_ >= 2) unit_step_ = ref.baseline_age == ref.prior_age;
     if (references_ >= 3) {
       equal_ages_ = unit_step_ && ref.prior_age == ref.older_age;
-      // What linear extrapolation misses under constant acceleration:
-      //   [(b - p)/a1 - (p - o)/a0] * age * (age + a1) / (a1 + a0)
-      const double age = ref.baseline_age, a1 = ref.prior_age, a0 = ref.older_age;
-      const double common = age * (age + a1) / (a1 + a0);
-      newer_factor_ = common / a1;
-      older_factor_ = common / a0;
+      steady_ = equal_ages_ && dictionary_ == nullptr;
+      baseline_ = ref.baseline->values.data();
+      prior_ = ref.prior->values.data();
+      older_ = ref.older->values.data();
+      if (!equal_ages_) {  // equal ages use the integer form in expect()
+        // What linear extrapolation misses under constant acceleration:
+        //   [(b - p)/a1 - (p - o)/a0] * age * (age + a1) / (a1 + a0)
+        const double age = ref.baseline_age, a1 = ref.prior_age, a0 = ref.older_age;
+        const double common = age * (age + a1) / (a1 + a0);
+        newer_factor_ = common / a1;
+        older_factor_ = common / a0;
+      }
     }
   }
 
+  // The steady state: three references, equal ages, no dictionary. Then every code whose
+  // representation all three references share (rotation axes equal) takes expect_steady().
+  bool steady() const { return steady_; }
+  // Steady state only: whether node `node`'s channel `channel` (0..2; `axis` the decoded
+  // rotation axis for R) can use expect_steady().
+  bool steady_channel(std::size_t node, int channel, int32_t axis) const {
+    if (channel != 1) return true;
+    const std::size_t a = node * kValuesPerNode + kRotationAxis;
+    return baseline_[a] == axis && prior_[a] == axis && older_[a] == axis;
+  }
+  // expect() in the steady state, for code index i (node * kValuesPerNode + slot), integer
+  // only and inline: prediction b + (b - p) clamped to +-limit, accel class, bucket from
+  // (2 |b - 2p + o| + |b - p|) / 4 (the same values expect() computes).
+  [[gnu::always_inline]] Expectation expect_steady(std::size_t i, int64_t limit, uint8_t cls) const {
+    const int64_t b = baseline_[i], p = prior_[i], o = older_[i];
+    const int64_t step = b - p;
+    Expectation e;
+    e.prediction = std::clamp<int64_t>(b + step, -limit, limit);
+    const uint64_t accel = magnitude(step - (p - o));
+    e.bucket = static_cast<uint32_t>(std::bit_width((2 * accel + magnitude(step)) >> 2));
+    e.cls = cls;
+    return e;
+  }
+
+  // The axis a rotation most likely has: the reference's (see reference_axis), else w.
+  int32_t likely_axis(std::size_t node) const {
+    const int32_t expected = reference_axis(node);
+    return expected >= 0 ? expected : 3;
+  }
+
   int32_t reference_axis(std::size_t node) const {
-    if (dictionary_ != nullptr) return dictionary_->values[node * kValuesPerNode + kRotationAxis];
-    return references_ == 0 ? -1 : ref_.baseline->values[node * kValuesPerNode + kRotationAxis];
+    return axis_codes_ == nullptr ? -1 : axis_codes_[node * kValuesPerNode + kRotationAxis];
   }
 
   // `channel` 0..2 (T, R, S), `slot` the code index within the node, `axis` the decoded
@@ -228,8 +285,14 @@ class Predictor {
   double speed_scale_ = 0.0;  // baseline age in seconds
   bool unit_step_ = false;    // baseline_age == prior_age: the step is b - p exactly
   bool equal_ages_ = false;   // all three ages equal
+  bool steady_ = false;       // equal_ages_, three references, no dictionary
+  const int32_t* baseline_ = nullptr;  // the three references' codes (three references only)
+  const int32_t* prior_ = nullptr;
+  const int32_t* older_ = nullptr;
   double newer_factor_ = 0.0, older_factor_ = 0.0;
   const QuantizedPose* dictionary_;
+  // Whose rotation axes are expected: the dictionary's codes, else the baseline's, else none.
+  const int32_t* axis_codes_ = nullptr;
 };
 
 // ---------- recipes (clip-dictionary prediction) ----------
@@ -300,46 +363,47 @@ int64_t predicted_weight_bits(const PoseRecipe& recipe, uint8_t i, const PoseRef
 
 // ---------- entropy stages ----------
 
-uint32_t shift_for(uint32_t bucket) {
-  return std::min(bucket > kShiftOffset ? bucket - kShiftOffset : 0u, kMaxShift);
-}
+uint32_t shift_for(uint32_t bucket) { return bucket == 0 ? 0u : std::min(bucket + 1, kMaxShift); }
+uint32_t shape_of(uint32_t bucket) { return bucket == 0 ? 0u : 1u; }
 
+// The sinks and sources are small values (coder state + a pointer to the models): the body
+// loops work on a local copy, which the compiler keeps in registers (a member of an object
+// whose address escapes is reloaded after every byte store, which may alias it).
 struct RangeSink {
   RangeEncoder rc;
-  Models models;
+  RawBitWriter raw_bits;  // residual low bits and escapes (the side stream)
+  Models* models;
 
-  void residual(const Expectation& e, int64_t r) {
-    const uint32_t k = shift_for(e.bucket);
-    const uint64_t a = magnitude(r);
-    const uint64_t q = a >> k;
-    BitModel* bins = models.unary[e.cls][std::min(e.bucket, kShapeBuckets - 1)];
-    uint32_t i = 0;
-    for (; i < kUnaryBins; ++i) {
-      const uint32_t more = q > i ? 1u : 0u;
-      rc.encode(bins[i], more);
-      if (!more) break;
-    }
-    if (i == kUnaryBins) {  // escape: Exp-Golomb of q - kUnaryBins, raw bits
+  [[gnu::always_inline]] void residual(const Expectation& e, int64_t r) {
+    const uint32_t s = shift_for(e.bucket);
+    const uint64_t z = zigzag(r);
+    const uint64_t q = z >> s;
+    BitModel* bins = models->unary[e.cls][shape_of(e.bucket)];
+    if (q < kUnaryBins) {
+      for (uint32_t i = 0; i < q; ++i) rc.encode(bins[i], 1u);
+      rc.encode(bins[q], 0u);
+    } else {  // escape: Exp-Golomb of q - kUnaryBins, raw bits
+      for (uint32_t i = 0; i < kUnaryBins; ++i) rc.encode(bins[i], 1u);
       const uint64_t v = q - kUnaryBins + 1;
       const auto n = static_cast<uint32_t>(std::bit_width(v) - 1);
-      rc.encode_direct(n, 6);
+      raw(n, 6);
       raw(v & ((uint64_t{1} << n) - 1), n);
     }
-    raw(a & ((uint64_t{1} << k) - 1), k);
-    if (a != 0) rc.encode_direct(r < 0 ? 1u : 0u, 1);
+    raw(z & ((uint64_t{1} << s) - 1), s);
   }
   void axis(int32_t expected, int32_t axis) {
-    BitModel& m = expected >= 0 ? models.axis_same : models.axis_is_w;
+    BitModel& m = expected >= 0 ? models->axis_same : models->axis_is_w;
     const int32_t likely = expected >= 0 ? expected : 3;
     rc.encode(m, axis == likely ? 0u : 1u);
     if (axis != likely) rc.encode_direct(static_cast<uint32_t>(axis), 2);
   }
-  void raw(uint64_t v, uint32_t n) {
+  // `n` (0..64) low bits of `v` to the side stream.
+  [[gnu::always_inline]] void raw(uint64_t v, uint32_t n) {
     if (n > 32) {
-      rc.encode_direct(static_cast<uint32_t>(v >> 32), n - 32);
+      raw_bits.write(static_cast<uint32_t>(v >> 32), n - 32);
       n = 32;
     }
-    rc.encode_direct(static_cast<uint32_t>(v), n);
+    raw_bits.write(static_cast<uint32_t>(v), n);
   }
   void recipe(const PoseFormat& format, const PoseRecipe& r, const PoseReference& ref,
               int references) {
@@ -369,43 +433,40 @@ struct RangeSink {
 
 struct RangeSource {
   RangeDecoder rc;
-  Models models;
+  RawBitReader raw_bits;
+  Models* models;
   bool failed = false;
 
-  int64_t residual(const Expectation& e) {
-    const uint32_t k = shift_for(e.bucket);
-    BitModel* bins = models.unary[e.cls][std::min(e.bucket, kShapeBuckets - 1)];
+  [[gnu::always_inline]] int64_t residual(const Expectation& e) {
+    const uint32_t s = shift_for(e.bucket);
+    BitModel* bins = models->unary[e.cls][shape_of(e.bucket)];
     uint64_t q = 0;
     while (q < kUnaryBins && rc.decode(bins[q]) != 0) ++q;
     if (q == kUnaryBins) {
-      const uint32_t n = rc.decode_direct(6);
+      const auto n = static_cast<uint32_t>(raw(6));
       if (n > 36) {
         failed = true;
         return 0;
       }
       q = kUnaryBins + ((uint64_t{1} << n) | raw(n)) - 1;
     }
-    if (q > (kMaxMagnitude >> k)) {
+    if (q > (kMaxZigzag >> s)) {
       failed = true;
       return 0;
     }
-    const uint64_t a = (q << k) | raw(k);
-    if (a == 0) return 0;
-    return rc.decode_direct(1) != 0 ? -static_cast<int64_t>(a) : static_cast<int64_t>(a);
+    return unzigzag((q << s) | raw(s));
   }
   int32_t axis(int32_t expected) {
-    BitModel& m = expected >= 0 ? models.axis_same : models.axis_is_w;
+    BitModel& m = expected >= 0 ? models->axis_same : models->axis_is_w;
     const int32_t likely = expected >= 0 ? expected : 3;
     if (rc.decode(m) == 0) return likely;
     return static_cast<int32_t>(rc.decode_direct(2));
   }
-  uint64_t raw(uint32_t n) {
-    uint64_t high = 0;
-    if (n > 32) {
-      high = rc.decode_direct(n - 32);
-      n = 32;
-    }
-    return (high << n) | rc.decode_direct(n);
+  // `n` (0..64) bits from the side stream.
+  [[gnu::always_inline]] uint64_t raw(uint32_t n) {
+    if (n <= 32) return raw_bits.read(n);
+    const uint64_t high = raw_bits.read(n - 32);
+    return (high << 32) | raw_bits.read(32);
   }
   // False for a recipe that does not fit the format (clip index, time, weight).
   bool recipe(const PoseFormat& format, PoseRecipe& r, const PoseReference& ref, int references) {
@@ -479,9 +540,26 @@ struct BitSource {
 
 // ---------- the walk over nodes and channels, shared by both directions ----------
 
+// Whether every coded rotation of `pose` has its likely axis (Predictor::likely_axis): then
+// the range-coded stream says so once instead of once per node.
+bool axes_as_expected(const PoseFormat& format, const QuantizedPose& pose,
+                      const Predictor& predictor) {
+  for (std::size_t n = 0; n < format.node_count(); ++n) {
+    const uint8_t coded = pose.off_layout ? 7 : format.channels[n];
+    if ((coded & kChannelRotation) &&
+        pose.values[n * kValuesPerNode + kRotationAxis] != predictor.likely_axis(n)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Returns the sink after the body (a copy: see RangeSink). With `axes_known`, rotation axes
+// are the likely ones and not coded.
 template <class Sink>
-void encode_body(const PoseFormat& format, const QuantizedPose& pose, const Predictor& predictor,
-                 Sink& sink) {
+Sink encode_body(const PoseFormat& format, const QuantizedPose& pose, const Predictor& predictor,
+                 const Sink& sink_in, bool axes_known) {
+  Sink sink(sink_in);
   for (std::size_t n = 0; n < format.node_count(); ++n) {
     const uint8_t coded = pose.off_layout ? 7 : format.channels[n];
     if (coded == 0) continue;
@@ -491,20 +569,32 @@ void encode_body(const PoseFormat& format, const QuantizedPose& pose, const Pred
       int32_t axis = 0;
       if (c == 1) {
         axis = codes[kRotationAxis];
-        sink.axis(predictor.reference_axis(n), axis);
+        if (!axes_known) sink.axis(predictor.reference_axis(n), axis);
       }
+      const int64_t limit = c == 1 ? format.precision[n].rotation_limit : kMaxLinearCode;
+      const bool steady = predictor.steady() && predictor.steady_channel(n, c, axis);
+      const auto steady_cls = static_cast<uint8_t>(c * kKinds + kKindAccel);
       for (int k = 0; k < 3; ++k) {
         const int slot = kChannelSlots[c] + k;
-        const Expectation e = predictor.expect(n, c, slot, axis);
+        const Expectation e =
+            steady ? predictor.expect_steady(n * kValuesPerNode + static_cast<std::size_t>(slot),
+                                             limit, steady_cls)
+                   : predictor.expect(n, c, slot, axis);
         sink.residual(e, static_cast<int64_t>(codes[slot]) - e.prediction);
       }
     }
   }
+  return Sink(sink);  // a copy, not the local itself (which stays a register candidate)
 }
 
 template <class Source>
-Status decode_body(const PoseFormat& format, const Predictor& predictor, Source& source,
-                   QuantizedPose& out) {
+Status decode_body(const PoseFormat& format, const Predictor& predictor, Source& source_io,
+                   QuantizedPose& out, bool axes_known) {
+  Source source(source_io);  // a local copy (see RangeSink), written back on every return
+  const auto status = [&](Status st) {
+    source_io = source;
+    return st;
+  };
   for (std::size_t n = 0; n < format.node_count(); ++n) {
     const uint8_t coded = out.off_layout ? 7 : format.channels[n];
     int32_t* codes = &out.values[n * kValuesPerNode];
@@ -514,26 +604,31 @@ Status decode_body(const PoseFormat& format, const Predictor& predictor, Source&
       if (!(coded & kChannelBits[c])) continue;
       int32_t axis = 0;
       if (c == 1) {
-        axis = source.axis(predictor.reference_axis(n));
+        axis = axes_known ? predictor.likely_axis(n) : source.axis(predictor.reference_axis(n));
         codes[kRotationAxis] = axis;
       }
       const int64_t limit = c == 1 ? format.precision[n].rotation_limit : kMaxLinearCode;
+      const bool steady = predictor.steady() && predictor.steady_channel(n, c, axis);
+      const auto steady_cls = static_cast<uint8_t>(c * kKinds + kKindAccel);
       for (int k = 0; k < 3; ++k) {
         const int slot = kChannelSlots[c] + k;
-        const Expectation e = predictor.expect(n, c, slot, axis);
+        const Expectation e =
+            steady ? predictor.expect_steady(n * kValuesPerNode + static_cast<std::size_t>(slot),
+                                             limit, steady_cls)
+                   : predictor.expect(n, c, slot, axis);
         const int64_t value = e.prediction + source.residual(e);
         if (source.failed) {
-          return Error{"pose: corrupt residual at node " + std::to_string(n)};
+          return status(Error{"pose: corrupt residual at node " + std::to_string(n)});
         }
         if (value > limit || value < -limit) {
-          return Error{"pose: node " + std::to_string(n) + " code " + std::to_string(slot) +
-                       " out of range"};
+          return status(Error{"pose: node " + std::to_string(n) + " code " +
+                              std::to_string(slot) + " out of range"});
         }
         codes[slot] = static_cast<int32_t>(value);
       }
     }
   }
-  return {};
+  return status({});
 }
 
 }  // namespace
@@ -553,8 +648,7 @@ bool PoseEncoder::encode(const QuantizedPose& pose, const PoseReference& referen
     if (has_recipe) return false;  // the reference stage carries no recipes
     const Predictor predictor(format_, reference, references);
     out.push_back(static_cast<uint8_t>(references | (pose.off_layout ? 4 : 0)));
-    BitSink sink{BitWriter(out)};
-    encode_body(format_, pose, predictor, sink);
+    (void)encode_body(format_, pose, predictor, BitSink{BitWriter(out)}, false);
     return true;
   }
   if (!has_recipe || dictionary_ == nullptr ||
@@ -576,18 +670,36 @@ bool PoseEncoder::encode(const QuantizedPose& pose, const PoseReference& referen
 bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& reference,
                                int references, const QuantizedPose* dictionary_codes,
                                std::vector<uint8_t>& out) {
-  RangeSink sink{RangeEncoder(out), initial_models()};
-  sink.rc.encode(sink.models.full_references, references == kMaxReferences ? 0u : 1u);
-  if (references != kMaxReferences) sink.rc.encode_direct(static_cast<uint32_t>(references), 2);
-  sink.rc.encode(sink.models.off_layout, pose.off_layout ? 1u : 0u);
-  sink.rc.encode(sink.models.has_recipe, pose.recipe.count > 0 ? 1u : 0u);
-  if (pose.recipe.count > 0) {
-    sink.recipe(format_, pose.recipe, reference, references);
-    sink.rc.encode(sink.models.from_dictionary, dictionary_codes != nullptr ? 1u : 0u);
+  const std::size_t start = out.size();
+  // Returns false, leaving `out` to be trimmed, when the side stream was to be kept but turned
+  // out all zeros (a pose equal to its prediction): then the record is coded again without it.
+  const auto attempt = [&](bool keep_side_stream) {
+    Models models = initial_models();
+    RangeSink sink{RangeEncoder(out), RawBitWriter(raw_scratch_), &models};
+    sink.rc.encode(models.side_stream_omitted, keep_side_stream ? 0u : 1u);
+    sink.rc.encode(models.full_references, references == kMaxReferences ? 0u : 1u);
+    if (references != kMaxReferences) sink.rc.encode_direct(static_cast<uint32_t>(references), 2);
+    sink.rc.encode(models.off_layout, pose.off_layout ? 1u : 0u);
+    sink.rc.encode(models.has_recipe, pose.recipe.count > 0 ? 1u : 0u);
+    if (pose.recipe.count > 0) {
+      sink.recipe(format_, pose.recipe, reference, references);
+      sink.rc.encode(models.from_dictionary, dictionary_codes != nullptr ? 1u : 0u);
+    }
+    const Predictor predictor(format_, reference, references, dictionary_codes);
+    const bool axes_known = axes_as_expected(format_, pose, predictor);
+    sink.rc.encode(models.axes_as_expected, axes_known ? 0u : 1u);
+    RangeSink done = encode_body(format_, pose, predictor, sink, axes_known);
+    if (keep_side_stream && !done.raw_bits.empty() && done.raw_bits.all_zero()) return false;
+    // The side stream goes after the range-coded bytes, reversed (range_coder.h).
+    const bool side_stream = keep_side_stream && !done.raw_bits.empty();
+    done.rc.finish(/*bytes_follow=*/side_stream);
+    if (side_stream) done.raw_bits.append_reversed(out);
+    return true;
+  };
+  if (!attempt(true)) {
+    out.resize(start);
+    (void)attempt(false);
   }
-  const Predictor predictor(format_, reference, references, dictionary_codes);
-  encode_body(format_, pose, predictor, sink);
-  sink.rc.finish();
   return true;
 }
 
@@ -597,7 +709,9 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    bool* from_dictionary_out) {
   if (from_dictionary_out != nullptr) *from_dictionary_out = false;
   out.values.resize(format.node_count() * kValuesPerNode);
-  out.recipe = PoseRecipe{};
+  // No recipe unless one is decoded (RangeSource::recipe resets it whole); inputs past `count`
+  // are never read (PoseRecipe's contract), so only the count is cleared here.
+  out.recipe.count = 0;
   int references = 0;
   auto check_references = [&]() -> Status {
     if (const char* problem = reference_problem(format, reference, references)) {
@@ -615,22 +729,26 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
     if (Status st = check_references(); !st) return st;
     const Predictor predictor(format, reference, references);
     BitSource source{BitReader(bytes.subspan(1))};
-    if (Status st = decode_body(format, predictor, source, out); !st) return st;
+    if (Status st = decode_body(format, predictor, source, out, false); !st) return st;
     if (source.bits.bytes_consumed() != bytes.size() - 1) return Error{"pose: trailing bytes"};
     return {};
   }
-  RangeSource source{RangeDecoder(bytes), initial_models()};
-  references = source.rc.decode(source.models.full_references) == 0
+  Models models = initial_models();
+  RangeSource source{RangeDecoder(bytes), RawBitReader(bytes), &models};
+  const bool side_stream = source.rc.decode(models.side_stream_omitted) == 0;
+  // Without a side stream every raw bit is zero: the reader of an empty span supplies them.
+  if (!side_stream) source.raw_bits = RawBitReader(std::span<const uint8_t>{});
+  references = source.rc.decode(models.full_references) == 0
                    ? kMaxReferences
                    : static_cast<int>(source.rc.decode_direct(2));
-  out.off_layout = source.rc.decode(source.models.off_layout) != 0;
+  out.off_layout = source.rc.decode(models.off_layout) != 0;
   if (Status st = check_references(); !st) return st;
   bool from_dictionary = false;
-  if (source.rc.decode(source.models.has_recipe) != 0) {
+  if (source.rc.decode(models.has_recipe) != 0) {
     if (!source.recipe(format, out.recipe, reference, references)) {
       return Error{"pose: recipe names a clip, time or weight out of range"};
     }
-    from_dictionary = source.rc.decode(source.models.from_dictionary) != 0;
+    from_dictionary = source.rc.decode(models.from_dictionary) != 0;
   }
   QuantizedPose local;
   QuantizedPose& predicted = scratch != nullptr ? *scratch : local;
@@ -644,8 +762,14 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
     }
   }
   const Predictor predictor(format, reference, references, from_dictionary ? &predicted : nullptr);
-  if (Status st = decode_body(format, predictor, source, out); !st) return st;
-  if (source.rc.consumed() < bytes.size()) return Error{"pose: trailing bytes"};
+  const bool axes_known = source.rc.decode(models.axes_as_expected) == 0;
+  if (Status st = decode_body(format, predictor, source, out, axes_known); !st) return st;
+  // Every byte must have been needed by the range decoder (from the start, with its 4-byte
+  // look-ahead) or the side stream (from the end).
+  const std::size_t side_stream_bytes = side_stream ? source.raw_bits.bytes_read() : 0;
+  if (source.rc.consumed() + side_stream_bytes < bytes.size()) {
+    return Error{"pose: unread bytes"};
+  }
   if (from_dictionary_out != nullptr) *from_dictionary_out = from_dictionary;
   return {};
 }

@@ -106,6 +106,73 @@ TEST(RangeCoder, DecodingGarbageTerminatesWithoutFaults) {
   }
 }
 
+TEST(RangeCoder, StreamFlushedForFollowingBytesDecodesWhateverFollows) {
+  test::TestRng rng{11};
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto symbols = random_symbols(rng, rng() % 200);
+    std::vector<uint8_t> bytes;
+    {
+      BitModel models[8];
+      RangeEncoder enc(bytes);
+      for (const Symbol& s : symbols) {
+        if (s.direct) enc.encode_direct(s.value, s.bits);
+        else enc.encode(models[s.model], s.value);
+      }
+      enc.finish(/*bytes_follow=*/true);
+    }
+    const std::size_t stream_size = bytes.size();
+    for (int tail = 0; tail < 3; ++tail) {
+      std::vector<uint8_t> message = bytes;
+      for (int i = 0; i < 6; ++i) message.push_back(static_cast<uint8_t>(tail == 0 ? 0xFF : rng()));
+      BitModel models[8];
+      RangeDecoder dec(message);
+      for (const Symbol& s : symbols) {
+        const uint32_t got = s.direct ? dec.decode_direct(s.bits) : dec.decode(models[s.model]);
+        ASSERT_EQ(got, s.value) << "trial " << trial << " tail " << tail;
+      }
+      EXPECT_GE(dec.consumed(), stream_size) << "the decoder reads every byte written";
+    }
+  }
+}
+
+TEST(RawBits, RoundTripFromTheEndOfAMessageAfterARangeCodedStream) {
+  test::TestRng rng{5};
+  std::vector<uint8_t> scratch;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::pair<uint32_t, uint32_t>> raw;  // value, bits
+    std::vector<uint8_t> message = {0x12, 0x34};      // stands for a range-coded stream
+    RawBitWriter writer(scratch);
+    const std::size_t count = rng() % 100;
+    for (std::size_t i = 0; i < count; ++i) {
+      const uint32_t n = rng() % 33;
+      const uint32_t v = n == 0 ? 0 : static_cast<uint32_t>(rng()) >> (32 - n);
+      writer.write(v, n);
+      raw.emplace_back(v, n);
+    }
+    uint32_t total_bits = 0;
+    for (const auto& r : raw) total_bits += r.second;
+    EXPECT_EQ(writer.empty(), total_bits == 0);
+    writer.append_reversed(message);
+    ASSERT_EQ(message.size(), 2u + (total_bits + 7) / 8);
+    ASSERT_EQ(message[0], 0x12);
+    RawBitReader reader(message);
+    for (const auto& r : raw) ASSERT_EQ(reader.read(r.second), r.first) << "trial " << trial;
+    EXPECT_EQ(reader.bytes_read(), (total_bits + 7) / 8);
+  }
+}
+
+TEST(RawBits, ReadingPastTheMessageStartGivesZerosAndCountsThem) {
+  const std::vector<uint8_t> message = {0xAB};
+  RawBitReader reader(message);
+  EXPECT_EQ(reader.read(8), 0xABu);
+  EXPECT_EQ(reader.read(32), 0u);
+  EXPECT_EQ(reader.consumed_bytes(), 1u);
+  EXPECT_GT(reader.overrun(), 0u);
+  RawBitReader empty(std::span<const uint8_t>{});
+  EXPECT_EQ(empty.read(17), 0u);
+  EXPECT_EQ(empty.consumed_bytes(), 0u);
+}
+
 TEST(BitIo, RoundTripsFixedWidthAndExpGolomb) {
   test::TestRng rng{3};
   std::vector<uint8_t> bytes;

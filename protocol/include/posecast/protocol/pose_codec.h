@@ -82,6 +82,7 @@ class PoseEncoder {
   ClipDictionary* dictionary_;
   QuantizedPose dictionary_codes_;
   std::vector<uint8_t> scratch_[2];
+  std::vector<uint8_t> raw_scratch_;  // the side stream of a record (range_coder.h)
 };
 
 // Decodes into `out` (resized as needed; reuse it to avoid allocation). Errors name the

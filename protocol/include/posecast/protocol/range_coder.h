@@ -8,7 +8,14 @@
 //    drops trailing zero bytes: the decoder reads zeros past the end of its input.
 // Together they save 2-4 bytes per stream.
 //
-// The decoder is safe on any input: reads past the end yield zero bytes (counted, so the
+// Equiprobable bits in bulk (a residual's low bits) can go to a side stream instead
+// (RawBitWriter/RawBitReader): stored after the range-coded bytes, byte-reversed, so the
+// decoder reads it from the end of the message while the range decoder reads from the start,
+// and neither needs to know where the other ends. Reading raw bits is then a shift and a mask,
+// off the range decoder's serial dependency chain (its direct bits need a division). The range
+// stream is then flushed with finish(/*bytes_follow=*/true): any bytes may follow it.
+//
+// The decoders are safe on any input: reads past the end yield zero bytes (counted, so the
 // caller can reject a stream that needed more than it had), and every decision terminates.
 
 #include <cstddef>
@@ -33,12 +40,19 @@ inline constexpr uint32_t kBitModelShift = 4;
 
 class RangeEncoder {
  public:
-  // Appends to `out` (not cleared), which must outlive the encoder.
-  explicit RangeEncoder(std::vector<uint8_t>& out) : out_(out), stream_start_(out.size()) {}
+  // Appends to `out` (not cleared), which must outlive the encoder and must not be touched
+  // until finish() returns: the encoder writes through a raw pointer into `out`, grown ahead
+  // in chunks (no push_back per byte), and finish() trims it to the bytes written. An encoder
+  // dropped without finish() leaves unspecified bytes after the old end: resize `out` back.
+  explicit RangeEncoder(std::vector<uint8_t>& out) : out_(out), stream_start_(out.size()) {
+    out_.resize(stream_start_ + kChunk);
+    next_ = out_.data() + stream_start_;
+    end_ = out_.data() + out_.size();
+  }
 
   // Written without data-dependent branches (the bit is as good as random to the branch
   // predictor); compilers turn the selects into conditional moves.
-  void encode(BitModel& model, uint32_t bit) {
+  [[gnu::always_inline]] void encode(BitModel& model, uint32_t bit) {
     const uint32_t p0 = model.p0;
     const uint32_t bound = (range_ >> BitModel::kBits) * p0;
     const uint32_t up = p0 + ((BitModel::kOne - p0) >> kBitModelShift);
@@ -50,7 +64,13 @@ class RangeEncoder {
   }
 
   // `count` (0..32) equiprobable bits of `value`, most significant first, up to 16 per step.
-  void encode_direct(uint32_t value, uint32_t count) {
+  [[gnu::always_inline]] void encode_direct(uint32_t value, uint32_t count) {
+    if (count <= 16) {  // the common case: one step (count 0 changes nothing)
+      range_ >>= count;
+      low_ += static_cast<uint64_t>(range_) * value;
+      normalize();
+      return;
+    }
     while (count > 0) {
       const uint32_t take = count > 16 ? 16 : count;
       count -= take;
@@ -60,11 +80,14 @@ class RangeEncoder {
     }
   }
 
-  // Flushes the final interval. The encoder must not be used afterwards.
-  void finish();
+  // Flushes the final interval. The encoder must not be used afterwards. With `bytes_follow`
+  // false, the decoder must read zeros past the stream's end (trailing zero bytes are
+  // dropped); with true, it decodes the same symbols whatever bytes follow the stream (a
+  // RawBitWriter's, say): about one bit more.
+  void finish(bool bytes_follow = false);
 
  private:
-  void normalize() {
+  [[gnu::always_inline]] void normalize() {
     while (range_ < (1u << 24)) {
       range_ <<= 8;
       shift_low();
@@ -77,7 +100,7 @@ class RangeEncoder {
       const auto carry = static_cast<uint8_t>(low_ >> 32);
       uint8_t byte = cache_;
       do {
-        if (!skip_first_byte_) out_.push_back(static_cast<uint8_t>(byte + carry));
+        if (!skip_first_byte_) put(static_cast<uint8_t>(byte + carry));
         skip_first_byte_ = false;  // an LZMA-style stream's first byte is always 0: implied
         byte = 0xFF;
       } while (--cache_size_ != 0);
@@ -87,8 +110,17 @@ class RangeEncoder {
     low_ = (low_ & 0x00FFFFFFu) << 8;
   }
 
+  void put(uint8_t byte) {
+    if (next_ == end_) grow();
+    *next_++ = byte;
+  }
+  void grow();  // doubles the room in out_ (rare: records are usually < kChunk bytes)
+
+  static constexpr std::size_t kChunk = 256;
   std::vector<uint8_t>& out_;
   std::size_t stream_start_;  // out_.size() when this stream began
+  uint8_t* next_ = nullptr;   // next byte to write, in out_
+  uint8_t* end_ = nullptr;    // end of out_'s current size
   uint64_t low_ = 0;
   uint32_t range_ = 0xFFFFFFFFu;
   uint8_t cache_ = 0;
@@ -103,7 +135,7 @@ class RangeDecoder {
     for (int i = 0; i < 4; ++i) code_ = (code_ << 8) | next_byte();
   }
 
-  uint32_t decode(BitModel& model) {
+  [[gnu::always_inline]] uint32_t decode(BitModel& model) {
     const uint32_t p0 = model.p0;
     const uint32_t bound = (range_ >> BitModel::kBits) * p0;
     const uint32_t up = p0 + ((BitModel::kOne - p0) >> kBitModelShift);
@@ -116,7 +148,17 @@ class RangeDecoder {
     return bit;
   }
 
-  uint32_t decode_direct(uint32_t count) {
+  // One equiprobable bit: a compare instead of decode_direct's division (same result).
+  [[gnu::always_inline]] uint32_t decode_direct_bit() {
+    range_ >>= 1;
+    const uint32_t bit = code_ >= range_ ? 1u : 0u;
+    code_ -= bit ? range_ : 0u;
+    normalize();
+    return bit;
+  }
+
+  [[gnu::always_inline]] uint32_t decode_direct(uint32_t count) {
+    if (count == 1) return decode_direct_bit();
     uint32_t value = 0;
     while (count > 0) {
       const uint32_t take = count > 16 ? 16 : count;
@@ -146,7 +188,7 @@ class RangeDecoder {
     ++overrun_;
     return 0;
   }
-  void normalize() {
+  [[gnu::always_inline]] void normalize() {
     while (range_ < (1u << 24)) {
       range_ <<= 8;
       code_ = (code_ << 8) | next_byte();
@@ -158,6 +200,96 @@ class RangeDecoder {
   std::size_t overrun_ = 0;
   uint32_t code_ = 0;
   uint32_t range_ = 0xFFFFFFFFu;
+};
+
+// The side stream of equiprobable bits (see the top of this file). Bits go MSB first into
+// bytes b0, b1, ...; append_reversed() stores them as ..., b1, b0 at the end of a message.
+class RawBitWriter {
+ public:
+  // `scratch` holds the bytes until append_reversed() (its contents are overwritten; reuse it
+  // to avoid allocation). Bytes go through a raw pointer into it, grown when full.
+  explicit RawBitWriter(std::vector<uint8_t>& scratch) : bytes_(scratch) {
+    if (bytes_.size() < kChunk) bytes_.resize(kChunk);
+    next_ = bytes_.data();
+    end_ = bytes_.data() + bytes_.size();
+  }
+
+  // The low `count` (0..32) bits of `value` (higher bits must be zero), most significant first.
+  [[gnu::always_inline]] void write(uint32_t value, uint32_t count) {
+    buffer_ = (buffer_ << count) | value;
+    nonzero_ |= value;
+    pending_ += count;
+    while (pending_ >= 8) {
+      pending_ -= 8;
+      if (next_ == end_) grow();
+      *next_++ = static_cast<uint8_t>(buffer_ >> pending_);
+    }
+  }
+  bool empty() const { return next_ == bytes_.data() && pending_ == 0; }
+  // True when every bit written so far is zero (or none was written).
+  bool all_zero() const { return nonzero_ == 0; }
+
+  // Pads the last byte with zero bits and appends the bytes to `out` in reverse order.
+  void append_reversed(std::vector<uint8_t>& out);
+
+ private:
+  void grow();  // doubles bytes_ (rare)
+
+  static constexpr std::size_t kChunk = 256;
+  std::vector<uint8_t>& bytes_;
+  uint8_t* next_ = nullptr;  // next byte to write, in bytes_
+  uint8_t* end_ = nullptr;   // end of bytes_
+  uint64_t buffer_ = 0;    // the last `pending_` bits written are its low bits
+  uint32_t pending_ = 0;   // 0..7 between writes
+  uint32_t nonzero_ = 0;   // OR of every value written
+};
+
+// Reads a RawBitWriter's bits from the end of `message` backwards; zeros past its start
+// (counted in overrun()).
+class RawBitReader {
+ public:
+  // `message` must outlive the reader.
+  explicit RawBitReader(std::span<const uint8_t> message)
+      : begin_(message.data()), next_(message.data() + message.size()) {}
+
+  // `count` 0..32 bits, most significant first.
+  [[gnu::always_inline]] uint32_t read(uint32_t count) {
+    if (available_ < count) refill();
+    available_ -= count;
+    return static_cast<uint32_t>((buffer_ >> available_) & ((uint64_t{1} << count) - 1));
+  }
+
+  // Bytes that hold the bits read() returned so far, zeros past the start included (the
+  // reader buffers up to 8 bytes ahead of them).
+  std::size_t bytes_read() const {
+    return ((consumed_ + overrun_) * 8 - available_ + 7) / 8;
+  }
+  // Bytes taken from the message so far, buffered ones included.
+  std::size_t consumed_bytes() const { return consumed_; }
+  // Bytes supplied as zeros past the message's start.
+  std::size_t overrun() const { return overrun_; }
+
+ private:
+  void refill() {
+    while (available_ <= 56) {
+      uint64_t byte = 0;
+      if (next_ != begin_) {
+        byte = *--next_;
+        ++consumed_;
+      } else {
+        ++overrun_;
+      }
+      buffer_ = (buffer_ << 8) | byte;
+      available_ += 8;
+    }
+  }
+
+  const uint8_t* begin_;
+  const uint8_t* next_;    // one past the next byte to read (moves towards begin_)
+  uint64_t buffer_ = 0;    // the low `available_` bits are unread, most significant first
+  uint32_t available_ = 0;
+  std::size_t consumed_ = 0;
+  std::size_t overrun_ = 0;
 };
 
 }  // namespace posecast::protocol
