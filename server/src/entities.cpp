@@ -34,19 +34,8 @@ namespace {
 // skipping weight-0 clips as the animator does. False (count 0) for anything else.
 bool plain_blend_recipe(const sim::EntityState& state, const Rig& rig, protocol::PoseRecipe& out) {
   out.count = 0;
-  const auto active = [](const sim::Layer& l) {
-    return (l.target.count > 0 || l.fade_source != sim::FadeSource::kNone) && l.weight != 0.0f;
-  };
-  if (state.layers.empty() || !active(state.layers[0])) return false;
-  for (std::size_t i = 1; i < state.layers.size(); ++i) {
-    if (active(state.layers[i])) return false;
-  }
-  const sim::Layer& base = state.layers[0];
-  if (base.mode != sim::LayerMode::kOverride || !(base.weight >= 1.0f) || base.mask != sim::kNoMask ||
-      base.fade_source != sim::FadeSource::kNone) {
-    return false;
-  }
-  const sim::Motion& motion = base.target;
+  if (!sim::shows_base_motion_only(state)) return false;
+  const sim::Motion& motion = state.layers[0].target;
   for (uint8_t i = 0; i < motion.count && i < sim::kMaxBlendClips; ++i) {
     const sim::ClipSlot& slot = motion.slots[i];
     if (!(slot.weight > 0.0f) || slot.clip >= rig.clips.size()) continue;

@@ -46,6 +46,19 @@ float fade_alpha(const Layer& layer) {
                             static_cast<double>(layer.fade_duration_us));
 }
 
+bool shows_base_motion_only(const EntityState& state) {
+  const auto active = [](const Layer& l) {
+    return (l.target.count > 0 || l.fade_source != FadeSource::kNone) && l.weight != 0.0f;
+  };
+  if (state.layers.empty() || !active(state.layers[0])) return false;
+  for (std::size_t i = 1; i < state.layers.size(); ++i) {
+    if (active(state.layers[i])) return false;
+  }
+  const Layer& base = state.layers[0];
+  return base.mode == LayerMode::kOverride && base.weight >= 1.0f && base.mask == kNoMask &&
+         base.fade_source == FadeSource::kNone;
+}
+
 std::size_t EntityState::byte_size() const {
   std::size_t bytes = sizeof(EntityState) + layers.capacity() * sizeof(Layer) +
                       cursors.capacity() * sizeof(uint32_t);

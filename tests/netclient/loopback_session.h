@@ -170,7 +170,7 @@ class LoopbackSession {
       std::vector<Transform> locals(skeleton().node_count());
       if (server_->world().evaluate_local_pose(id, locals)) exact_[key(tick, id)] = std::move(locals);
       if (const sim::EntityState* state = server_->world().find_entity(id)) {
-        motions_[key(tick, id)] = CapturedMotion{plain_motion(*state), state->layers.empty() ? sim::Motion{} : state->layers[0].target};
+        motions_[key(tick, id)] = CapturedMotion{sim::shows_base_motion_only(*state), state->layers.empty() ? sim::Motion{} : state->layers[0].target};
       }
     }
   }
@@ -179,20 +179,6 @@ class LoopbackSession {
     bool plain = false;
     sim::Motion motion;
   };
-  // Layer 0 alone shows a motion: full-weight unmasked override, no crossfade, no other active
-  // layer (what the server attaches recipes for).
-  static bool plain_motion(const sim::EntityState& state) {
-    const auto active = [](const sim::Layer& l) {
-      return (l.target.count > 0 || l.fade_source != sim::FadeSource::kNone) && l.weight != 0.0f;
-    };
-    if (state.layers.empty() || !active(state.layers[0])) return false;
-    for (std::size_t i = 1; i < state.layers.size(); ++i) {
-      if (active(state.layers[i])) return false;
-    }
-    const sim::Layer& base = state.layers[0];
-    return base.mode == sim::LayerMode::kOverride && base.weight >= 1.0f && base.mask == sim::kNoMask &&
-           base.fade_source == sim::FadeSource::kNone;
-  }
 
   SessionSetup setup_;
   asio::io_context io_;

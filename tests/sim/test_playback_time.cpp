@@ -1,6 +1,8 @@
-// Integer time: tick boundaries, phase wrapping, speeds (playback_time.h).
+// Integer time: tick boundaries, phase wrapping, speeds (playback_time.h); which animation
+// states are a plain base motion (animation_state.h).
 #include <gtest/gtest.h>
 
+#include "posecast/sim/animation_state.h"
 #include "posecast/sim/playback_time.h"
 
 namespace posecast::sim {
@@ -94,6 +96,37 @@ TEST(RescalePhase, KeepsNormalisedTime) {
   // The largest phases do not overflow.
   const int64_t longest = cycle_length(kMaxClipDurationUs, WrapMode::kPingPong);
   EXPECT_EQ(rescale_phase(longest - 1, longest, longest), longest - 1);
+}
+
+}  // namespace
+}  // namespace posecast::sim
+
+namespace posecast::sim {
+namespace {
+
+// What the server attaches clip recipes for: layer 0's motion alone, in full.
+TEST(ShowsBaseMotionOnly, OnlyAFullUnmaskedUnfadedBaseLayerQualifies) {
+  EntityState state;
+  EXPECT_FALSE(shows_base_motion_only(state)) << "no layer";
+  state.layers.resize(2);
+  EXPECT_FALSE(shows_base_motion_only(state)) << "layer 0 plays nothing";
+  state.layers[0].target.count = 2;  // a blend of two clips
+  EXPECT_TRUE(shows_base_motion_only(state));
+  state.layers[1].target.count = 1;
+  EXPECT_FALSE(shows_base_motion_only(state)) << "a second active layer";
+  state.layers[1].weight = 0.0f;
+  EXPECT_TRUE(shows_base_motion_only(state)) << "a layer at weight 0 is inactive";
+  state.layers[0].fade_source = FadeSource::kMotion;
+  EXPECT_FALSE(shows_base_motion_only(state)) << "crossfading";
+  state.layers[0].fade_source = FadeSource::kNone;
+  state.layers[0].mask = 0;
+  EXPECT_FALSE(shows_base_motion_only(state)) << "masked";
+  state.layers[0].mask = kNoMask;
+  state.layers[0].weight = 0.5f;
+  EXPECT_FALSE(shows_base_motion_only(state)) << "partial weight";
+  state.layers[0].weight = 1.0f;
+  state.layers[0].mode = LayerMode::kAdditive;
+  EXPECT_FALSE(shows_base_motion_only(state)) << "additive";
 }
 
 }  // namespace

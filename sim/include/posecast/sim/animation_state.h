@@ -91,4 +91,10 @@ struct EntityState {
 // Crossfade weight of the target at this tick: elapsed / duration as a float, 1 with no fade.
 float fade_alpha(const Layer& layer);
 
+// True when the entity's pose is exactly layer 0's motion (a clip or a plain blend of clips):
+// layer 0 is the only active layer (playing, or fading, at a nonzero weight), an override at
+// full weight, unmasked, not crossfading. The server attaches clip recipes to such poses
+// (clients can then evaluate them themselves); anything else is not a recipe.
+bool shows_base_motion_only(const EntityState& state);
+
 }  // namespace posecast::sim
