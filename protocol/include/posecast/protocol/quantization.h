@@ -73,16 +73,32 @@ struct QuantizedPose {
 };
 
 namespace detail {
-// PoseQuantizer's schedule (an implementation detail, in the header only because the quantizer
-// holds it). Rotations are quantised four nodes at a time (lanes), in hierarchy levels: a
-// group holds up to four nodes of one depth and one kind; the last node repeats to fill the
-// group (its lanes compute and write the same values). Everything that depends only on the
-// format is precomputed, lane by lane. See quantization.cpp.
+// PoseQuantizer's schedule: an implementation detail, in the header only because the quantizer
+// holds it (see quantization.cpp). quantize() works on four nodes at a time (lanes), with
+// everything that depends only on the format precomputed lane by lane; a group or block with
+// fewer than four nodes repeats its last node (those lanes compute and write the same values).
+
+// Translations and scales of four consecutive nodes (and their finiteness check).
+struct alignas(16) LinearBlock {
+  float rest_translation[3][4];  // lanes x, y, z
+  float rest_scale[3][4];
+  // Per node the rest values as its pose rows hold them: (tx, ty, tz, 0) and (0, sx, sy, sz).
+  float rest_translation_row[4][4];
+  float rest_scale_row[4][4];
+  float translation_step[4];
+  float scale_step[4];
+  int32_t translation_unanimated[4];  // -1 where the node has no such channel, else 0
+  int32_t scale_unanimated[4];
+  int32_t node[4];
+};
+
 enum class RotationGroupKind : uint8_t {
   kRoot,         // no parent: world rotation = local rotation
   kChild,        // quantised as it is (not compensated), below a parent
   kCompensated,  // quantised against the parent's quantised world rotation
 };
+
+// Rotations of up to four nodes of one kind whose parents are all in earlier groups.
 struct alignas(16) RotationGroup {
   float conj_rest[4][4];  // conj(rest rotation) as lanes x, y, z, w
   float rest[4][4];       // rest rotation as lanes x, y, z, w
@@ -92,6 +108,7 @@ struct alignas(16) RotationGroup {
   int32_t node[4];
   int32_t parent[4];      // the node itself for roots (never read)
   RotationGroupKind kind = RotationGroupKind::kRoot;
+  bool all_unanimated = false;  // no lane has a rotation channel
 };
 }  // namespace detail
 
@@ -120,7 +137,8 @@ class PoseQuantizer {
  private:
   const PoseFormat& format_;
   bool valid_format_ = false;
-  std::vector<detail::RotationGroup> groups_;   // in level order: parents' groups first
+  std::vector<detail::LinearBlock> linear_blocks_;  // the nodes in order, four to a block
+  std::vector<detail::RotationGroup> groups_;       // parents' groups first
   std::vector<glm::quat> coded_local_;  // dequantised local rotations of the last quantize()
   std::vector<glm::quat> true_world_;   // world rotations of the input pose (compensated only)
   std::vector<glm::quat> coded_world_;  // world rotations of the quantised pose (compensated only)
