@@ -110,7 +110,11 @@ void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId 
   Staged& staged = impl.staged[index];
   staged.valid = false;
   staged.id = id;
-  const std::size_t record = impl.find_entity_index(id);
+  // Records are kept in the World's entity order (sync_entities merges them by world index),
+  // so the record at `index` is normally this entity's: check it before searching.
+  const std::size_t record = index < impl.entities.size() && impl.entities[index].id == id
+                                 ? index
+                                 : impl.find_entity_index(id);
   uint32_t format = 0;
   const protocol::QuantizedPose* reference = nullptr;
   if (record < impl.entities.size()) {

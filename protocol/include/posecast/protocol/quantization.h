@@ -72,8 +72,48 @@ struct QuantizedPose {
   bool operator==(const QuantizedPose&) const = default;
 };
 
-// Quantises local poses for one format. Holds scratch buffers (allocated once, in the
-// constructor); quantize() itself never allocates once `out` is sized.
+namespace detail {
+// PoseQuantizer's schedule: an implementation detail, in the header only because the quantizer
+// holds it (see quantization.cpp). quantize() works on four nodes at a time (lanes), with
+// everything that depends only on the format precomputed lane by lane; a group or block with
+// fewer than four nodes repeats its last node (those lanes compute and write the same values).
+
+// Translations and scales of four consecutive nodes (and their finiteness check).
+struct alignas(16) LinearBlock {
+  float rest_translation[3][4];  // lanes x, y, z
+  float rest_scale[3][4];
+  // Per node the rest values as its pose rows hold them: (tx, ty, tz, 0) and (0, sx, sy, sz).
+  float rest_translation_row[4][4];
+  float rest_scale_row[4][4];
+  float translation_step[4];
+  float scale_step[4];
+  int32_t translation_unanimated[4];  // -1 where the node has no such channel, else 0
+  int32_t scale_unanimated[4];
+  int32_t node[4];
+};
+
+enum class RotationGroupKind : uint8_t {
+  kRoot,         // no parent: world rotation = local rotation
+  kChild,        // quantised as it is (not compensated), below a parent
+  kCompensated,  // quantised against the parent's quantised world rotation
+};
+
+// Rotations of up to four nodes of one kind whose parents are all in earlier groups.
+struct alignas(16) RotationGroup {
+  float conj_rest[4][4];  // conj(rest rotation) as lanes x, y, z, w
+  float rest[4][4];       // rest rotation as lanes x, y, z, w
+  float step[4];          // rotation_step
+  float bound[4];         // rotation_limit as float
+  int32_t unanimated[4];  // -1 where the node has no rotation channel, else 0
+  int32_t node[4];
+  int32_t parent[4];      // the node itself for roots (never read)
+  RotationGroupKind kind = RotationGroupKind::kRoot;
+  bool all_unanimated = false;  // no lane has a rotation channel
+};
+}  // namespace detail
+
+// Quantises local poses for one format. Holds scratch buffers and a per-format schedule
+// (allocated once, in the constructor); quantize() itself never allocates once `out` is sized.
 class PoseQuantizer {
  public:
   explicit PoseQuantizer(const PoseFormat& format);  // `format` must outlive the quantizer
@@ -81,9 +121,11 @@ class PoseQuantizer {
   // Quantises `pose` (node_count TRS). `reference` (nullable): the entity's previous quantised
   // pose (the server quantises once per tick for every client); its rotation axes are kept
   // while still well conditioned (hysteresis), so deltas stay small. Any reference gives a
-  // correct pose; a different one only changes which axes are picked. With format.compensated, rotations are quantised against the parent's
-  // quantised world rotation. Returns false (out unspecified) when the pose has the wrong
-  // size, a non-finite value, or a translation/scale beyond kMaxLinearCode steps from rest.
+  // correct pose; a different one only changes which axes are picked. With format.compensated,
+  // rotations are quantised against the parent's quantised world rotation. Returns false (out
+  // unspecified) when the pose has the wrong size, a non-finite value, or a translation/scale
+  // beyond kMaxLinearCode steps from rest, or when the format is malformed (per-node arrays of
+  // different sizes, a parent not before its child; build_pose_format never makes one).
   bool quantize(std::span<const Transform> pose, const QuantizedPose* reference,
                 QuantizedPose& out);
 
@@ -94,9 +136,12 @@ class PoseQuantizer {
 
  private:
   const PoseFormat& format_;
+  bool valid_format_ = false;
+  std::vector<detail::LinearBlock> linear_blocks_;  // the nodes in order, four to a block
+  std::vector<detail::RotationGroup> groups_;       // parents' groups first
   std::vector<glm::quat> coded_local_;  // dequantised local rotations of the last quantize()
-  std::vector<glm::quat> true_world_;   // world rotations of the input pose
-  std::vector<glm::quat> coded_world_;  // world rotations of the quantised pose
+  std::vector<glm::quat> true_world_;   // world rotations of the input pose (compensated only)
+  std::vector<glm::quat> coded_world_;  // world rotations of the quantised pose (compensated only)
 };
 
 // Codes -> local TRS (node_count entries). Deterministic (see above). Precondition: `pose`
