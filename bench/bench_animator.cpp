@@ -17,7 +17,6 @@
 #include <memory>
 #include <string>
 
-#include "host_probe.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/sim/world.h"
 
@@ -88,7 +87,6 @@ void BM_Animator(benchmark::State& state, const BenchModel& spec, std::shared_pt
       static_cast<double>(model->rigs[0].skeleton.joint_count() * sizeof(glm::mat4));
   state.SetItemsProcessed(static_cast<int64_t>(entity_ticks));
   if (world.stats().evaluation_failures != 0) state.SkipWithError("evaluation failures");
-  posecast::bench::report_host_probe(state);
 }
 
 }  // namespace

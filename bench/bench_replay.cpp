@@ -41,7 +41,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "host_probe.h"
 #include "posecast/replay/recorder.h"
 #include "posecast/replay/recording.h"
 #include "posecast/replay/replayer.h"
@@ -242,7 +241,6 @@ void BM_ReplaySpeed(benchmark::State& state, const std::string& label) {
   }
   state.counters["ticks_per_s"] = benchmark::Counter(static_cast<double>(ticks), benchmark::Counter::kIsRate);
   state.counters["x_realtime"] = benchmark::Counter(static_cast<double>(ticks) / kRate, benchmark::Counter::kIsRate);
-  posecast::bench::report_host_probe(state);
 }
 
 void BM_SeekLatency(benchmark::State& state, const std::string& label) {

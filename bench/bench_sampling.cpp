@@ -27,7 +27,6 @@
 #include <string>
 #include <vector>
 
-#include "host_probe.h"
 #include "posecast/gltf_import.h"
 #include "posecast/local_to_model.h"
 #include "posecast/palette.h"
@@ -172,7 +171,6 @@ void BM_SampleLocalToModelPalette(benchmark::State& state, const BenchModel* ben
       (static_cast<double>(state.iterations()) * static_cast<double>(entities));
   state.counters["state_bytes_per_entity"] =
       static_cast<double>(Crowd::state_bytes_per_entity(clip));
-  posecast::bench::report_host_probe(state);
 }
 
 }  // namespace
