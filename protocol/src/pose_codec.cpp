@@ -631,6 +631,15 @@ Status decode_body(const PoseFormat& format, const Predictor& predictor, Source&
   return status({});
 }
 
+// True when every node's rotation axis code is the same in both poses (same format).
+bool same_rotation_axes(const PoseFormat& format, const QuantizedPose& a, const QuantizedPose& b) {
+  for (std::size_t n = 0; n < format.node_count(); ++n) {
+    const std::size_t at = n * kValuesPerNode + kRotationAxis;
+    if (a.values[at] != b.values[at]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 PoseEncoder::PoseEncoder(const PoseFormat& format, ClipDictionary* dictionary)
@@ -650,6 +659,10 @@ bool PoseEncoder::encode(const QuantizedPose& pose, const PoseReference& referen
     out.push_back(static_cast<uint8_t>(references | (pose.off_layout ? 4 : 0)));
     (void)encode_body(format_, pose, predictor, BitSink{BitWriter(out)}, false);
     return true;
+  }
+  if (has_recipe && dictionary_ != nullptr && options.recipe_reproduces_pose && references >= 1 &&
+      same_rotation_axes(format_, *reference.baseline, pose)) {
+    return encode_range(pose, reference, references, &pose, out);
   }
   if (!has_recipe || dictionary_ == nullptr ||
       !dictionary_->predict(pose.recipe, references >= 1 ? reference.baseline : nullptr,

@@ -108,7 +108,11 @@ bool Server::Impl::encode_record(std::size_t index, const EncodedVariant& key, S
     reference.older_age = key.older_age;
   }
   pose_encodes.fetch_add(1, std::memory_order_relaxed);
-  if (!scratch.encoders[entity.format_index]->encode(entity.current, reference, out)) {
+  // Recipes are attached only to poses that are exactly their recipe's evaluation
+  // (plain_blend_recipe, entities.cpp): the encoder may skip evaluating the clips.
+  protocol::PoseEncodeOptions encode_options;
+  encode_options.recipe_reproduces_pose = true;
+  if (!scratch.encoders[entity.format_index]->encode(entity.current, reference, out, encode_options)) {
     out.clear();
     return false;
   }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "posecast/blending.h"
@@ -121,6 +122,65 @@ TEST(ClipDictionary, CrossfadesTravelAsRecipesAndDecodeBitIdentically) {
   const double joints = static_cast<double>(rig.format.animated_node_count) * 57.0;
   EXPECT_LT(static_cast<double>(dictionary_bytes) / joints, 0.5);
   EXPECT_LT(dictionary_bytes * 3, plain_bytes);
+}
+
+// The server's shortcut (PoseEncodeOptions::recipe_reproduces_pose): when the baseline's
+// rotation axes equal the pose's, the pose's own codes are the dictionary's prediction, so the
+// bytes equal the full path's (which evaluates the clips) and decode to the pose; with other
+// axes the encoder evaluates as usual. Each pose is quantised against the previous one, as the
+// server does; some references get an axis changed, so both cases occur.
+TEST(ClipDictionary, ReproducedRecipesSkipTheEvaluationWithTheSameBytes) {
+  Rig rig;
+  ClipDictionary full_dictionary(rig.skeleton, rig.clips, rig.format);
+  ClipDictionary shortcut_dictionary(rig.skeleton, rig.clips, rig.format);
+  ClipDictionary client_dictionary(rig.skeleton, rig.clips, rig.format);
+  PoseQuantizer quantizer(rig.format);
+  PoseEncoder full(rig.format, &full_dictionary);
+  PoseEncoder shortcut(rig.format, &shortcut_dictionary);
+  PoseEncodeOptions vouched;
+  vouched.recipe_reproduces_pose = true;
+  std::vector<QuantizedPose> sent;
+  int same_axes = 0, other_axes = 0;
+  for (int u = 0; u < 120; ++u) {
+    const int64_t t = u * 50000;
+    const PoseRecipe recipe = crossfade(t, static_cast<float>(u % 20) / 19.0f);
+    QuantizedPose q;
+    ASSERT_TRUE(quantizer.quantize(rig.evaluate(recipe), sent.empty() ? nullptr : &sent.back(), q));
+    q.recipe = recipe;
+    if (!sent.empty()) {
+      const QuantizedPose& baseline = sent.back();
+      bool equal_axes = true;
+      for (std::size_t n = 0; n < rig.format.node_count(); ++n) {
+        const std::size_t at = n * kValuesPerNode + kRotationAxis;
+        equal_axes &= baseline.values[at] == q.values[at];
+      }
+      ++(equal_axes ? same_axes : other_axes);
+    }
+    std::vector<uint8_t> expected, got;
+    ASSERT_TRUE(full.encode(q, history(sent, 3), expected));
+    ASSERT_TRUE(shortcut.encode(q, history(sent, 3), got, vouched));
+    ASSERT_EQ(got, expected) << "update " << u;
+    QuantizedPose decoded;
+    const Status st = decode_pose(rig.format, got, history(sent, 3), decoded, PoseCoding::kRangeCoded,
+                                  &client_dictionary);
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    ASSERT_EQ(decoded, q) << "update " << u;
+    // Every third pose goes into the history with one rotation axis changed (a reference is
+    // any pose of the format): the next update's baseline axes then differ from its own.
+    QuantizedPose stored = q;
+    if (u % 3 == 2) {
+      for (std::size_t n = 0; n < rig.format.node_count(); ++n) {
+        if (!(rig.format.channels[n] & kChannelRotation)) continue;
+        int32_t& axis = stored.values[n * kValuesPerNode + kRotationAxis];
+        axis = (axis + 1) % 4;
+        break;
+      }
+    }
+    sent.push_back(stored);
+  }
+  EXPECT_GT(same_axes, 50);
+  EXPECT_GT(other_axes, 20);
+  std::printf("baseline axes equal to the pose's: %d updates, different: %d\n", same_axes, other_axes);
 }
 
 TEST(ClipDictionary, RecipeThatMissesThePoseFallsBackToTheReferences) {

@@ -57,6 +57,15 @@ struct PoseEncodeOptions {
   // How many reference poses to use at most (0..3): fewer than given is for measuring what
   // each one buys (docs/codec.md).
   int max_references = 3;
+  // The caller vouches that `pose` is exactly PoseQuantizer::quantize of the pose its recipe
+  // evaluates to (ClipDictionary::evaluate; the server attaches recipes only to such poses, and
+  // World and dictionary evaluate with the same jobs, bit for bit). Quantisation depends on its
+  // reference only through the reference's rotation axes, so whenever the baseline's axes equal
+  // the pose's own, ClipDictionary::predict would return the pose's codes: the encoder then
+  // takes them as the prediction without evaluating the clips (the costly part of dictionary
+  // encoding) and codes an all-zero residual. The bytes are what the full path would send
+  // whenever it would choose the dictionary.
+  bool recipe_reproduces_pose = false;
 };
 
 // Encodes poses of one format. Holds no per-entity state; keep one per thread.
