@@ -74,7 +74,7 @@ struct Settings {
   // "cpu": p99 of the ticking thread's CPU time per tick -- what the wall time would be on
   // idle cores -- for machines shared with other work.
   std::string criterion = "wall";
-  bool spread = false;  // ServerOptions::spread_send_phases
+  bool spread = true;   // ServerOptions::spread_send_phases (its default)
   bool recipes = true;  // ServerOptions::attach_recipes
 };
 

@@ -251,10 +251,9 @@ std::string server_usage() {
   --duration SECONDS     exit after this long (default: run until SIGINT/SIGTERM)
   --metrics-interval S   seconds between metrics lines (default 10; 0 = none)
   --recipes on|off       attach clip recipes so the codec predicts plain blends from the shared
-                         clips: ~4x fewer bytes, ~3x the encoding time (default on)
+                         clips: ~4x fewer bytes, and clients evaluate them at the render time (default on)
   --spread-phases on|off spread clients' send ticks over the send interval instead of sharing
-                         them: lower peak tick time when clients watch different entities
-                         (default off)
+                         them: lower peak tick time (default on)
   --grant N              give each connecting client ownership of up to N entities nobody
                          owns (lowest ids first; released when it leaves), so a viewer can
                          command them (default 0)

@@ -148,8 +148,10 @@ TEST_F(Snapshots, RecipesMakeRecordsSmallerAndAreLeftOffDuringACrossfade) {
   EXPECT_LT(bytes[1] * 2, bytes[0]) << "with recipes " << bytes[1] << " bytes, without " << bytes[0];
 }
 
-TEST_F(Snapshots, TwentyHertzClientsShareTheTicksDivisibleByThree) {
-  start();
+TEST_F(Snapshots, SharedPhasesServeTwentyHertzClientsOnTheTicksDivisibleByThree) {
+  server::ServerOptions options;
+  options.spread_send_phases = false;
+  start(options);
   spawn_crowd(2);
   RawClient& a = add_client();
   RawClient& b = add_client();
@@ -165,6 +167,31 @@ TEST_F(Snapshots, TwentyHertzClientsShareTheTicksDivisibleByThree) {
   for (uint32_t t : ticks_b) {
     EXPECT_EQ(t % 3, 0u);
     EXPECT_TRUE(ticks_a.count(t));
+  }
+}
+
+// The default: client k sends on the ticks where (tick + k mod 3) % 3 == 0, so clients 1 and 2
+// never share a send tick and the snapshot work is spread over the interval.
+TEST_F(Snapshots, SpreadPhasesServeClientsOnDifferentTicksOfTheInterval) {
+  start();
+  spawn_crowd(2);
+  RawClient& a = add_client();
+  RawClient& b = add_client();
+  const uint32_t id_a = connect(a, 1).client_id;
+  ASSERT_NE(id_a, 0u);
+  step(1);
+  const uint32_t id_b = connect(b, 2).client_id;
+  ASSERT_NE(id_b, 0u);
+  step(30);
+  std::set<uint32_t> ticks_a, ticks_b;
+  for (const auto& s : a.all<protocol::Snapshot>()) ticks_a.insert(s.server_tick);
+  for (const auto& s : b.all<protocol::Snapshot>()) ticks_b.insert(s.server_tick);
+  ASSERT_GE(ticks_a.size(), 9u);
+  ASSERT_GE(ticks_b.size(), 9u);
+  for (uint32_t t : ticks_a) EXPECT_EQ((t + id_a % 3) % 3, 0u) << t;
+  for (uint32_t t : ticks_b) {
+    EXPECT_EQ((t + id_b % 3) % 3, 0u) << t;
+    EXPECT_FALSE(ticks_a.count(t)) << "shared tick " << t;
   }
 }
 
