@@ -6,20 +6,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "posecast/blending.h"
-#include "posecast/gltf_import.h"
 #include "posecast/local_to_model.h"
 #include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/error_metric.h"
 #include "posecast/protocol/pose_codec.h"
 #include "posecast/protocol/pose_format.h"
 #include "posecast/protocol/quantization.h"
-#include "posecast/rig/model_source.h"
 #include "posecast/sampling.h"
+#include "protocol_rigs.h"
 
 namespace posecast::protocol {
 namespace {
@@ -35,21 +33,10 @@ struct Loaded {
 
 Loaded load(const std::string& source) {
   Loaded l;
-  Result<Model> m = Error{"not loaded"};
-  if (rig::is_generated_rig_source(source)) {
-    m = rig::load_model_source(source);
-  } else {
-    const std::string path = std::string(POSECAST_ASSETS_DIR) + "/" + source;
-    if (!std::filesystem::exists(path)) {
-      l.error = "skip";
-      return l;
-    }
-    ImportOptions options;
-    options.load_images = false;
-    m = import_gltf_file(path, options);
-  }
+  bool absent = false;
+  Result<Model> m = test::load_test_model(source, &absent);
   if (!m.ok()) {
-    l.error = m.error().message;
+    l.error = absent ? "skip" : m.error().message;
     return l;
   }
   l.model = std::make_unique<Model>(std::move(m.value()));

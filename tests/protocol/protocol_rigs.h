@@ -6,11 +6,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "posecast/clip.h"
+#include "posecast/gltf_import.h"
 #include "posecast/local_to_model.h"
+#include "posecast/rig/model_source.h"
 #include "posecast/skeleton.h"
 #include "posecast/transform.h"
 
@@ -116,6 +119,22 @@ inline Clip swing_clip(const Skeleton& s, const std::string& name, double second
   clip.duration_seconds = static_cast<float>(static_cast<double>(keys - 1) / key_hz);
   clip.duration_us = static_cast<int64_t>(std::llround(static_cast<double>(clip.duration_seconds) * 1e6));
   return clip;
+}
+
+// A model for the asset tests: "gen-rig:N", or a file name in the sample assets folder
+// (POSECAST_ASSETS_DIR, images not loaded). When that file is not there, `*absent` is set and
+// an error returned: the caller skips (GTEST_SKIP) rather than fails.
+inline Result<Model> load_test_model(const std::string& source, bool* absent) {
+  *absent = false;
+  if (rig::is_generated_rig_source(source)) return rig::load_model_source(source);
+  const std::string path = std::string(POSECAST_ASSETS_DIR) + "/" + source;
+  if (!std::filesystem::exists(path)) {
+    *absent = true;
+    return Error{path + " is absent"};
+  }
+  ImportOptions options;
+  options.load_images = false;
+  return import_gltf_file(path, options);
 }
 
 }  // namespace posecast::test

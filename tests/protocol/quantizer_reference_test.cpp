@@ -12,7 +12,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <memory>
 #include <string>
@@ -20,10 +19,8 @@
 
 #include "posecast/blending.h"
 #include "posecast/det_math.h"
-#include "posecast/gltf_import.h"
 #include "posecast/protocol/pose_format.h"
 #include "posecast/protocol/quantization.h"
-#include "posecast/rig/model_source.h"
 #include "posecast/sampling.h"
 #include "protocol_rigs.h"
 
@@ -289,19 +286,8 @@ struct ReferenceAsset {
 
 ReferenceAsset load_asset(const std::string& source) {
   ReferenceAsset a;
-  Result<Model> m = Error{"not loaded"};
-  if (rig::is_generated_rig_source(source)) {
-    m = rig::load_model_source(source);
-  } else {
-    const std::string path = std::string(POSECAST_ASSETS_DIR) + "/" + source;
-    if (!std::filesystem::exists(path)) {
-      a.skip = path + " is absent";
-      return a;
-    }
-    ImportOptions options;
-    options.load_images = false;
-    m = import_gltf_file(path, options);
-  }
+  bool absent = false;  // skipped like a load error, with the message saying which
+  Result<Model> m = test::load_test_model(source, &absent);
   if (!m.ok()) {
     a.skip = m.error().message;
     return a;
