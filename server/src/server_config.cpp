@@ -23,7 +23,7 @@ constexpr Flag kFlags[] = {
     {"--metrics-interval", "metrics_interval"}, {"--record", "record"},
     {"--recipes", "recipes"},         {"--spread-phases", "spread_phases"},
     {"--grant", "grant"},             {"--replay", "replay"},
-    {"--assets", "assets"},
+    {"--assets", "assets"},           {"--client-timeout", "client_timeout"},
     {"--config", nullptr},
 };
 
@@ -114,6 +114,15 @@ Status apply(const std::string& key, const std::string& where, const std::string
     c.record = value;
     return {};
   }
+  if (key == "client_timeout") {
+    Result<double> seconds = parse_seconds(where, value);
+    if (!seconds) return seconds.error();
+    if (!(seconds.value() >= 0.1 && seconds.value() <= 3600.0)) {
+      return Error{where + ": " + value + " is outside 0.1..3600 seconds"};
+    }
+    c.server.timeout_us = static_cast<int64_t>(seconds.value() * 1e6);
+    return {};
+  }
   if (key == "duration" || key == "metrics_interval") {
     Result<double> seconds = parse_seconds(where, value);
     if (!seconds) return seconds.error();
@@ -164,7 +173,8 @@ Status apply_config_json(const std::string& text, const std::string& file_name, 
       rendered = value.get<bool>() ? "on" : "off";
     } else if (value.is_number_unsigned() || value.is_number_integer()) {
       rendered = value.dump();
-    } else if (value.is_number_float() && (it.key() == "duration" || it.key() == "metrics_interval")) {
+    } else if (value.is_number_float() && (it.key() == "duration" || it.key() == "metrics_interval" ||
+                                           it.key() == "client_timeout")) {
       rendered = value.dump();
     } else {
       return Error{where + ": has the wrong type"};
@@ -250,6 +260,8 @@ std::string server_usage() {
   --scenario FILE        drive entities from a scenario file (its models replace --models)
   --duration SECONDS     exit after this long (default: run until SIGINT/SIGTERM)
   --metrics-interval S   seconds between metrics lines (default 10; 0 = none)
+  --client-timeout S     drop a client after this many seconds without a datagram from it
+                         (0.1..3600, default 5)
   --recipes on|off       attach clip recipes so the codec predicts plain blends from the shared
                          clips: ~4x fewer bytes, and clients evaluate them at the render time (default on)
   --spread-phases on|off spread clients' send ticks over the send interval instead of sharing
@@ -267,8 +279,8 @@ std::string server_usage() {
                          first (a recording moved to another machine or folder)
   --config FILE          JSON file with the same settings (keys: models, listen, tick_rate,
                          send_rate, max_clients, bandwidth_kbit, threads, log_level, scenario,
-                         duration, metrics_interval, record, recipes, spread_phases, grant,
-                         replay, assets);
+                         duration, metrics_interval, client_timeout, record, recipes,
+                         spread_phases, grant, replay, assets);
                          flags win over the file
   --help                 this text
 

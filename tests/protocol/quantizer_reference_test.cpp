@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -354,7 +355,15 @@ INSTANTIATE_TEST_SUITE_P(SampleAssets, AssetQuantizer,
                          ::testing::Combine(::testing::Values("Fox.glb", "cesium_man.gltf",
                                                               "gen-rig:128", "SimpleSkin.gltf",
                                                               "rigged_simple.gltf"),
-                                            ::testing::Bool()));
+                                            ::testing::Bool()),
+                         // Readable names, e.g. Fox_glb_compensated (not the pointer value).
+                         [](const ::testing::TestParamInfo<std::tuple<const char*, bool>>& param_info) {
+                           std::string name = std::get<0>(param_info.param);
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name + (std::get<1>(param_info.param) ? "_compensated" : "_plain");
+                         });
 
 // ---------------------------------------------------------------- random poses
 

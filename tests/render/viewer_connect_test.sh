@@ -9,8 +9,11 @@ server=$1 viewer=$2 scenario=$3 out=$4
 port=$((21000 + $$ % 1000))  # fixed base + pid: parallel runs rarely collide
 mkdir -p "$out"
 rm -f "$out/connect_a.png" "$out/connect_b.png"
-"$server" --models gen-rig:24 --scenario "$scenario" --listen "127.0.0.1:$port" --duration 20 \
-  >"$out/connect_server.log" 2>&1 &
+# The server outlives both viewers (the trap stops it): under ASan on a loaded 2-core machine
+# the two headless viewers together once took longer than 20 s. A long client timeout keeps a
+# viewer whose llvmpipe frames stall for seconds connected.
+"$server" --models gen-rig:24 --scenario "$scenario" --listen "127.0.0.1:$port" --duration 600 \
+  --client-timeout 60 >"$out/connect_server.log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
 sleep 0.5

@@ -21,8 +21,10 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; echo "--- server log:" >&2; cat "$out/keys_server.log" >&2; exit 1; }
 
 # 1. Live, one owned entity.
+# --client-timeout: under ASan on a loaded machine a headless viewer's llvmpipe frames once
+# stalled for more than the default 5 s and the server dropped it mid-script.
 "$server" --scenario "$scenario" --listen "127.0.0.1:$port" --grant 1 --metrics-interval 0 \
-  >"$out/keys_server.log" 2>&1 &
+  --client-timeout 60 >"$out/keys_server.log" 2>&1 &
 server_pid=$!
 sleep 0.5
 "$viewer" --connect "127.0.0.1:$port" --frames 40 --act "5:run,10:faster" | tee "$out/keys_viewer.log"
@@ -40,7 +42,7 @@ rm -f "$out/keys.pcrec"
 "$server" --scenario "$scenario" --listen 127.0.0.1:0 --duration 12 --metrics-interval 0 \
   --record "$out/keys.pcrec" >"$out/keys_record.log" 2>&1
 "$server" --replay "$out/keys.pcrec" --listen "127.0.0.1:$port" --metrics-interval 0 \
-  >"$out/keys_server.log" 2>&1 &
+  --client-timeout 60 >"$out/keys_server.log" 2>&1 &
 server_pid=$!
 sleep 0.5
 "$viewer" --connect "127.0.0.1:$port" --frames 60 \

@@ -26,7 +26,7 @@ TEST(ServerConfig, ParsesEveryFlagInBothForms) {
   auto config = parse({"--models", "gen-rig:8,a.glb", "--listen=0.0.0.0:0", "--tick-rate", "30", "--send-rate=10",
                        "--max-clients", "3", "--bandwidth", "500", "--threads", "1", "--log-level", "debug",
                        "--scenario", "s.json", "--duration", "2.5", "--metrics-interval", "0",
-                       "--recipes", "off", "--spread-phases=on"});
+                       "--recipes", "off", "--spread-phases=on", "--client-timeout", "30"});
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->models, (std::vector<std::string>{"gen-rig:8", "a.glb"}));
   EXPECT_EQ(config->server.listen.port(), 0);
@@ -41,6 +41,7 @@ TEST(ServerConfig, ParsesEveryFlagInBothForms) {
   EXPECT_DOUBLE_EQ(config->metrics_interval_s, 0.0);
   EXPECT_FALSE(config->server.attach_recipes);
   EXPECT_TRUE(config->server.spread_send_phases);
+  EXPECT_EQ(config->server.timeout_us, 30'000'000);
 }
 
 TEST(ServerConfig, FlagsWinOverTheConfigFile) {
@@ -69,7 +70,8 @@ TEST(ServerConfig, ErrorsNameTheFlagOrKeyAndTheReason) {
       {{"--listen", "nowhere"}, "--listen"},     {{"--log-level", "loud"}, "--log-level"},
       {{"--frobnicate"}, "unknown option"},     {{"--duration"}, "needs a value"},
       {{"--send-rate", "90"}, "exceeds the tick rate"}, {{"--config", "/nonexistent/x.json"}, "cannot read"},
-      {{"--recipes", "maybe"}, "--recipes"},
+      {{"--recipes", "maybe"}, "--recipes"},     {{"--client-timeout", "0"}, "outside 0.1..3600"},
+      {{"--client-timeout", "soon"}, "--client-timeout"},
   };
   for (const Case& c : cases) {
     auto config = parse(c.args);
