@@ -40,6 +40,7 @@ void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skel
   own_scratch_ = PresentScratch{};
   if (!external_scratch) own_scratch_.reserve(node_count);
   last_source_ = Source{};
+  pair_ = PairInfo{};
   mode_ = PresentMode::kNone;
   before_tick_ = after_tick_ = 0;
   correcting_ = false;
@@ -106,13 +107,30 @@ bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
   return before_tick >= after_tick_;
 }
 
+const PoseTrack::PairInfo& PoseTrack::pair_info(const SampleRef& a, const SampleRef& b) {
+  if (pair_.a != a.sample || pair_.b != b.sample || pair_.tick_a != a.tick || pair_.tick_b != b.tick) {
+    const std::size_t nodes = shown_.size();
+    pair_.a = a.sample;
+    pair_.b = b.sample;
+    pair_.tick_a = a.tick;
+    pair_.tick_b = b.tick;
+    pair_.fits = a.sample->locals.size() == nodes && b.sample->locals.size() == nodes;
+    pair_.verified = a.sample->recipe_verified && b.sample->recipe_verified;
+    if (pair_.verified) {
+      pair_.recipe_a = a.sample->quantized.recipe;
+      pair_.recipe_b = b.sample->quantized.recipe;
+    }
+  }
+  return pair_;
+}
+
 bool PoseTrack::recipe_between(const SampleRef& a, const SampleRef& b, int64_t render_us,
                                const RecipeSource& recipes, protocol::PoseRecipe& at) {
-  if (!a.own_record || !b.own_record || !a.sample->recipe_verified || !b.sample->recipe_verified) {
-    return false;
-  }
-  return recipe_at_time(a.sample->quantized.recipe, a.time_us, b.sample->quantized.recipe,
-                        b.time_us, render_us, recipes.clip_durations_us, at) == RecipeTiming::kOk;
+  if (!a.own_record || !b.own_record) return false;
+  const PairInfo& pair = pair_info(a, b);
+  if (!pair.verified) return false;
+  return recipe_at_time(pair.recipe_a, a.time_us, pair.recipe_b, b.time_us, render_us,
+                        recipes.clip_durations_us, at) == RecipeTiming::kOk;
 }
 
 bool PoseTrack::compute(const Source& source, const Skeleton& skeleton,
@@ -144,8 +162,8 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   const std::size_t nodes = shown_.size();
   PresentScratch& work = scratch != nullptr ? *scratch : own_scratch_;
   if (!work.fits(nodes)) return false;
-  auto fits = [&](const SampleRef& ref) { return !ref || ref.sample->locals.size() == nodes; };
-  if (!fits(window.before) || !fits(window.after) || !fits(window.previous)) return false;
+  // Only the samples the frame uses are checked; a pair's check is cached with it (pair_info).
+  auto fits = [&](const SampleRef& ref) { return ref.sample->locals.size() == nodes; };
 
   PresentMode mode = PresentMode::kNone;
   uint32_t before_tick = 0;
@@ -171,10 +189,12 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     before_tick = window.before.tick;
     after_tick = window.after.tick;
     if (render_us == window.before.time_us) {
+      if (!fits(window.before)) return false;
       mode = PresentMode::kExact;
       after_tick = before_tick;
       exact_source(window.before);
     } else {
+      if (!pair_info(window.before, window.after).fits) return false;
       mode = PresentMode::kInterpolate;
       recipe_a = window.before;
       recipe_b = window.after;
@@ -192,6 +212,11 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   } else if (window.before) {
     before_tick = after_tick = window.before.tick;
     const int64_t past = render_us - window.before.time_us;
+    if (past == 0 || !window.previous) {
+      if (!fits(window.before)) return false;
+    } else if (!pair_info(window.previous, window.before).fits) {
+      return false;
+    }
     if (past == 0) {
       mode = PresentMode::kExact;
       exact_source(window.before);
@@ -219,6 +244,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
       pose_source.param = static_cast<float>(static_cast<double>(used) / step);
     }
   } else if (window.after) {
+    if (!fits(window.after)) return false;
     mode = PresentMode::kHold;
     before_tick = after_tick = window.after.tick;
     exact_source(window.after);

@@ -112,7 +112,9 @@ class PoseTrack {
 
   // Computes the pose at render time `render_us` (server microseconds) into locals() and
   // palette(). Returns false (mode kNone, nothing written) when the window holds no sample or
-  // a job rejects the skeleton. `skeleton` must be the one the samples were decoded for.
+  // a job rejects the skeleton, and false with nothing changed when a sample the frame uses
+  // has another node count (samples the frame does not use are not looked at). `skeleton`
+  // must be the one the samples were decoded for.
   // `recipes`: see RecipeSource (default: none, poses are interpolated). `scratch`: the shared
   // per-call buffers (null: this track's own, see reset()); false when it is smaller than the
   // skeleton.
@@ -155,10 +157,26 @@ class PoseTrack {
 
   bool continues_from_last(PresentMode mode, uint32_t before_tick, uint32_t after_tick,
                            bool recipe) const;
+  // What a frame needs from a pair of samples, copied out of them once per pair: the samples
+  // sit in the snapshot buffer's pool, spread over megabytes, and three frames in a row use
+  // the same pair (60 Hz frames, 20 Hz snapshots). Keyed by sample address and tick: the
+  // buffer's sample for an (entity, tick) is written once and never changes while it is held,
+  // and pool growth, which moves samples, only makes the key miss.
+  struct PairInfo {
+    const PoseSample* a = nullptr;
+    const PoseSample* b = nullptr;
+    uint32_t tick_a = 0;
+    uint32_t tick_b = 0;
+    bool fits = false;      // both have node_count locals
+    bool verified = false;  // both recipe_verified (recipes usable)
+    protocol::PoseRecipe recipe_a;
+    protocol::PoseRecipe recipe_b;
+  };
+  const PairInfo& pair_info(const SampleRef& a, const SampleRef& b);
   // The recipe at render_us from samples a (older) and b into `at`; false when the pair does
   // not qualify (not both own verified records, or recipe_at_time refuses them).
-  static bool recipe_between(const SampleRef& a, const SampleRef& b, int64_t render_us,
-                             const RecipeSource& recipes, protocol::PoseRecipe& at);
+  bool recipe_between(const SampleRef& a, const SampleRef& b, int64_t render_us,
+                      const RecipeSource& recipes, protocol::PoseRecipe& at);
   // Writes the source's pose into `out` (node_count). Only a recipe can fail (then nothing is
   // written: SampleJob and BlendJob write nothing when they refuse).
   bool compute(const Source& source, const Skeleton& skeleton, const RecipeSource& recipes,
@@ -170,6 +188,7 @@ class PoseTrack {
   std::vector<glm::mat4> palette_;
   PresentScratch own_scratch_;     // empty with external_scratch
   Source last_source_;             // the source of the palette in palette_ (kNone: none valid)
+  PairInfo pair_;                  // the last pair of samples looked at
 
   PresentMode mode_ = PresentMode::kNone;
   bool skeleton_validated_ = false;
