@@ -288,5 +288,100 @@ TEST_F(RecipeTrackTest, AnExtrapolationEndingOnTheMissingSnapshotFadesOnlyTheJum
   EXPECT_LT(worst, 1e-6f);
 }
 
+TEST_F(RecipeTrackTest, AFrameWithTheLastFramesSourceKeepsItsPaletteAndMatchesAFreshEvaluation) {
+  const PoseSample a = sample(3), b = sample(6);
+  const SampleWindow between{ref(a, 3), ref(b, 6), {}};
+  const SampleWindow past{ref(b, 6), {}, ref(a, 3)};
+  const auto fresh_palette = [&](const SampleWindow& w, int64_t r) {
+    PoseTrack fresh;
+    fresh.reset(rig.skeleton().node_count(), rig.skeleton().joint_count(), true, max_clip_tracks(rig.rig().clips));
+    EXPECT_TRUE(fresh.present(rig.skeleton(), w, r, settings, recipes));
+    return std::vector<glm::mat4>(fresh.palette().begin(), fresh.palette().end());
+  };
+  const auto same_palette = [&](const std::vector<glm::mat4>& expected) {
+    return track.palette().size() == expected.size() &&
+           std::memcmp(track.palette().data(), expected.data(), expected.size() * sizeof(glm::mat4)) == 0;
+  };
+  // The same render time twice (a paused playout clock): the second frame reuses.
+  ASSERT_TRUE(track.present(rig.skeleton(), between, at(4) + 1234, settings, recipes));
+  EXPECT_EQ(track.reused_frames(), 0u);
+  ASSERT_TRUE(track.present(rig.skeleton(), between, at(4) + 1234, settings, recipes));
+  EXPECT_EQ(track.reused_frames(), 1u);
+  EXPECT_TRUE(track.recipe());
+  EXPECT_EQ(track.recipe_frames(), 2u);
+  EXPECT_TRUE(same_palette(fresh_palette(between, at(4) + 1234)));
+  // A new render time is a new source.
+  ASSERT_TRUE(track.present(rig.skeleton(), between, at(5), settings, recipes));
+  EXPECT_EQ(track.reused_frames(), 1u);
+  EXPECT_TRUE(same_palette(fresh_palette(between, at(5))));
+  EXPECT_TRUE(shows_exactly(run.exact(5)));
+  // Extrapolation frozen at its bound: every frame past it has the same recipe.
+  ASSERT_TRUE(track.present(rig.skeleton(), past, at(6) + 300'000, settings, recipes));
+  ASSERT_EQ(track.mode(), PresentMode::kStalled);
+  const uint64_t reused = track.reused_frames();
+  ASSERT_TRUE(track.present(rig.skeleton(), past, at(6) + 400'000, settings, recipes));
+  EXPECT_EQ(track.mode(), PresentMode::kStalled);
+  EXPECT_EQ(track.extrapolated_us(), 100'000);
+  EXPECT_EQ(track.reused_frames(), reused + 1);
+  EXPECT_TRUE(shows_exactly(run.exact(12)));
+  EXPECT_TRUE(same_palette(fresh_palette(past, at(6) + 400'000)));
+}
+
+TEST_F(RecipeTrackTest, FramesFadingACorrectionAreNeverReused) {
+  const PoseSample a = sample(3), b = sample(6), c = sample(9, 1);
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 6), {}}, at(5), settings, recipes));
+  // A clip change: pose interpolation entered through a fade.
+  const SampleWindow changed{ref(b, 6), ref(c, 9), {}};
+  ASSERT_TRUE(track.present(rig.skeleton(), changed, at(7), settings, recipes));
+  ASSERT_TRUE(track.correcting());
+  std::vector<glm::mat4> first(track.palette().begin(), track.palette().end());
+  // The same source again while the fade runs: the fade weight depends on the render time, and
+  // the frame is recomputed (here the same time: the same weight, so the same palette).
+  ASSERT_TRUE(track.present(rig.skeleton(), changed, at(7), settings, recipes));
+  EXPECT_EQ(track.reused_frames(), 0u);
+  EXPECT_EQ(std::memcmp(track.palette().data(), first.data(), first.size() * sizeof(glm::mat4)), 0);
+}
+
+TEST_F(RecipeTrackTest, TracksSharingOneScratchGiveTheBitsOfTracksWithTheirOwn) {
+  const PoseSample a = sample(3), b = sample(6), c = sample(9);
+  const PoseSample wa = sample(3, 1), wb = sample(6, 1), wc = sample(9, 1);
+  const std::size_t nodes = rig.skeleton().node_count(), joints = rig.skeleton().joint_count();
+  const std::size_t tracks = max_clip_tracks(rig.rig().clips);
+  PoseTrack own_run, own_walk, shared_run, shared_walk;
+  own_run.reset(nodes, joints, true, tracks);
+  own_walk.reset(nodes, joints, true, tracks);
+  shared_run.reset(nodes, joints, true, tracks, /*external_scratch=*/true);
+  shared_walk.reset(nodes, joints, true, tracks, /*external_scratch=*/true);
+  PresentScratch scratch;
+  // Without a scratch a track reset for an external one refuses (nothing to work in).
+  EXPECT_FALSE(shared_run.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 6), {}}, at(4), settings, recipes));
+  scratch.reserve(nodes);
+  // Interpolation, an exact frame, a fade (clip change to walk and back), extrapolation.
+  struct Frame {
+    SampleWindow run_window, walk_window;
+    int64_t r;
+  };
+  const Frame frames[] = {
+      {{ref(a, 3), ref(b, 6), {}}, {ref(wa, 3), ref(wb, 6), {}}, at(4) + 77},
+      {{ref(b, 6), ref(c, 9), ref(a, 3)}, {ref(wb, 6), ref(wc, 9), ref(wa, 3)}, at(6)},
+      {{ref(b, 6), ref(wc, 9), {}}, {ref(wb, 6), ref(c, 9), {}}, at(7)},
+      {{ref(b, 6), ref(c, 9), {}}, {ref(wb, 6), ref(wc, 9), {}}, at(8)},
+      {{ref(c, 9), {}, ref(b, 6)}, {ref(wc, 9), {}, ref(wb, 6)}, at(10)},
+  };
+  for (const Frame& f : frames) {
+    ASSERT_TRUE(own_run.present(rig.skeleton(), f.run_window, f.r, settings, recipes));
+    ASSERT_TRUE(own_walk.present(rig.skeleton(), f.walk_window, f.r, settings, recipes));
+    ASSERT_TRUE(shared_run.present(rig.skeleton(), f.run_window, f.r, settings, recipes, &scratch));
+    ASSERT_TRUE(shared_walk.present(rig.skeleton(), f.walk_window, f.r, settings, recipes, &scratch));
+    for (const auto& [own, shared] : {std::pair{&own_run, &shared_run}, std::pair{&own_walk, &shared_walk}}) {
+      EXPECT_EQ(own->mode(), shared->mode());
+      EXPECT_EQ(own->correcting(), shared->correcting());
+      EXPECT_EQ(std::memcmp(own->locals().data(), shared->locals().data(), nodes * sizeof(Transform)), 0);
+      EXPECT_EQ(std::memcmp(own->palette().data(), shared->palette().data(), joints * sizeof(glm::mat4)), 0);
+    }
+  }
+  EXPECT_GT(shared_run.corrections(), 0u);  // the fade was exercised
+}
+
 }  // namespace
 }  // namespace posecast::client

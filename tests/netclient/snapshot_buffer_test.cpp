@@ -303,5 +303,35 @@ TEST_F(SnapshotBufferTest, WindowFindsTheUsableNeighboursOfARenderTime) {
   EXPECT_EQ(buffer.depth_after(buffer.tick_time_us(6)), 2u);
 }
 
+TEST_F(SnapshotBufferTest, AFrameSplitAndAnyEntityHintFindTheSameWindowAsTheRenderTime) {
+  for (uint32_t tick : {3u, 6u, 9u, 12u}) {
+    std::vector<protocol::EntityPose> records{record(7, tick, kNoTick, kNoTick)};
+    if (tick != 9) records.push_back(record(8, tick, kNoTick, kNoTick));
+    (void)buffer.apply(snapshot(tick, kNoTick, kNoTick, records, 0, tick == 9 ? 2 : 1), registry, 0);
+  }
+  const auto same = [](const SampleRef& x, const SampleRef& y) {
+    return x.sample == y.sample && x.tick == y.tick && x.time_us == y.time_us && x.own_record == y.own_record;
+  };
+  for (int64_t r : {int64_t{0}, buffer.tick_time_us(3), buffer.tick_time_us(9) + 1000, buffer.tick_time_us(12),
+                    buffer.tick_time_us(40)}) {
+    const ViewSplit split = buffer.locate(r);
+    for (uint32_t id : {7u, 8u}) {
+      const SampleWindow plain = buffer.window(id, 1, r);
+      for (std::size_t hint : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{1000}}) {
+        const SampleWindow hinted = buffer.window(id, 1, split, hint);
+        EXPECT_TRUE(same(plain.before, hinted.before) && same(plain.after, hinted.after) &&
+                    same(plain.previous, hinted.previous))
+            << "entity " << id << " r " << r << " hint " << hint;
+      }
+    }
+  }
+  // A new tick rate re-times the held views.
+  buffer.set_tick_rate(30);
+  const SampleWindow slow = buffer.window(7, 1, buffer.tick_time_us(9) + 1000);
+  EXPECT_EQ(slow.before.tick, 9u);
+  EXPECT_EQ(slow.before.time_us, buffer.tick_time_us(9));
+  EXPECT_EQ(slow.after.tick, 12u);
+}
+
 }  // namespace
 }  // namespace posecast::client

@@ -40,9 +40,17 @@ SpawnOutcome EntityRegistry::on_spawn(const protocol::EntitySpawn& spawn,
   entity.format = model->formats[spawn.rig_index].get();
   entity.dictionary = model->dictionaries[spawn.rig_index].get();
   // AssetLibrary::add validated the model's skeletons.
+  entity.recipes = RecipeSource{};
+  const Rig& rig = model->model->rigs[spawn.rig_index];
+  if (entity.format != nullptr && rig.clips.size() == entity.format->clip_durations_us.size()) {
+    entity.recipes.clips = rig.clips;
+    entity.recipes.clip_durations_us = entity.format->clip_durations_us;
+    entity.recipes.assets_validated = true;  // AssetLibrary::add validated every clip
+  }
+  // NetClient presents every entity with its one PresentScratch.
   entity.track.reset(entity.skeleton->node_count(), entity.skeleton->joint_count(),
-                     /*skeleton_validated=*/true,
-                     max_clip_tracks(model->model->rigs[spawn.rig_index].clips));
+                     /*skeleton_validated=*/true, max_clip_tracks(rig.clips),
+                     /*external_scratch=*/true);
   return replaced ? SpawnOutcome::kReplaced : SpawnOutcome::kAdded;
 }
 
@@ -73,6 +81,11 @@ std::size_t EntityRegistry::retire(uint32_t tick) {
 
 const ClientEntity* EntityRegistry::find(uint32_t id) const {
   return const_cast<EntityRegistry*>(this)->find(id);
+}
+
+const ClientEntity* EntityRegistry::find(uint32_t id, std::size_t hint) const {
+  if (hint < entities_.size() && entities_[hint].id == id) return &entities_[hint];
+  return find(id);
 }
 
 ClientEntity* EntityRegistry::find(uint32_t id) {

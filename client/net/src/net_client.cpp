@@ -455,17 +455,6 @@ void NetClient::record_rtt(int64_t sample_us) {
   rtt_count_ = std::min(rtt_count_ + 1, rtt_samples_.size());
 }
 
-RecipeSource NetClient::recipe_source(const ClientEntity& entity) {
-  RecipeSource source;
-  if (entity.model == nullptr || entity.format == nullptr) return source;
-  const Rig& rig = entity.model->model->rigs[entity.rig_index];
-  if (rig.clips.size() != entity.format->clip_durations_us.size()) return source;
-  source.clips = rig.clips;
-  source.clip_durations_us = entity.format->clip_durations_us;
-  source.assets_validated = true;  // AssetLibrary::add validated every clip
-  return source;
-}
-
 void NetClient::present(int64_t now_us) {
   (void)now_us;
   presented_.clear();
@@ -478,17 +467,25 @@ void NetClient::present(int64_t now_us) {
   const uint32_t render_tick =
       render_us <= 0 ? 0 : static_cast<uint32_t>(std::min<int64_t>(render_us * rate / 1'000'000, kNoTick - 1));
   registry_.retire(render_tick);
+  // Where the render time falls among the views: the same for every entity.
+  const ViewSplit split = buffer_.locate(render_us);
 
-  for (ClientEntity& entity : registry_.entities()) {
+  const std::span<ClientEntity> entities = registry_.entities();
+  for (std::size_t index = 0; index < entities.size(); ++index) {
+    ClientEntity& entity = entities[index];
     const uint32_t id = entity.id;
     if (render_us < buffer_.tick_time_us(entity.spawn_tick) && entity.track.mode() == PresentMode::kNone) {
       // Not spawned yet at the render time (a late joiner's entities spawned long ago show
       // at once).
       continue;
     }
-    const SampleWindow window = buffer_.window(id, entity.generation, render_us);
+    // The entity's index in the registry is its index in every view holding all entities.
+    const SampleWindow window = buffer_.window(id, entity.generation, split, index);
     const uint64_t corrections_before = entity.track.corrections();
-    if (!entity.track.present(*entity.skeleton, window, render_us, options_.present, recipe_source(entity))) {
+    // Grows once per larger rig (the first frame that shows one); no-op after.
+    scratch_.reserve(entity.skeleton->node_count());
+    if (!entity.track.present(*entity.skeleton, window, render_us, options_.present,
+                              entity.recipes, &scratch_)) {
       continue;
     }
     counters_.corrections += entity.track.corrections() - corrections_before;
@@ -518,7 +515,7 @@ PresentMode NetClient::evaluate_at(uint32_t entity_id, int64_t render_us,
                        max_clip_tracks(entity->model->model->rigs[entity->rig_index].clips));
   const SampleWindow window = buffer_.window(entity_id, entity->generation, render_us);
   if (!scratch_track_.present(*entity->skeleton, window, render_us, options_.present,
-                              recipe_source(*entity))) {
+                              entity->recipes)) {
     return PresentMode::kNone;
   }
   std::copy(scratch_track_.palette().begin(), scratch_track_.palette().end(), palette.begin());

@@ -1,6 +1,7 @@
 #include "posecast/client/pose_track.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "posecast/client/recipe_at_time.h"
 
@@ -21,22 +22,60 @@ const char* to_string(PresentMode mode) {
   return "?";
 }
 
-void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated,
-                      std::size_t max_clip_tracks) {
-  skeleton_validated_ = skeleton_validated;
-  evaluator_.reset(node_count, max_clip_tracks);
+void PresentScratch::reserve(std::size_t node_count) {
+  if (fits(node_count)) return;
   target_.assign(node_count, Transform{});
+  at_last_.assign(node_count, Transform{});
+  blend_.assign(protocol::kMaxRecipeInputs * node_count, Transform{});
+  models_.assign(node_count, glm::mat4(1.0f));
+}
+
+void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated,
+                      std::size_t max_clip_tracks, bool external_scratch) {
+  skeleton_validated_ = skeleton_validated;
+  evaluator_.reset(node_count, max_clip_tracks, /*own_blend_scratch=*/false);
   shown_.assign(node_count, Transform{});
   delta_.assign(node_count, Transform{});
-  at_last_.assign(node_count, Transform{});
-  models_.assign(node_count, glm::mat4(1.0f));
   palette_.assign(joint_count, glm::mat4(1.0f));
+  own_scratch_ = PresentScratch{};
+  if (!external_scratch) own_scratch_.reserve(node_count);
+  last_source_ = Source{};
+  pair_ = PairInfo{};
   mode_ = PresentMode::kNone;
   before_tick_ = after_tick_ = 0;
   correcting_ = false;
   recipe_ = false;
   correction_start_us_ = 0;
   extrapolated_us_ = 0;
+}
+
+bool PoseTrack::Source::same_as(const Source& o) const {
+  if (kind != o.kind || skeleton != o.skeleton || a != o.a || b != o.b || tick_a != o.tick_a ||
+      tick_b != o.tick_b) {
+    return false;
+  }
+  switch (kind) {
+    case Kind::kNone: return false;
+    case Kind::kSample: return true;
+    case Kind::kInterpolate:
+    case Kind::kExtrapolate:
+      // Bits, not values: the blend of two frames with equal parameters is the same.
+      return std::bit_cast<uint32_t>(param) == std::bit_cast<uint32_t>(o.param) &&
+             (kind == Kind::kExtrapolate || rotation == o.rotation);
+    case Kind::kRecipe: {
+      if (clips != o.clips || recipe.count != o.recipe.count) return false;
+      for (uint8_t i = 0; i < recipe.count && i < protocol::kMaxRecipeInputs; ++i) {
+        const protocol::PoseRecipe::Input& x = recipe.inputs[i];
+        const protocol::PoseRecipe::Input& y = o.recipe.inputs[i];
+        if (x.clip != y.clip || x.time_us != y.time_us ||
+            std::bit_cast<uint32_t>(x.weight) != std::bit_cast<uint32_t>(y.weight)) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+  return false;
 }
 
 // Interpolated or exact samples are the truth at r; moving r forward over them is continuous
@@ -68,67 +107,122 @@ bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
   return before_tick >= after_tick_;
 }
 
-bool PoseTrack::evaluate_recipe(const Skeleton& skeleton, const SampleRef& a, const SampleRef& b,
-                                int64_t render_us, const RecipeSource& recipes,
-                                std::span<Transform> out) {
-  if (!a.own_record || !b.own_record || !a.sample->recipe_verified || !b.sample->recipe_verified) {
-    return false;
+const PoseTrack::PairInfo& PoseTrack::pair_info(const SampleRef& a, const SampleRef& b) {
+  if (pair_.a != a.sample || pair_.b != b.sample || pair_.tick_a != a.tick || pair_.tick_b != b.tick) {
+    const std::size_t nodes = shown_.size();
+    pair_.a = a.sample;
+    pair_.b = b.sample;
+    pair_.tick_a = a.tick;
+    pair_.tick_b = b.tick;
+    pair_.fits = a.sample->locals.size() == nodes && b.sample->locals.size() == nodes;
+    pair_.verified = a.sample->recipe_verified && b.sample->recipe_verified;
+    if (pair_.verified) {
+      pair_.recipe_a = a.sample->quantized.recipe;
+      pair_.recipe_b = b.sample->quantized.recipe;
+    }
   }
-  protocol::PoseRecipe at;
-  if (recipe_at_time(a.sample->quantized.recipe, a.time_us, b.sample->quantized.recipe, b.time_us,
-                     render_us, recipes.clip_durations_us, at) != RecipeTiming::kOk) {
-    return false;
+  return pair_;
+}
+
+bool PoseTrack::recipe_between(const SampleRef& a, const SampleRef& b, int64_t render_us,
+                               const RecipeSource& recipes, protocol::PoseRecipe& at) {
+  if (!a.own_record || !b.own_record) return false;
+  const PairInfo& pair = pair_info(a, b);
+  if (!pair.verified) return false;
+  return recipe_at_time(pair.recipe_a, a.time_us, pair.recipe_b, b.time_us, render_us,
+                        recipes.clip_durations_us, at) == RecipeTiming::kOk;
+}
+
+bool PoseTrack::compute(const Source& source, const Skeleton& skeleton,
+                        const RecipeSource& recipes, PresentScratch& scratch,
+                        std::span<Transform> out) {
+  switch (source.kind) {
+    case Source::Kind::kSample:
+      std::copy(source.a->locals.begin(), source.a->locals.end(), out.begin());
+      return true;
+    case Source::Kind::kRecipe:
+      // The server evaluator's SampleJob + BlendJob on the same clips (recipe_evaluator.h): at
+      // a server tick this is the server's pose bit for bit.
+      return evaluator_.evaluate(skeleton, recipes.clips, recipes.assets_validated,
+                                 source.recipe, out, scratch.blend_);
+    case Source::Kind::kInterpolate:
+      interpolate_locals(source.a->locals, source.b->locals, source.param, source.rotation, out);
+      return true;
+    case Source::Kind::kExtrapolate:
+      extrapolate_locals(source.a->locals, source.b->locals, source.param, out);
+      return true;
+    case Source::Kind::kNone: break;
   }
-  // The server evaluator's SampleJob + BlendJob on the same clips (recipe_evaluator.h): at a
-  // server tick this is the server's pose bit for bit.
-  return evaluator_.evaluate(skeleton, recipes.clips, recipes.assets_validated, at, out);
+  return false;
 }
 
 bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
-                        const PresentSettings& settings, const RecipeSource& recipes) {
-  const std::size_t nodes = target_.size();
-  auto fits = [&](const SampleRef& ref) { return !ref || ref.sample->locals.size() == nodes; };
-  if (!fits(window.before) || !fits(window.after) || !fits(window.previous)) return false;
+                        const PresentSettings& settings, const RecipeSource& recipes,
+                        PresentScratch* scratch) {
+  const std::size_t nodes = shown_.size();
+  PresentScratch& work = scratch != nullptr ? *scratch : own_scratch_;
+  if (!work.fits(nodes)) return false;
+  // Only the samples the frame uses are checked; a pair's check is cached with it (pair_info).
+  auto fits = [&](const SampleRef& ref) { return ref.sample->locals.size() == nodes; };
 
   PresentMode mode = PresentMode::kNone;
   uint32_t before_tick = 0;
   uint32_t after_tick = 0;
-  const PoseSample* exact = nullptr;  // set when the target is one sample unchanged
   extrapolated_us_ = 0;
   const bool try_recipes = settings.evaluate_recipes && !recipes.clips.empty();
-  bool recipe = false;
-  SampleRef recipe_a, recipe_b;  // the pair a recipe target came from
+  // The pose source: a recipe where the pair qualifies (`recipe_source`), else `pose_source`.
+  Source pose_source;
+  Source recipe_source;
+  pose_source.skeleton = recipe_source.skeleton = &skeleton;
+  recipe_source.kind = Source::Kind::kRecipe;
+  recipe_source.clips = recipes.clips.data();
+  bool recipe_candidate = false;
+  SampleRef recipe_a, recipe_b;  // the pair a recipe target comes from
   int64_t recipe_limit_us = render_us;  // how far that pair is followed (the extrapolation bound)
 
+  const auto exact_source = [&](const SampleRef& ref) {
+    pose_source.kind = Source::Kind::kSample;
+    pose_source.a = ref.sample;
+    pose_source.tick_a = pose_source.tick_b = ref.tick;
+  };
   if (window.before && window.after) {
     before_tick = window.before.tick;
     after_tick = window.after.tick;
     if (render_us == window.before.time_us) {
+      if (!fits(window.before)) return false;
       mode = PresentMode::kExact;
       after_tick = before_tick;
-      exact = window.before.sample;
+      exact_source(window.before);
     } else {
+      if (!pair_info(window.before, window.after).fits) return false;
       mode = PresentMode::kInterpolate;
-      recipe = try_recipes && evaluate_recipe(skeleton, window.before, window.after, render_us,
-                                              recipes, target_);
       recipe_a = window.before;
       recipe_b = window.after;
-      if (!recipe) {
-        const double span = static_cast<double>(window.after.time_us - window.before.time_us);
-        const float t = static_cast<float>(static_cast<double>(render_us - window.before.time_us) / span);
-        interpolate_locals(window.before.sample->locals, window.after.sample->locals, t,
-                           settings.rotation, target_);
-      }
+      recipe_candidate = try_recipes && recipe_between(recipe_a, recipe_b, render_us, recipes,
+                                                       recipe_source.recipe);
+      const double span = static_cast<double>(window.after.time_us - window.before.time_us);
+      pose_source.kind = Source::Kind::kInterpolate;
+      pose_source.a = window.before.sample;
+      pose_source.b = window.after.sample;
+      pose_source.tick_a = before_tick;
+      pose_source.tick_b = after_tick;
+      pose_source.param = static_cast<float>(static_cast<double>(render_us - window.before.time_us) / span);
+      pose_source.rotation = settings.rotation;
     }
   } else if (window.before) {
     before_tick = after_tick = window.before.tick;
     const int64_t past = render_us - window.before.time_us;
+    if (past == 0 || !window.previous) {
+      if (!fits(window.before)) return false;
+    } else if (!pair_info(window.previous, window.before).fits) {
+      return false;
+    }
     if (past == 0) {
       mode = PresentMode::kExact;
-      exact = window.before.sample;
+      exact_source(window.before);
     } else if (!window.previous) {
       mode = PresentMode::kStalled;  // one sample only: nothing to extrapolate with
-      exact = window.before.sample;
+      exact_source(window.before);
     } else {
       const int64_t used = std::min(past, settings.max_extrapolation_us);
       mode = used < past ? PresentMode::kStalled : PresentMode::kExtrapolate;
@@ -136,39 +230,83 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
       after_tick = window.previous.tick;  // the basis includes the velocity's origin
       // Bounded like pose extrapolation: a command the client has not seen yet (a speed
       // change, another clip) makes any continuation wrong, recipes included.
-      recipe = try_recipes && evaluate_recipe(skeleton, window.previous, window.before,
-                                              window.before.time_us + used, recipes, target_);
       recipe_a = window.previous;
       recipe_b = window.before;
       recipe_limit_us = window.before.time_us + used;
-      if (!recipe) {
-        const double step = static_cast<double>(window.before.time_us - window.previous.time_us);
-        extrapolate_locals(window.previous.sample->locals, window.before.sample->locals,
-                           static_cast<float>(static_cast<double>(used) / step), target_);
-      }
+      recipe_candidate = try_recipes && recipe_between(recipe_a, recipe_b, recipe_limit_us,
+                                                       recipes, recipe_source.recipe);
+      const double step = static_cast<double>(window.before.time_us - window.previous.time_us);
+      pose_source.kind = Source::Kind::kExtrapolate;
+      pose_source.a = window.previous.sample;
+      pose_source.b = window.before.sample;
+      pose_source.tick_a = window.previous.tick;
+      pose_source.tick_b = window.before.tick;
+      pose_source.param = static_cast<float>(static_cast<double>(used) / step);
     }
   } else if (window.after) {
+    if (!fits(window.after)) return false;
     mode = PresentMode::kHold;
     before_tick = after_tick = window.after.tick;
-    exact = window.after.sample;
+    exact_source(window.after);
   } else {
     mode_ = PresentMode::kNone;
+    last_source_ = Source{};
     return false;
   }
-  if (exact != nullptr) std::copy(exact->locals.begin(), exact->locals.end(), target_.begin());
+  if (recipe_candidate) {
+    recipe_source.tick_a = recipe_a.tick;
+    recipe_source.tick_b = recipe_b.tick;
+  }
 
-  if (!continues_from_last(mode, before_tick, after_tick, recipe)) {
+  // The target goes straight into shown_ unless a fade needs shown_ (the last frame's pose)
+  // or the target apart from it. A recipe the evaluator refuses (nothing written) falls back
+  // to the pose source, as if it had not qualified.
+  bool recipe = recipe_candidate;
+  bool continues = false;
+  bool fading = false;
+  for (;;) {
+    const Source& source = recipe ? recipe_source : pose_source;
+    continues = continues_from_last(mode, before_tick, after_tick, recipe);
+    if (continues && !correcting_ && source.same_as(last_source_)) {
+      // The same pose as the last frame, which was shown unfaded: shown_ and palette_ hold it.
+      mode_ = mode;
+      last_render_us_ = render_us;
+      recipe_ = recipe;
+      if (recipe) ++recipe_frames_;
+      before_tick_ = before_tick;
+      after_tick_ = after_tick;
+      ++reused_frames_;
+      return true;
+    }
+    fading = correcting_ || !continues;
+    const std::span<Transform> into =
+        fading ? std::span<Transform>(work.target_).first(nodes) : std::span<Transform>(shown_);
+    if (compute(source, skeleton, recipes, work, into)) break;
+    if (!recipe) {  // cannot happen: only a recipe can fail
+      mode_ = PresentMode::kNone;
+      last_source_ = Source{};
+      return false;
+    }
+    recipe = false;
+  }
+  const std::span<Transform> target = fading ? std::span<Transform>(work.target_).first(nodes)
+                                             : std::span<Transform>(shown_);
+
+  if (!continues) {
     // Fade from what was on screen: shown_ still holds the last frame's pose. The jump is what
     // separates it from the new source at the last frame's render time: with a recipe, the new
     // source is evaluated there (the difference to this frame's target is the server's own
     // motion over one frame, hundreds of codec bounds for a run cycle: not to be faded). Pose
     // sources keep the simpler shown - target.
+    Source at_last = recipe_source;
+    const std::span<Transform> at_last_pose = std::span<Transform>(work.at_last_).first(nodes);
     if (recipe && mode_ != PresentMode::kNone &&
-        evaluate_recipe(skeleton, recipe_a, recipe_b, std::min(last_render_us_, recipe_limit_us),
-                        recipes, at_last_)) {
-      difference_locals(shown_, at_last_, delta_);
+        recipe_between(recipe_a, recipe_b, std::min(last_render_us_, recipe_limit_us), recipes,
+                       at_last.recipe) &&
+        compute(at_last, skeleton, recipes, work, at_last_pose)) {
+      difference_locals(shown_, at_last_pose, delta_);
     } else {
-      difference_locals(shown_, target_, delta_);
+      difference_locals(shown_, target, delta_);
     }
     correcting_ = true;
     correction_start_us_ = render_us;
@@ -192,18 +330,25 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     }
   }
   if (correcting_) {
-    apply_correction(target_, delta_, w, shown_);
-  } else {
-    // With an exact sample, shown_ is now its dequantised locals bit for bit, so the jobs
-    // below give the server's quantised palette (protocol::quantized_palette runs the same
-    // jobs on the same locals). Decoded poses carry no palette (pose_pool.h): it is computed
-    // here, only when a frame shows one.
-    std::copy(target_.begin(), target_.end(), shown_.begin());
+    apply_correction(target, delta_, w, shown_);
+  } else if (fading) {
+    // The fade ended (or was not needed after all): show the target as it is.
+    std::copy(target.begin(), target.end(), shown_.begin());
   }
-  const LocalToModelJob to_model{&skeleton, shown_, models_, skeleton_validated_};
-  if (!to_model.Run()) return false;
-  const PaletteJob to_palette{&skeleton, models_, palette_, skeleton_validated_};
-  return to_palette.Run();
+  // With an exact sample, shown_ is now its dequantised locals bit for bit, so the jobs below
+  // give the server's quantised palette (protocol::quantized_palette runs the same jobs on the
+  // same locals). Decoded poses carry no palette (pose_pool.h): it is computed here, only when
+  // a frame shows one.
+  // A faded frame's palette is not its source's: the next frame cannot reuse it.
+  last_source_ = correcting_ ? Source{} : (recipe ? recipe_source : pose_source);
+  const std::span<glm::mat4> models = std::span<glm::mat4>(work.models_).first(nodes);
+  const LocalToModelJob to_model{&skeleton, shown_, models, skeleton_validated_};
+  const PaletteJob to_palette{&skeleton, models, palette_, skeleton_validated_};
+  if (!to_model.Run() || !to_palette.Run()) {
+    last_source_ = Source{};
+    return false;
+  }
+  return true;
 }
 
 }  // namespace posecast::client

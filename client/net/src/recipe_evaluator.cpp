@@ -9,16 +9,20 @@ namespace posecast::client {
 
 using protocol::kMaxRecipeInputs;
 
-void RecipeEvaluator::reset(std::size_t node_count, std::size_t max_tracks) {
+void RecipeEvaluator::reset(std::size_t node_count, std::size_t max_tracks, bool own_blend_scratch) {
   nodes_ = node_count;
   max_tracks_ = max_tracks;
   cursors_.assign(kMaxRecipeInputs * max_tracks, 0u);
-  samples_.assign(kMaxRecipeInputs * node_count, Transform{});
+  if (own_blend_scratch) {
+    samples_.assign(kMaxRecipeInputs * node_count, Transform{});
+  } else {
+    samples_ = {};
+  }
 }
 
 bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> clips,
                                bool assets_validated, const protocol::PoseRecipe& recipe,
-                               std::span<Transform> out) {
+                               std::span<Transform> out, std::span<Transform> blend_scratch) {
   if (recipe.count == 0 || recipe.count > kMaxRecipeInputs || nodes_ == 0 || max_tracks_ == 0 ||
       out.size() != nodes_ || skeleton.node_count() != nodes_) {
     return false;
@@ -47,9 +51,12 @@ bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> c
       if (recipe.inputs[i].weight > 0.0f) return sample(i, out);
     }
   }
+  const std::span<Transform> scratch =
+      blend_scratch.empty() ? std::span<Transform>(samples_) : blend_scratch;
+  if (scratch.size() < recipe.count * nodes_) return false;
   BlendInput inputs[kMaxRecipeInputs];
   for (uint8_t i = 0; i < recipe.count; ++i) {
-    std::span<Transform> pose(samples_.data() + i * nodes_, nodes_);
+    std::span<Transform> pose = scratch.subspan(i * nodes_, nodes_);
     // Weight-0 inputs contribute nothing (the server skips sampling them too).
     if (recipe.inputs[i].weight > 0.0f && !sample(i, pose)) return false;
     inputs[i] = BlendInput{pose, recipe.inputs[i].weight};

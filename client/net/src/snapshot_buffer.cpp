@@ -21,6 +21,11 @@ auto entry_less = [](const ViewEntry& e, uint32_t id) { return e.entity_id < id;
 
 }  // namespace
 
+const ViewEntry* SnapshotView::find(uint32_t entity_id, std::size_t hint) const {
+  if (hint < entries.size() && entries[hint].entity_id == entity_id) return &entries[hint];
+  return find(entity_id);
+}
+
 const ViewEntry* SnapshotView::find(uint32_t entity_id) const {
   auto it = std::lower_bound(entries.begin(), entries.end(), entity_id, entry_less);
   return it != entries.end() && it->entity_id == entity_id ? &*it : nullptr;
@@ -34,6 +39,11 @@ SnapshotBuffer::SnapshotBuffer(const SnapshotBufferSettings& settings) : setting
     free_views_.push_back(static_cast<uint32_t>(i - 1));
   }
   order_.reserve(settings_.capacity);
+}
+
+void SnapshotBuffer::set_tick_rate(uint32_t tick_rate_hz) {
+  tick_rate_hz_ = tick_rate_hz;
+  for (uint32_t slot : order_) views_[slot].time_us = tick_time_us(views_[slot].tick);
 }
 
 void SnapshotBuffer::clear() {
@@ -82,6 +92,7 @@ SnapshotView* SnapshotBuffer::open_view(const protocol::Snapshot& part, int64_t 
   free_views_.pop_back();
   SnapshotView& view = views_[slot];
   view.tick = part.server_tick;
+  view.time_us = tick_time_us(part.server_tick);
   view.baseline_tick = part.baseline_tick;
   view.prior_tick = part.prior_tick;
   view.older_tick = part.older_tick;
@@ -118,8 +129,10 @@ PartResult SnapshotBuffer::apply(const protocol::Snapshot& part, const EntityReg
     if (view == nullptr) return result;
   }
   mark_part(*view, part.part_index);
+  // The reference views are the same for every record of the part: looked up once.
+  const ReferenceViews references = reference_views(*view);
   for (const protocol::EntityPose& record : part.entities) {
-    decode_record(*view, record, registry, result);
+    decode_record(*view, references, record, registry, result);
   }
   if (view->parts_received == view->part_count && !view->failed) {
     try_complete(*view, registry);
@@ -128,7 +141,21 @@ PartResult SnapshotBuffer::apply(const protocol::Snapshot& part, const EntityReg
   return result;
 }
 
-void SnapshotBuffer::decode_record(SnapshotView& view, const protocol::EntityPose& record,
+SnapshotBuffer::ReferenceViews SnapshotBuffer::reference_views(const SnapshotView& view) const {
+  auto held = [&](uint32_t tick) -> const SnapshotView* {
+    if (tick == kNoTick) return nullptr;
+    const SnapshotView* v = this->view(tick);
+    return v != nullptr && v->complete ? v : nullptr;
+  };
+  ReferenceViews refs;
+  refs.baseline = held(view.baseline_tick);
+  refs.prior = held(view.prior_tick);
+  refs.older = held(view.older_tick);
+  return refs;
+}
+
+void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& references,
+                                   const protocol::EntityPose& record,
                                    const EntityRegistry& registry, PartResult& result) {
   auto fail = [&](uint32_t& counter, const std::string& why) {
     ++counter;
@@ -138,7 +165,11 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const protocol::EntityPos
                            std::to_string(record.entity_id) + ": " + why;
     }
   };
-  const ClientEntity* entity = registry.find(record.entity_id);
+  // Records come in id order, so the record's place among this view's entries so far is
+  // where the entity sits in the registry and in the reference views when every entity is in
+  // every snapshot: tried first (one probe instead of a binary search each).
+  const std::size_t hint = view.entries.size();
+  const ClientEntity* entity = registry.find(record.entity_id, hint);
   if (entity == nullptr || generation_newer(record.generation, entity->generation)) {
     fail(result.unknown_entity, "no spawn seen for generation " + std::to_string(record.generation));
     return;
@@ -147,8 +178,10 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const protocol::EntityPos
     ++result.stale_generation;  // an id since reused: the record is for an entity gone
     return;
   }
-  auto pos = std::lower_bound(view.entries.begin(), view.entries.end(), record.entity_id,
-                              entry_less);
+  auto pos = view.entries.empty() || view.entries.back().entity_id < record.entity_id
+                 ? view.entries.end()
+                 : std::lower_bound(view.entries.begin(), view.entries.end(), record.entity_id,
+                                    entry_less);
   if (pos != view.entries.end() && pos->entity_id == record.entity_id) {
     ++result.duplicate_records;
     return;
@@ -164,26 +197,24 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const protocol::EntityPos
   // What the receiver holds: the record's entity in the (complete) baseline and prior views.
   protocol::PoseReference reference;
   reference.tick_rate_hz = tick_rate_hz_;
-  auto held = [&](uint32_t tick) -> const protocol::QuantizedPose* {
-    if (tick == kNoTick) return nullptr;
-    const SnapshotView* ref_view = this->view(tick);
-    if (ref_view == nullptr || !ref_view->complete) return nullptr;
-    const ViewEntry* e = ref_view->find(record.entity_id);
+  auto held = [&](const SnapshotView* ref_view) -> const protocol::QuantizedPose* {
+    if (ref_view == nullptr) return nullptr;
+    const ViewEntry* e = ref_view->find(record.entity_id, hint);
     if (e == nullptr || e->generation != record.generation) return nullptr;
     return &pool_.at(e->slot).quantized;
   };
   // Newest first, each older than the one before; a reference the buffer lacks stays null
   // and the codec refuses a record that needs it.
   if (view.baseline_tick != kNoTick && view.baseline_tick < view.tick) {
-    reference.baseline = held(view.baseline_tick);
+    reference.baseline = held(references.baseline);
     reference.baseline_age = view.tick - view.baseline_tick;
     if (reference.baseline != nullptr && view.prior_tick != kNoTick &&
         view.prior_tick < view.baseline_tick) {
-      reference.prior = held(view.prior_tick);
+      reference.prior = held(references.prior);
       reference.prior_age = view.baseline_tick - view.prior_tick;
       if (reference.prior != nullptr && view.older_tick != kNoTick &&
           view.older_tick < view.prior_tick) {
-        reference.older = held(view.older_tick);
+        reference.older = held(references.older);
         reference.older_age = view.prior_tick - view.older_tick;
       }
     }
@@ -262,34 +293,44 @@ protocol::Ack SnapshotBuffer::ack() const {
 }
 
 bool SnapshotBuffer::usable(const SnapshotView& view, uint32_t entity_id, uint16_t generation,
-                            SampleRef& out) const {
-  const ViewEntry* e = view.find(entity_id);
+                            std::size_t hint, SampleRef& out) const {
+  const ViewEntry* e = view.find(entity_id, hint);
   if (e == nullptr || e->generation != generation || !(e->decoded || view.complete)) return false;
   out.sample = &pool_.at(e->slot);
   out.tick = view.tick;
-  out.time_us = tick_time_us(view.tick);
+  out.time_us = view.time_us;
   out.own_record = e->decoded;
   return true;
 }
 
-SampleWindow SnapshotBuffer::window(uint32_t entity_id, uint16_t generation,
-                                    int64_t render_us) const {
-  SampleWindow w;
+ViewSplit SnapshotBuffer::locate(int64_t render_us) const {
   // First view strictly after the render time.
   auto split = std::upper_bound(order_.begin(), order_.end(), render_us,
-                                [&](int64_t r, uint32_t slot) { return r < tick_time_us(views_[slot].tick); });
-  for (auto it = split; it != order_.end(); ++it) {
-    if (usable(views_[*it], entity_id, generation, w.after)) break;
+                                [&](int64_t r, uint32_t slot) { return r < views_[slot].time_us; });
+  return ViewSplit{render_us, static_cast<std::size_t>(split - order_.begin())};
+}
+
+SampleWindow SnapshotBuffer::window(uint32_t entity_id, uint16_t generation,
+                                    int64_t render_us) const {
+  return window(entity_id, generation, locate(render_us), 0);
+}
+
+SampleWindow SnapshotBuffer::window(uint32_t entity_id, uint16_t generation,
+                                    const ViewSplit& at, std::size_t hint) const {
+  SampleWindow w;
+  const std::size_t split = std::min(at.first_after, order_.size());
+  for (std::size_t i = split; i < order_.size(); ++i) {
+    if (usable(views_[order_[i]], entity_id, generation, hint, w.after)) break;
   }
-  auto it = split;
-  while (it != order_.begin()) {
-    --it;
-    if (usable(views_[*it], entity_id, generation, w.before)) break;
+  std::size_t i = split;
+  while (i > 0) {
+    --i;
+    if (usable(views_[order_[i]], entity_id, generation, hint, w.before)) break;
   }
   if (w.before) {
-    while (it != order_.begin()) {
-      --it;
-      if (usable(views_[*it], entity_id, generation, w.previous)) break;
+    while (i > 0) {
+      --i;
+      if (usable(views_[order_[i]], entity_id, generation, hint, w.previous)) break;
     }
   }
   return w;
@@ -299,14 +340,14 @@ const PoseSample* SnapshotBuffer::sample(uint32_t tick, uint32_t entity_id,
                                          uint16_t generation) const {
   const SnapshotView* v = view(tick);
   SampleRef ref;
-  if (v == nullptr || !usable(*v, entity_id, generation, ref)) return nullptr;
+  if (v == nullptr || !usable(*v, entity_id, generation, 0, ref)) return nullptr;
   return ref.sample;
 }
 
 std::size_t SnapshotBuffer::depth_after(int64_t render_us) const {
   std::size_t n = 0;
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
-    if (tick_time_us(views_[*it].tick) <= render_us) break;
+    if (views_[*it].time_us <= render_us) break;
     ++n;
   }
   return n;

@@ -39,7 +39,11 @@ struct ClientEntity {
   const Skeleton* skeleton = nullptr;
   const protocol::PoseFormat* format = nullptr;
   protocol::ClipDictionary* dictionary = nullptr;  // the rig's, for dictionary-predicted records
-  PoseTrack track;  // presentation state
+  // The rig's clips for render-time recipes (empty when the format's clip durations do not
+  // match them), set at the spawn rather than looked up every frame.
+  RecipeSource recipes;
+  // Presentation state, reset with external_scratch: present it with a PresentScratch.
+  PoseTrack track;
 
   bool alive_at(uint32_t tick) const {
     return tick >= spawn_tick && (despawn_tick == protocol::kNoTick || tick < despawn_tick);
@@ -74,6 +78,8 @@ class EntityRegistry {
 
   const ClientEntity* find(uint32_t id) const;
   ClientEntity* find(uint32_t id);
+  // find(), trying the entity at index `hint` first (callers walking ids in order).
+  const ClientEntity* find(uint32_t id, std::size_t hint) const;
   std::size_t size() const { return entities_.size(); }
   // In id order.
   std::span<ClientEntity> entities() { return entities_; }

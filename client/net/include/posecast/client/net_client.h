@@ -192,8 +192,6 @@ class NetClient {
   void send_ack(int64_t now_us);
   void fail(std::string message);
   void present(int64_t now_us);
-  // The rig's clips for render-time recipes (none when the entity has no clip dictionary).
-  static RecipeSource recipe_source(const ClientEntity& entity);
   void record_rtt(int64_t sample_us);
 
   asio::io_context& io_;
@@ -230,6 +228,7 @@ class NetClient {
   std::vector<PendingControl> pending_controls_;
   std::vector<PresentedEntity> presented_;
   PoseTrack scratch_track_;
+  PresentScratch scratch_;  // shared by every entity's PoseTrack in present()
 
   // RTT from ack timing: when each complete tick was first acked, and the newest baseline
   // seen in a snapshot header.

@@ -20,7 +20,9 @@
 // and the new target is captured and faded out linearly over convergence_us of render time:
 // the pose converges to the truth without a pop.
 //
-// Buffers are sized once in reset(); present() never allocates.
+// Buffers are sized once in reset() (and PresentScratch::reserve()); present() never
+// allocates. A frame whose source is exactly the last frame's (the same samples or the same
+// recipe at the render time, no fade running) reuses the last palette without recomputing it.
 
 #include <glm/mat4x4.hpp>
 
@@ -55,6 +57,25 @@ struct RecipeSource {
   bool assets_validated = false;
 };
 
+// Buffers one present() call uses and leaves nothing in: the target pose, the last frame's pose
+// under a new recipe source, world matrices, the inputs of a recipe blend. One scratch serves
+// any number of PoseTracks presented one after another (NetClient keeps one for all its
+// entities), so a frame touches these once, hot in the L1 cache, instead of once per entity.
+// A PoseTrack reset() without `external_scratch` holds its own. Not for concurrent use.
+class PresentScratch {
+ public:
+  // Grows the buffers to `node_count` nodes (allocates when they are smaller).
+  void reserve(std::size_t node_count);
+  bool fits(std::size_t node_count) const { return models_.size() >= node_count; }
+
+ private:
+  friend class PoseTrack;
+  std::vector<Transform> target_;   // the pose the samples say
+  std::vector<Transform> at_last_;  // a new recipe source at the last frame's render time
+  std::vector<Transform> blend_;    // kMaxRecipeInputs x nodes: a recipe's sampled inputs
+  std::vector<glm::mat4> models_;   // LocalToModel's output, the palette's input
+};
+
 enum class PresentMode : uint8_t { kNone, kHold, kExact, kInterpolate, kExtrapolate, kStalled };
 const char* to_string(PresentMode mode);
 
@@ -84,15 +105,22 @@ class PoseTrack {
   // and per-joint checks (assets_validated). False checks them on every present().
   // `max_clip_tracks`: the most tracks of any clip of the rig (sizes the render-time recipe
   // evaluator; 0 disables recipes for this track).
+  // `external_scratch`: every present() is given a PresentScratch (NetClient's), so this track
+  // holds none of its own; present() without one then fails.
   void reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated = false,
-             std::size_t max_clip_tracks = 0);
+             std::size_t max_clip_tracks = 0, bool external_scratch = false);
 
   // Computes the pose at render time `render_us` (server microseconds) into locals() and
   // palette(). Returns false (mode kNone, nothing written) when the window holds no sample or
-  // a job rejects the skeleton. `skeleton` must be the one the samples were decoded for.
-  // `recipes`: see RecipeSource (default: none, poses are interpolated).
+  // a job rejects the skeleton, and false with nothing changed when a sample the frame uses
+  // has another node count (samples the frame does not use are not looked at). `skeleton`
+  // must be the one the samples were decoded for.
+  // `recipes`: see RecipeSource (default: none, poses are interpolated). `scratch`: the shared
+  // per-call buffers (null: this track's own, see reset()); false when it is smaller than the
+  // skeleton.
   bool present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
-               const PresentSettings& settings, const RecipeSource& recipes = {});
+               const PresentSettings& settings, const RecipeSource& recipes = {},
+               PresentScratch* scratch = nullptr);
 
   PresentMode mode() const { return mode_; }
   bool correcting() const { return correcting_; }
@@ -105,22 +133,62 @@ class PoseTrack {
   // How far past the newest sample the last present() extrapolated (0 unless extrapolating).
   int64_t extrapolated_us() const { return extrapolated_us_; }
   uint64_t corrections() const { return corrections_; }
+  // Frames whose source equalled the last frame's, so the last palette was kept (counted
+  // within the frames present() returned true for).
+  uint64_t reused_frames() const { return reused_frames_; }
 
  private:
+  // Where a frame's target pose comes from. Two frames with equal sources (and the same
+  // skeleton and clips) have bit-identical targets: the jobs are pure functions of these.
+  struct Source {
+    enum class Kind : uint8_t { kNone, kSample, kRecipe, kInterpolate, kExtrapolate };
+    Kind kind = Kind::kNone;
+    const PoseSample* a = nullptr;  // kSample: the sample; kInterpolate/kExtrapolate: older
+    const PoseSample* b = nullptr;  // kInterpolate/kExtrapolate: newer
+    uint32_t tick_a = 0;
+    uint32_t tick_b = 0;
+    float param = 0.0f;  // interpolation t or extrapolation s
+    RotationBlend rotation = RotationBlend::kSlerp;
+    protocol::PoseRecipe recipe;  // kRecipe: the recipe at the frame's time
+    const Clip* clips = nullptr;  // kRecipe: the clips it names
+    const Skeleton* skeleton = nullptr;
+    bool same_as(const Source& other) const;
+  };
+
   bool continues_from_last(PresentMode mode, uint32_t before_tick, uint32_t after_tick,
                            bool recipe) const;
-  // The recipe at render_us from samples a (older) and b, evaluated into `out` (node_count);
-  // false when the pair does not qualify (then nothing is written).
-  bool evaluate_recipe(const Skeleton& skeleton, const SampleRef& a, const SampleRef& b,
-                       int64_t render_us, const RecipeSource& recipes, std::span<Transform> out);
+  // What a frame needs from a pair of samples, copied out of them once per pair: the samples
+  // sit in the snapshot buffer's pool, spread over megabytes, and three frames in a row use
+  // the same pair (60 Hz frames, 20 Hz snapshots). Keyed by sample address and tick: the
+  // buffer's sample for an (entity, tick) is written once and never changes while it is held,
+  // and pool growth, which moves samples, only makes the key miss.
+  struct PairInfo {
+    const PoseSample* a = nullptr;
+    const PoseSample* b = nullptr;
+    uint32_t tick_a = 0;
+    uint32_t tick_b = 0;
+    bool fits = false;      // both have node_count locals
+    bool verified = false;  // both recipe_verified (recipes usable)
+    protocol::PoseRecipe recipe_a;
+    protocol::PoseRecipe recipe_b;
+  };
+  const PairInfo& pair_info(const SampleRef& a, const SampleRef& b);
+  // The recipe at render_us from samples a (older) and b into `at`; false when the pair does
+  // not qualify (not both own verified records, or recipe_at_time refuses them).
+  bool recipe_between(const SampleRef& a, const SampleRef& b, int64_t render_us,
+                      const RecipeSource& recipes, protocol::PoseRecipe& at);
+  // Writes the source's pose into `out` (node_count). Only a recipe can fail (then nothing is
+  // written: SampleJob and BlendJob write nothing when they refuse).
+  bool compute(const Source& source, const Skeleton& skeleton, const RecipeSource& recipes,
+               PresentScratch& scratch, std::span<Transform> out);
 
-  std::vector<Transform> target_;  // the pose the samples say
-  std::vector<Transform> shown_;   // target_ plus the fading correction
+  std::vector<Transform> shown_;   // the target plus the fading correction: last frame's pose
   std::vector<Transform> delta_;   // the correction captured at correction_start_us_
-  std::vector<Transform> at_last_; // a new recipe source at the last frame's render time
   RecipeEvaluator evaluator_;      // this entity's clip sampling (cursors kept between frames)
-  std::vector<glm::mat4> models_;
   std::vector<glm::mat4> palette_;
+  PresentScratch own_scratch_;     // empty with external_scratch
+  Source last_source_;             // the source of the palette in palette_ (kNone: none valid)
+  PairInfo pair_;                  // the last pair of samples looked at
 
   PresentMode mode_ = PresentMode::kNone;
   bool skeleton_validated_ = false;
@@ -133,6 +201,7 @@ class PoseTrack {
   int64_t correction_start_us_ = 0;
   int64_t extrapolated_us_ = 0;
   uint64_t corrections_ = 0;
+  uint64_t reused_frames_ = 0;
 };
 
 }  // namespace posecast::client

@@ -32,16 +32,21 @@ class RecipeEvaluator {
  public:
   // Sizes the buffers for a rig: `node_count` skeleton nodes, clips of at most `max_tracks`
   // tracks. max_tracks 0 (or node_count 0) leaves the evaluator unable to evaluate.
-  void reset(std::size_t node_count, std::size_t max_tracks);
+  // `own_blend_scratch` false: every evaluate() of a blend is given its scratch (PoseTrack's
+  // shared PresentScratch), so none is held here.
+  void reset(std::size_t node_count, std::size_t max_tracks, bool own_blend_scratch = true);
 
   // Evaluates `recipe` into `out` (node_count entries). `clips` are the rig's clips (the ones
   // the recipe's indices name), `assets_validated` as for SampleJob (true only for assets
   // checked once with Skeleton::validate / Clip::validate that cannot change: the
   // AssetLibrary's). Returns false (out unspecified) for a recipe with no input, more than
   // kMaxRecipeInputs inputs, a clip index out of range, a clip with more tracks than reset()
-  // allowed, a negative or non-finite weight, a size mismatch, or a failing job.
+  // allowed, a negative or non-finite weight, a size mismatch, or a failing job; nothing is
+  // written to `out` then. `blend_scratch`: at least kMaxRecipeInputs x node_count entries for
+  // the sampled inputs of a blend (empty: the evaluator's own, see reset()).
   bool evaluate(const Skeleton& skeleton, std::span<const Clip> clips, bool assets_validated,
-                const protocol::PoseRecipe& recipe, std::span<Transform> out);
+                const protocol::PoseRecipe& recipe, std::span<Transform> out,
+                std::span<Transform> blend_scratch = {});
 
  private:
   std::size_t nodes_ = 0;

@@ -41,6 +41,7 @@ struct ViewEntry {
 
 struct SnapshotView {
   uint32_t tick = protocol::kNoTick;
+  int64_t time_us = 0;  // tick_time_us(tick), kept so lookups need no division
   uint32_t baseline_tick = protocol::kNoTick;
   uint32_t prior_tick = protocol::kNoTick;
   uint32_t older_tick = protocol::kNoTick;
@@ -53,6 +54,16 @@ struct SnapshotView {
   std::vector<ViewEntry> entries;  // sorted by entity id
 
   const ViewEntry* find(uint32_t entity_id) const;
+  // find(), trying entries[hint] first (the entity's position when the view holds the same
+  // entities as the caller's list: the common case, one probe instead of a binary search).
+  const ViewEntry* find(uint32_t entity_id, std::size_t hint) const;
+};
+
+// Where a render time falls among the held views: computed once per frame for every entity
+// (SnapshotBuffer::locate), valid until the buffer changes.
+struct ViewSplit {
+  int64_t render_us = 0;
+  std::size_t first_after = 0;  // index in tick order of the first view after render_us
 };
 
 enum class PartOutcome : uint8_t {
@@ -81,7 +92,8 @@ class SnapshotBuffer {
  public:
   explicit SnapshotBuffer(const SnapshotBufferSettings& settings = {});
 
-  void set_tick_rate(uint32_t tick_rate_hz) { tick_rate_hz_ = tick_rate_hz; }
+  // Also re-times the held views.
+  void set_tick_rate(uint32_t tick_rate_hz);
   uint32_t tick_rate() const { return tick_rate_hz_; }
   // Server time of a tick, in microseconds.
   int64_t tick_time_us(uint32_t tick) const {
@@ -100,6 +112,11 @@ class SnapshotBuffer {
 
   // Usable samples of (entity, generation) around render time `render_us` (server us).
   SampleWindow window(uint32_t entity_id, uint16_t generation, int64_t render_us) const;
+  // The same from a split found once per frame; `hint` as for SnapshotView::find (the
+  // entity's index in the caller's id-ordered list). The result is the same for any hint.
+  ViewSplit locate(int64_t render_us) const;
+  SampleWindow window(uint32_t entity_id, uint16_t generation, const ViewSplit& split,
+                      std::size_t hint) const;
   // The usable sample of one tick, or nullptr.
   const PoseSample* sample(uint32_t tick, uint32_t entity_id, uint16_t generation) const;
   // Views whose tick lies after `render_us`: how much is buffered ahead of the render time.
@@ -113,12 +130,20 @@ class SnapshotBuffer {
 
  private:
   bool usable(const SnapshotView& view, uint32_t entity_id, uint16_t generation,
-              SampleRef& out) const;
+              std::size_t hint, SampleRef& out) const;
   SnapshotView* find_view(uint32_t tick);
   SnapshotView* open_view(const protocol::Snapshot& part, int64_t arrival_us, PartResult& result);
   void release_view(SnapshotView& view);
-  void decode_record(SnapshotView& view, const protocol::EntityPose& record,
-                     const EntityRegistry& registry, PartResult& result);
+  // The complete views a part's records are coded against (null: not held or not complete).
+  struct ReferenceViews {
+    const SnapshotView* baseline = nullptr;
+    const SnapshotView* prior = nullptr;
+    const SnapshotView* older = nullptr;
+  };
+  ReferenceViews reference_views(const SnapshotView& view) const;
+  void decode_record(SnapshotView& view, const ReferenceViews& references,
+                     const protocol::EntityPose& record, const EntityRegistry& registry,
+                     PartResult& result);
   void try_complete(SnapshotView& view, const EntityRegistry& registry);
 
   SnapshotBufferSettings settings_;
