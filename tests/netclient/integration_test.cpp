@@ -304,7 +304,10 @@ TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBac
 
   struct Frame {
     std::size_t client;
-    bool from_recipe, correcting, command_between;
+    uint32_t before, after;  // neighbour ticks (after == 0: none)
+    PresentMode mode;
+    bool from_recipe, correcting, command_between, state_reference;
+    RecipeMiss miss;
     float error, step_excess;
   };
   struct Previous {
@@ -312,19 +315,26 @@ TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBac
   };
   std::map<std::pair<std::size_t, uint32_t>, Previous> previous;
   std::vector<Frame> frames;
+  std::vector<std::set<uint32_t>> received(4);
   std::vector<Transform> reference(session.skeleton().node_count());
   std::size_t no_reference = 0;
   session.run_until(10'000'000, [&] {
     if (session.now() >= 1'000'000 && session.now() % 400'000 < 4'000) issue_command();
+    for (std::size_t c = 0; c < session.clients().size(); ++c) {
+      const SnapshotBuffer& buffer = session.clients()[c]->buffer();
+      for (std::size_t v = 0; v < buffer.size(); ++v) received[c].insert(buffer.view_at(v).tick);
+    }
     if (session.now() < 4'000'000) return;
     for (std::size_t c = 0; c < session.clients().size(); ++c) {
       NetClient& client = *session.clients()[c];
       const int64_t r = client.render_time_us();
       const uint32_t k0 = static_cast<uint32_t>(r * 60 / 1'000'000);
       for (const PresentedEntity& e : client.entities()) {
-        // The server's pose at r: its clip state advanced to r, or (crossfades, command ticks)
-        // its exact poses at the ticks around r interpolated.
-        if (!session.server_pose_at(e.id, r, reference)) {
+        // The server's pose at r: its layer state at the tick before r advanced to r (plain
+        // motions and crossfades from a motion), or (fades from a frozen pose) its exact poses
+        // at the ticks around r interpolated. Command ticks have no captured state.
+        const bool state_reference = session.server_pose_at(e.id, r, reference);
+        if (!state_reference) {
           const std::vector<Transform>* e0 = session.exact_pose(k0, e.id);
           const std::vector<Transform>* e1 = session.exact_pose(k0 + 1, e.id);
           if (e0 == nullptr || e1 == nullptr) {
@@ -340,7 +350,8 @@ TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBac
         const uint32_t from = w.after ? w.before.tick : (w.previous ? w.previous.tick : w.before.tick);
         const uint32_t to = w.after ? w.after.tick : std::max(k0 + 1, w.before.tick);
         auto cmd = command_ticks.upper_bound(from);
-        Frame f{c, e.from_recipe, e.correcting, cmd != command_ticks.end() && *cmd <= to,
+        Frame f{c, w.before ? w.before.tick : 0, w.after ? w.after.tick : 0, e.mode, e.from_recipe, e.correcting,
+                cmd != command_ticks.end() && *cmd <= to, state_reference, e.recipe_miss,
                 meter.error(reference, e.locals), 0.0f};
         Previous& prev = previous[{c, e.id}];
         if (!prev.shown.empty()) {
@@ -353,44 +364,90 @@ TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBac
     }
   });
   const float bound = meter.bound();
-  // Recipe clients: [0] recipe, no command between the neighbours, no fade; [1] recipe with a
-  // command between the neighbours; [2] recipe while a fade runs; [3] pose interpolation
-  // (fallback). Pose-interpolation clients: [4].
-  std::vector<float> error[5], step[5];
+  // The issue's classes (as in the main test): clean = interpolation between consecutive
+  // snapshots with no fade running; gap = snapshots lost after `before`, at most 3; longer.
+  enum Kind { kClean, kGap, kLonger };
+  const auto kind_of = [&](const Frame& f) {
+    if (f.mode == PresentMode::kInterpolate && !f.correcting && f.after == f.before + kSnapshotIntervalTicks) return kClean;
+    auto next = received[f.client].upper_bound(f.before);
+    const uint32_t next_tick = next == received[f.client].end() ? f.before + 100 * kSnapshotIntervalTicks : *next;
+    const uint32_t lost = (next_tick - f.before) / kSnapshotIntervalTicks - 1;
+    return lost <= 3 ? kGap : kLonger;
+  };
+  // Recipe clients' frames against a state reference, by kind: [kind][0] every frame, [kind][1]
+  // those with a command between their neighbours. Pose-interpolation clients: interp[kind].
+  // Frames against the interpolated exact poses (fades from a frozen pose): approx[].
+  std::vector<float> error[3][2], step[3][2], interp[3], interp_step[3], approx;
+  std::size_t misses[4] = {0, 0, 0, 0}, clean_misses[4] = {0, 0, 0, 0}, recipe_frames = 0;
   for (const Frame& f : frames) {
-    int k = 4;
-    if (f.client < kRecipeClients) {
-      k = !f.from_recipe ? 3 : f.correcting ? 2 : f.command_between ? 1 : 0;
+    const Kind k = kind_of(f);
+    if (f.client >= kRecipeClients) {
+      interp[k].push_back(f.error / bound);
+      interp_step[k].push_back(f.step_excess / bound);
+      continue;
     }
-    error[k].push_back(f.error / bound);
-    step[k].push_back(f.step_excess / bound);
+    recipe_frames += f.from_recipe ? 1 : 0;
+    ++misses[static_cast<std::size_t>(f.miss)];
+    if (k == kClean) ++clean_misses[static_cast<std::size_t>(f.miss)];
+    if (!f.state_reference) {
+      approx.push_back(f.error / bound);
+      continue;
+    }
+    for (int around = 0; around < 2; ++around) {
+      if (around == 1 && !f.command_between) continue;
+      error[k][around].push_back(f.error / bound);
+      step[k][around].push_back(f.step_excess / bound);
+    }
   }
   const auto quantile = [](std::vector<float> v, double q) {
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
     return static_cast<double>(v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]);
   };
-  const char* names[5] = {"recipe, no command between neighbours", "recipe, command between neighbours",
-                          "recipe, converging after a switch", "fallback: pose interpolation",
-                          "pose-interpolation clients"};
+  const auto print = [&](const char* name, const std::vector<float>& e, const std::vector<float>& st) {
+    std::printf("  %-44s %6zu frames: error p50 %.3g p90 %.3g p99 %.3g p99.9 %.3g max %.3g; step excess p99 %.3g max %.3g\n",
+                name, e.size(), quantile(e, 0.5), quantile(e, 0.9), quantile(e, 0.99), quantile(e, 0.999),
+                quantile(e, 1.0), quantile(st, 0.99), quantile(st, 1.0));
+  };
   std::printf("%llu commands; errors against the server's pose at the render time, x bound:\n",
               static_cast<unsigned long long>(commands));
-  for (int k = 0; k < 5; ++k) {
-    std::printf("  %-40s %6zu frames: error p50 %.3g p90 %.3g p99 %.3g max %.3g; step excess p99 %.3g max %.3g\n", names[k],
-                error[k].size(), quantile(error[k], 0.5), quantile(error[k], 0.9), quantile(error[k], 0.99),
-                quantile(error[k], 1.0), quantile(step[k], 0.99), quantile(step[k], 1.0));
+  const char* kind_names[3] = {"clean", "gap <= 3 lost", "longer gap"};
+  char name[96];
+  for (int k = 0; k < 3; ++k) {
+    std::snprintf(name, sizeof name, "recipe clients, %s", kind_names[k]);
+    print(name, error[k][0], step[k][0]);
+    std::snprintf(name, sizeof name, "recipe clients, %s, command between", kind_names[k]);
+    print(name, error[k][1], step[k][1]);
   }
+  print("recipe clients, fade from a frozen pose (approx.)", approx, {});
+  for (int k = 0; k < 3; ++k) {
+    std::snprintf(name, sizeof name, "pose-interpolation clients, %s", kind_names[k]);
+    print(name, interp[k], interp_step[k]);
+  }
+  std::printf("recipe clients: %zu frames from recipes; frames not from one: no recipe %zu, unverified %zu, "
+              "not derivable %zu (clean frames: %zu, %zu, %zu); no reference %zu\n",
+              recipe_frames, misses[1], misses[2], misses[3], clean_misses[1], clean_misses[2], clean_misses[3],
+              no_reference);
   EXPECT_GE(commands, 20u);
   EXPECT_LT(no_reference, frames.size() / 10);  // command ticks have no captured state
-  EXPECT_GT(error[0].size(), 10'000u);
-  EXPECT_LE(quantile(error[0], 1.0), 1.0);
-  EXPECT_GT(error[3].size(), 100u);  // the crossfades were shown by pose interpolation
-  // No pop: while recipes are shown, converging fades included, the largest frame-to-frame
-  // step beyond the server's own motion is no larger than the pose-interpolation clients'.
-  // (Fallback frames are pose interpolation itself.)
+  // The issue's target around commands and crossfades (from a motion): within the codec bound
+  // on clean frames, within 10x during gaps of up to 3 lost snapshots.
+  EXPECT_GT(error[kClean][0].size(), 10'000u);
+  EXPECT_GT(error[kClean][1].size(), 500u);
+  EXPECT_LE(quantile(error[kClean][0], 1.0), 1.0);
+  EXPECT_GT(error[kGap][0].size(), 500u);
+  EXPECT_LE(quantile(error[kGap][0], 1.0), 10.0);
+  // Every clean frame but those next to a fade from a frozen pose (which has no recipe) is
+  // derived from recipes: nothing unverified or refused.
+  EXPECT_EQ(clean_misses[static_cast<std::size_t>(RecipeMiss::kUnverified)], 0u);
+  EXPECT_EQ(clean_misses[static_cast<std::size_t>(RecipeMiss::kNotDerivable)], 0u);
+  // No pop: the largest frame-to-frame step beyond the server's own motion is no larger than
+  // the pose-interpolation clients'.
   double recipe_step = 0;
-  for (int k = 0; k < 3; ++k) recipe_step = std::max(recipe_step, quantile(step[k], 1.0));
-  EXPECT_LE(recipe_step, quantile(step[4], 1.0));
+  for (int k = 0; k < 3; ++k) recipe_step = std::max(recipe_step, quantile(step[k][0], 1.0));
+  double interp_worst = 0;
+  for (int k = 0; k < 3; ++k) interp_worst = std::max(interp_worst, quantile(interp_step[k], 1.0));
+  EXPECT_LE(recipe_step, interp_worst);
   for (auto& c : session.clients()) EXPECT_EQ(c->stats(session.now()).decode_errors, 0u);
 }
 

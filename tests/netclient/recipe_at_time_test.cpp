@@ -288,5 +288,142 @@ TEST_F(RecipeTrackTest, AnExtrapolationEndingOnTheMissingSnapshotFadesOnlyTheJum
   EXPECT_LT(worst, 1e-6f);
 }
 
+// ---- Across changes: crossfade recipes, commands (PoseRecipe::steady_us) ----
+
+PoseRecipe fading(int64_t source_time, int64_t target_time, int64_t elapsed, int64_t duration,
+                  int32_t target_speed = 1 << 16) {
+  PoseRecipe r;
+  r.count = 2;
+  r.source_count = 1;
+  r.inputs[0] = PoseRecipe::Input{0, source_time, 1.0f};
+  r.inputs[1] = PoseRecipe::Input{1, target_time, 1.0f};
+  r.speed = target_speed;
+  r.fade_elapsed_us = elapsed;
+  r.fade_duration_us = duration;
+  r.steady_us = elapsed;
+  return r;
+}
+
+TEST(RecipeAtTimeTest, APlainRecordFollowedByACrossfadeIsThePlainMotionUntilTheFadeStarts) {
+  // The fade (to clip 1 at 0.5x) started at 30 ms, 20 ms before the newer record.
+  const PoseRecipe a = one_clip(0, 100'000);
+  const PoseRecipe b = fading(150'000, 10'000, 20'000, 250'000, 1 << 15);
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_FALSE(out.crossfade());
+  EXPECT_EQ(out.inputs[0].time_us, 120'000);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 30'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.crossfade());  // the fade's first tick: alpha 0 (the source exactly)
+  EXPECT_EQ(out.fade_elapsed_us, 0);
+  EXPECT_EQ(out.inputs[0].time_us, 130'000);
+  EXPECT_EQ(out.inputs[1].time_us, 0);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 40'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.crossfade());
+  EXPECT_EQ(out.fade_elapsed_us, 10'000);
+  EXPECT_EQ(out.fade_duration_us, 250'000);
+  EXPECT_EQ(out.inputs[0].time_us, 140'000);
+  EXPECT_EQ(out.inputs[1].time_us, 5'000);  // backwards from b at half speed
+  EXPECT_EQ(out.speed, 1 << 15);
+}
+
+TEST(RecipeAtTimeTest, ACrossfadeFollowedByItsTargetEndsTheFadeWhereItsDurationRunsOut) {
+  const PoseRecipe a = fading(500'000, 300'000, 380'000, 400'000);  // ends 20 ms after a
+  PoseRecipe b = one_clip(1, 350'000);
+  b.steady_us = 430'000;  // no command since the crossfade's
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 10'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.crossfade());
+  EXPECT_EQ(out.fade_elapsed_us, 390'000);
+  EXPECT_EQ(out.inputs[0].time_us, 510'000);
+  EXPECT_EQ(out.inputs[1].time_us, 310'000);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_FALSE(out.crossfade());
+  EXPECT_EQ(out.count, 1);
+  EXPECT_EQ(out.inputs[0].clip, 1);
+  EXPECT_EQ(out.inputs[0].time_us, 320'000);
+  // A record that is not the fade's target, or a fade not over by b: no recipe between.
+  EXPECT_EQ(recipe_at_time(a, 0, one_clip(0, 350'000), 50'000, 25'000, kDurations, out),
+            RecipeTiming::kClipSetChanged);
+  EXPECT_EQ(recipe_at_time(fading(500'000, 300'000, 100'000, 400'000), 0, b, 50'000, 25'000, kDurations, out),
+            RecipeTiming::kClipSetChanged);
+}
+
+TEST(RecipeAtTimeTest, CrossfadeRecordsInterpolateTheirTimesAndTheFadeMovesWithWorldTime) {
+  const PoseRecipe a = fading(500'000, 100'000, 100'000, 400'000);
+  const PoseRecipe b = fading(550'000, 150'000, 150'000, 400'000);
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 16'667, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out.fade_elapsed_us, 116'667);
+  EXPECT_EQ(out.inputs[0].time_us, 516'667);
+  EXPECT_EQ(out.inputs[1].time_us, 116'667);
+  // Extrapolated past the fade's end: the target alone.
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 310'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_FALSE(out.crossfade());
+  EXPECT_EQ(out.inputs[0].clip, 1);
+  EXPECT_EQ(out.inputs[0].time_us, 410'000 % 600'000);
+}
+
+TEST(RecipeAtTimeTest, ASpeedChangeBetweenTheRecordsBendsTheClipTimeWhereTheCommandApplied) {
+  const PoseRecipe a = one_clip(0, 100'000);
+  PoseRecipe b = one_clip(0, 180'000);  // 2x from 20 ms on: 120 ms there, +60 ms by b
+  b.speed = 2 << 16;
+  b.steady_us = 30'000;
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 10'000), 110'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 20'000), 120'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 40'000), 160'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 70'000), 220'000);  // past b: b's speed
+  // Without the command's time the interval would be spread linearly (the old limit):
+  b.steady_us = protocol::kMaxRecipeTimeUs;
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 10'000), 116'000);
+}
+
+TEST(RecipeAtTimeTest, NewBlendWeightsStepAtTheCommandInsteadOfRamping) {
+  const PoseRecipe a = two_clips(0, 0.6f, 0, 0.4f);
+  PoseRecipe b = two_clips(50'000, 0.3f, 50'000, 0.7f);
+  b.steady_us = 10'000;
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 39'999, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out.inputs[0].weight, 0.6f);
+  EXPECT_EQ(out.inputs[1].weight, 0.4f);
+  EXPECT_EQ(out.inputs[0].time_us, 39'999);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 40'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out.inputs[0].weight, 0.3f);
+  EXPECT_EQ(out.inputs[1].weight, 0.7f);
+  EXPECT_EQ(out.inputs[1].time_us, 40'000);
+}
+
+TEST(RecipeAtTimeTest, ACutToOtherClipsIsDerivedOnBothSidesOfTheCommand) {
+  const PoseRecipe a = one_clip(0, 100'000);
+  PoseRecipe b = two_clips(20'000, 0.6f, 20'000, 0.4f);  // played from 0 at 30 ms
+  b.steady_us = 20'000;
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 29'999, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out.count, 1);
+  EXPECT_EQ(out.inputs[0].time_us, 129'999);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 35'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out.count, 2);
+  EXPECT_EQ(out.inputs[1].time_us, 5'000);
+}
+
+TEST(RecipeAtTimeTest, APingPongMotionAcrossACommandIsNotDerived) {
+  PoseRecipe a = one_clip(0, 100'000), b = one_clip(0, 150'000);
+  a.wrap = b.wrap = 2;
+  b.steady_us = 10'000;
+  PoseRecipe out;
+  EXPECT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kNotDerivable);
+  b.steady_us = protocol::kMaxRecipeTimeUs;  // no command between: linear as before
+  EXPECT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kOk);
+}
+
+TEST(RecipeAtTimeTest, MalformedCrossfadeRecipesAreRefused) {
+  PoseRecipe bad = fading(0, 0, 10, 5);  // elapsed beyond the duration
+  PoseRecipe out;
+  EXPECT_EQ(recipe_at_time(bad, 0, fading(0, 0, 0, 400'000), 50'000, 25'000, kDurations, out),
+            RecipeTiming::kInvalid);
+  bad = fading(0, 0, 0, 400'000);
+  bad.source_count = 2;  // no target input
+  EXPECT_EQ(recipe_at_time(one_clip(0, 0), 0, bad, 50'000, 25'000, kDurations, out), RecipeTiming::kInvalid);
+}
+
 }  // namespace
 }  // namespace posecast::client

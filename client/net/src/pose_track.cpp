@@ -21,6 +21,16 @@ const char* to_string(PresentMode mode) {
   return "?";
 }
 
+const char* to_string(RecipeMiss miss) {
+  switch (miss) {
+    case RecipeMiss::kNone: return "none";
+    case RecipeMiss::kNoRecipe: return "no recipe";
+    case RecipeMiss::kUnverified: return "unverified";
+    case RecipeMiss::kNotDerivable: return "not derivable";
+  }
+  return "?";
+}
+
 void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skeleton_validated,
                       std::size_t max_clip_tracks) {
   skeleton_validated_ = skeleton_validated;
@@ -71,14 +81,21 @@ bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
 bool PoseTrack::evaluate_recipe(const Skeleton& skeleton, const SampleRef& a, const SampleRef& b,
                                 int64_t render_us, const RecipeSource& recipes,
                                 std::span<Transform> out) {
+  if (a.sample->quantized.recipe.count == 0 || b.sample->quantized.recipe.count == 0) {
+    miss_ = RecipeMiss::kNoRecipe;
+    return false;
+  }
   if (!a.own_record || !b.own_record || !a.sample->recipe_verified || !b.sample->recipe_verified) {
+    miss_ = RecipeMiss::kUnverified;
     return false;
   }
   protocol::PoseRecipe at;
   if (recipe_at_time(a.sample->quantized.recipe, a.time_us, b.sample->quantized.recipe, b.time_us,
                      render_us, recipes.clip_durations_us, at) != RecipeTiming::kOk) {
+    miss_ = RecipeMiss::kNotDerivable;
     return false;
   }
+  miss_ = RecipeMiss::kNone;
   // The server evaluator's SampleJob + BlendJob on the same clips (recipe_evaluator.h): at a
   // server tick this is the server's pose bit for bit.
   return evaluator_.evaluate(skeleton, recipes.clips, recipes.assets_validated, at, out);
@@ -97,6 +114,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   extrapolated_us_ = 0;
   const bool try_recipes = settings.evaluate_recipes && !recipes.clips.empty();
   bool recipe = false;
+  miss_ = RecipeMiss::kNone;
   SampleRef recipe_a, recipe_b;  // the pair a recipe target came from
   int64_t recipe_limit_us = render_us;  // how far that pair is followed (the extrapolation bound)
 
@@ -157,6 +175,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   }
   if (exact != nullptr) std::copy(exact->locals.begin(), exact->locals.end(), target_.begin());
 
+  recipe_miss_ = try_recipes && !recipe ? miss_ : RecipeMiss::kNone;
   if (!continues_from_last(mode, before_tick, after_tick, recipe)) {
     // Fade from what was on screen: shown_ still holds the last frame's pose. The jump is what
     // separates it from the new source at the last frame's render time: with a recipe, the new

@@ -58,6 +58,16 @@ struct RecipeSource {
 enum class PresentMode : uint8_t { kNone, kHold, kExact, kInterpolate, kExtrapolate, kStalled };
 const char* to_string(PresentMode mode);
 
+// Why a derived frame (interpolated or extrapolated) with recipes enabled was not shown from a
+// recipe (PoseTrack::recipe_miss), for statistics and tests.
+enum class RecipeMiss : uint8_t {
+  kNone,          // shown from a recipe, or nothing to derive (an exact sample, a hold)
+  kNoRecipe,      // a neighbour carries none (layers, masks, a fade from a frozen pose)
+  kUnverified,    // a neighbour is a carried pose or its recipe did not reproduce its pose
+  kNotDerivable,  // recipe_at_time refused the pair (RecipeTiming other than kOk / kMissing)
+};
+const char* to_string(RecipeMiss miss);
+
 // One usable sample of an entity: a decoded record, or a pose carried in a complete view.
 struct SampleRef {
   const PoseSample* sample = nullptr;
@@ -100,6 +110,7 @@ class PoseTrack {
   // or kStalled from recipes).
   bool recipe() const { return recipe_; }
   uint64_t recipe_frames() const { return recipe_frames_; }
+  RecipeMiss recipe_miss() const { return recipe_miss_; }
   std::span<const Transform> locals() const { return shown_; }
   std::span<const glm::mat4> palette() const { return palette_; }
   // How far past the newest sample the last present() extrapolated (0 unless extrapolating).
@@ -129,6 +140,8 @@ class PoseTrack {
   bool correcting_ = false;
   bool recipe_ = false;  // the last frame's target came from a recipe
   uint64_t recipe_frames_ = 0;
+  RecipeMiss recipe_miss_ = RecipeMiss::kNone;  // of the last present()
+  RecipeMiss miss_ = RecipeMiss::kNone;         // of the last evaluate_recipe()
   int64_t last_render_us_ = 0;  // render time of the last present()
   int64_t correction_start_us_ = 0;
   int64_t extrapolated_us_ = 0;

@@ -2,7 +2,9 @@
 // RecipeEvaluator: one entity's evaluation of clip recipes (protocol::PoseRecipe) into a local
 // pose, with the server evaluator's jobs (sim/src/evaluator.cpp): each input clip sampled with
 // SampleJob, a single contributing clip taken as sampled, several blended with BlendJob in the
-// recipe's order. At a server tick the result is the server's pose bit for bit.
+// recipe's order; a crossfade recipe's target motion mixed over its source (OverrideBlendJob at
+// the recipe's alpha, as the animator's crossfading layer). At a server tick the result is the
+// server's pose bit for bit.
 //
 // Why not protocol::ClipDictionary::evaluate: the same jobs, but this keeps the sampling
 // cursors per entity (render times move forward a frame at a time, so the sampler's key
@@ -37,8 +39,8 @@ class RecipeEvaluator {
   // Evaluates `recipe` into `out` (node_count entries). `clips` are the rig's clips (the ones
   // the recipe's indices name), `assets_validated` as for SampleJob (true only for assets
   // checked once with Skeleton::validate / Clip::validate that cannot change: the
-  // AssetLibrary's). Returns false (out unspecified) for a recipe with no input, more than
-  // kMaxRecipeInputs inputs, a clip index out of range, a clip with more tracks than reset()
+  // AssetLibrary's). Returns false (out unspecified) for a recipe of an invalid shape
+  // (protocol::recipe_shape_valid), a clip index out of range, a clip with more tracks than reset()
   // allowed, a negative or non-finite weight, a size mismatch, or a failing job.
   bool evaluate(const Skeleton& skeleton, std::span<const Clip> clips, bool assets_validated,
                 const protocol::PoseRecipe& recipe, std::span<Transform> out);
@@ -48,6 +50,12 @@ class RecipeEvaluator {
   std::size_t max_tracks_ = 0;
   std::vector<uint32_t> cursors_;   // kMaxRecipeInputs x max_tracks_: per input, key hints
   std::vector<Transform> samples_;  // kMaxRecipeInputs x nodes_: per input, its clip's pose
+  std::vector<Transform> target_;   // nodes_: a crossfade's target motion
+
+  // Inputs [first, end) of `recipe` as one motion into `out` (inputs already checked).
+  bool evaluate_motion(const Skeleton& skeleton, std::span<const Clip> clips, bool assets_validated,
+                       const protocol::PoseRecipe& recipe, uint8_t first, uint8_t end,
+                       std::span<Transform> out);
 };
 
 }  // namespace posecast::client
