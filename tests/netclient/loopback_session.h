@@ -177,10 +177,66 @@ class LoopbackSession {
  private:
   static uint64_t key(uint32_t tick, uint32_t id) { return (uint64_t{tick} << 32) | id; }
 
+  struct CapturedMotion {
+    bool layer_only = false;  // the pose is layer 0's (sim::shows_base_layer_only)
+    sim::Layer layer;         // layer 0 at the tick's start
+  };
+
+  bool is_dirty(uint32_t tick) const {
+    for (uint32_t d : dirty_) {
+      if (d == tick) return true;
+    }
+    return false;
+  }
+
+  // Layer 0 one tick (dt_us) earlier: every phase moved back by dt x speed (exact integer
+  // arithmetic, the inverse of advance_phase for loop and ping-pong cycles), a fade's elapsed
+  // time by dt. False when that cannot be known from the later state: a clamped clip at an
+  // end, a fade that might have ended during the tick (`earlier`, the state a tick before the
+  // command tick, says whether one was running).
+  bool rewind_layer(sim::Layer& layer, int64_t dt_us, const CapturedMotion* earlier) const {
+    const Rig& rig = model_->rigs[0];
+    const auto rewind = [&](sim::Motion& m) {
+      for (uint8_t i = 0; i < m.count && i < sim::kMaxBlendClips; ++i) {
+        sim::ClipSlot& slot = m.slots[i];
+        const int64_t duration = rig.clips[slot.clip].duration_us;
+        if (m.wrap == sim::WrapMode::kClamp &&
+            (slot.phase <= 0 || slot.phase >= sim::cycle_length(duration, m.wrap))) {
+          return false;
+        }
+        slot.phase = sim::wrap_phase(slot.phase - dt_us * m.speed, duration, m.wrap);
+      }
+      return true;
+    };
+    if (earlier != nullptr && earlier->layer.fade_source != sim::FadeSource::kNone &&
+        layer.fade_source == sim::FadeSource::kNone) {
+      return false;  // a fade running before may have ended at the command tick
+    }
+    if (!rewind(layer.target)) return false;
+    if (layer.fade_source == sim::FadeSource::kMotion && !rewind(layer.source)) return false;
+    if (layer.fade_source != sim::FadeSource::kNone) {
+      layer.fade_elapsed_us -= dt_us;
+      if (layer.fade_elapsed_us < 0) return false;
+    }
+    return true;
+  }
+
   void capture_exact() {
     const uint32_t tick = static_cast<uint32_t>(server_->world().tick_index());
-    for (uint32_t d : dirty_) {
-      if (d == tick) return;
+    if (is_dirty(tick)) return;
+    // The tick before was changed by a command: its state (after the command) is this state
+    // moved back by one tick, for server_pose_at (no exact pose for it).
+    if (tick > 0 && is_dirty(tick - 1)) {
+      const int64_t dt = tick_time(tick) - tick_time(tick - 1);
+      for (sim::EntityId id : entities_) {
+        const sim::EntityState* state = server_->world().find_entity(id);
+        if (state == nullptr || state->layers.empty()) continue;
+        CapturedMotion m{sim::shows_base_layer_only(*state), state->layers[0]};
+        auto earlier = tick > 1 ? motions_.find(key(tick - 2, id)) : motions_.end();
+        if (rewind_layer(m.layer, dt, earlier == motions_.end() ? nullptr : &earlier->second)) {
+          motions_[key(tick - 1, id)] = std::move(m);
+        }
+      }
     }
     for (sim::EntityId id : entities_) {
       std::vector<Transform> locals(skeleton().node_count());
@@ -191,10 +247,6 @@ class LoopbackSession {
     }
   }
 
-  struct CapturedMotion {
-    bool layer_only = false;  // the pose is layer 0's (sim::shows_base_layer_only)
-    sim::Layer layer;         // layer 0 at the tick's start
-  };
 
   SessionSetup setup_;
   asio::io_context io_;
