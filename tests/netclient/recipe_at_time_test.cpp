@@ -11,6 +11,7 @@
 #include "netclient_support.h"
 #include "posecast/client/pose_blend.h"
 #include "posecast/client/pose_track.h"
+#include "posecast/protocol/clip_dictionary.h"
 
 namespace posecast::client {
 namespace {
@@ -255,6 +256,57 @@ TEST_F(RecipeTrackTest, AChangedClipSetACarriedPoseOrTheSettingFallBackToPoseInt
     interpolate_locals(c.window.before.sample->locals, c.window.after.sample->locals, t, s.rotation, expected);
     EXPECT_EQ(std::memcmp(fresh.locals().data(), expected.data(), expected.size() * sizeof(Transform)), 0) << c.what;
   }
+}
+
+// A plain record (run) followed by a crossfade record (run -> walk over 250 ms, started at
+// tick 5): at every tick between them the track shows the server's pose bit for bit — the run
+// alone before the fade, the fade's first tick (alpha 0: the run exactly), then the crossfade —
+// as the clip dictionary (the server's evaluation, server_tests CrossfadeRecipes) gives it.
+TEST_F(RecipeTrackTest, FromAPlainRecordIntoACrossfadeTheServersPoseIsShownBitForBit) {
+  const PoseSample a = sample(3);
+  const auto fade_at = [&](uint32_t tick) {
+    protocol::PoseRecipe r;
+    r.count = 2;
+    r.source_count = 1;
+    r.inputs[0] = {2, run.clip_time(tick), 1.0f};
+    r.inputs[1] = {1, at(tick) - at(5), 1.0f};  // walk from its start at 1x
+    r.fade_elapsed_us = at(tick) - at(5);
+    r.fade_duration_us = 250'000;
+    r.steady_us = r.fade_elapsed_us;
+    return r;
+  };
+  protocol::ClipDictionary dictionary(rig.skeleton(), rig.rig().clips, rig.format());
+  PoseSample b;
+  b.quantized.recipe = fade_at(8);
+  ASSERT_TRUE(dictionary.predict(b.quantized.recipe, nullptr, b.quantized));
+  b.quantized.recipe = fade_at(8);
+  b.locals.resize(rig.skeleton().node_count());
+  protocol::dequantize_pose(rig.format(), b.quantized, b.locals);
+  b.skeleton = &rig.skeleton();
+  b.recipe_verified = true;
+  std::vector<Transform> expected(rig.skeleton().node_count());
+  for (uint32_t tick = 4; tick < 8; ++tick) {
+    ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 8), {}}, at(tick), settings, recipes));
+    EXPECT_TRUE(track.recipe()) << "tick " << tick;
+    EXPECT_EQ(track.recipe_miss(), RecipeMiss::kNone);
+    if (tick < 5) {
+      EXPECT_TRUE(shows_exactly(run.exact(tick))) << "tick " << tick;
+    } else {
+      ASSERT_TRUE(dictionary.evaluate(fade_at(tick), expected));
+      EXPECT_TRUE(shows_exactly(expected)) << "tick " << tick;
+      if (tick == 5) {
+        EXPECT_TRUE(shows_exactly(run.exact(5))) << "alpha 0 shows the source exactly";
+      }
+    }
+  }
+  EXPECT_FALSE(track.correcting());
+  // Without the command's time (an older server's recipe) the pair is no longer derivable.
+  b.quantized.recipe.steady_us = protocol::kMaxRecipeTimeUs;
+  PoseTrack fresh;
+  fresh.reset(rig.skeleton().node_count(), rig.skeleton().joint_count(), true, max_clip_tracks(rig.rig().clips));
+  ASSERT_TRUE(fresh.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 8), {}}, at(6), settings, recipes));
+  EXPECT_FALSE(fresh.recipe());
+  EXPECT_EQ(fresh.recipe_miss(), RecipeMiss::kNotDerivable);
 }
 
 TEST_F(RecipeTrackTest, SwitchingBetweenRecipeAndPoseInterpolationFadesInsteadOfJumping) {
