@@ -576,7 +576,14 @@ struct RangeSource {
   // False for a recipe that does not fit the format (shape, clip index, time, weight, fade
   // state): every count, index and range is checked before use.
   bool recipe(const PoseFormat& format, PoseRecipe& r, const PoseReference& ref, int references) {
-    r = PoseRecipe{};
+    // Every field but the inputs reset (inputs past `count` are never read: PoseRecipe's
+    // contract; those below it are all written here).
+    r.count = 0;
+    r.source_count = 0;
+    r.speed = r.source_speed = 1 << 16;
+    r.wrap = r.source_wrap = 0;
+    r.fade_elapsed_us = r.fade_duration_us = 0;
+    r.steady_us = kMaxRecipeTimeUs;
     if (rc.decode(models->recipe_crossfade) != 0) {
       r.source_count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
       r.count = static_cast<uint8_t>(r.source_count + rc.decode_direct(2) + 1);
@@ -863,7 +870,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    bool* from_dictionary_out) {
   if (from_dictionary_out != nullptr) *from_dictionary_out = false;
   out.values.resize(format.node_count() * kValuesPerNode);
-  // No recipe unless one is decoded (RangeSource::recipe resets it whole); inputs past `count`
+  // No recipe unless one is decoded (RangeSource::recipe resets it); inputs past `count`
   // are never read (PoseRecipe's contract), so only the count is cleared here.
   out.recipe.count = 0;
   int references = 0;

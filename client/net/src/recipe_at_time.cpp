@@ -72,28 +72,32 @@ PoseRecipe motion_of(const PoseRecipe& r, uint8_t first, uint8_t end, int32_t sp
 
 // A crossfade whose elapsed time left [0, duration): its source before the start, its target
 // from the end on (where the animator's fade shows exactly these, sim/src/evaluator.cpp).
-PoseRecipe settle_fade(const PoseRecipe& r) {
-  if (!r.crossfade()) return r;
-  if (r.fade_elapsed_us < 0) return motion_of(r, 0, r.source_count, r.source_speed, r.source_wrap);
-  if (r.fade_elapsed_us >= r.fade_duration_us) return motion_of(r, r.source_count, r.count, r.speed, r.wrap);
-  return r;
+// In place: the common case (no crossfade, or one still running) copies nothing.
+void settle_fade(PoseRecipe& r) {
+  if (!r.crossfade()) return;
+  if (r.fade_elapsed_us < 0) {
+    r = motion_of(r, 0, r.source_count, r.source_speed, r.source_wrap);
+  } else if (r.fade_elapsed_us >= r.fade_duration_us) {
+    r = motion_of(r, r.source_count, r.count, r.speed, r.wrap);
+  }
 }
 
-bool any_weight(const PoseRecipe& r) {
-  for (uint8_t i = 0; i < r.count; ++i) {
+// Some input in [first, end) carries weight.
+bool any_weight(const PoseRecipe& r, uint8_t first, uint8_t end) {
+  for (uint8_t i = first; i < end; ++i) {
     if (r.inputs[i].weight > 0.0f) return true;
   }
   return false;
 }
 
-// Recipe `x` (at x_us) carried to `render_us` at its own playback: each clip time moves by
-// speed x (render_us - x_us), rounded down, wrapped by its motion's wrap mode; the fade's elapsed
-// time moves with world time. Weights stay. False for a ping-pong motion (a clip time alone
-// does not say which way it plays).
+// Recipe `x` (at x_us) carried to `render_us` at its own playback into `r`: each clip time
+// moves by speed x (render_us - x_us), rounded down, wrapped by its motion's wrap mode; the
+// fade's elapsed time moves with world time. Weights stay. False for a ping-pong motion (a
+// clip time alone does not say which way it plays); `r` is then unspecified.
 bool continue_recipe(const PoseRecipe& x, int64_t x_us, int64_t render_us,
-                     std::span<const int64_t> clip_durations_us, PoseRecipe& out) {
+                     std::span<const int64_t> clip_durations_us, PoseRecipe& r) {
   const int64_t d = render_us - x_us;  // |d| <= 2^31 (checked by the caller)
-  PoseRecipe r = x;
+  r = x;
   for (uint8_t i = 0; i < r.count; ++i) {
     const bool source = r.crossfade() && i < r.source_count;
     const int64_t speed = source ? r.source_speed : r.speed;
@@ -107,17 +111,16 @@ bool continue_recipe(const PoseRecipe& x, int64_t x_us, int64_t render_us,
   }
   if (r.crossfade()) r.fade_elapsed_us += d;
   r.steady_us = std::max<int64_t>(0, std::min(r.steady_us + d, kMaxRecipeTimeUs));
-  out = settle_fade(r);
+  settle_fade(r);
   return true;
 }
 
-// The same motions at both records: each clip time moves linearly between the two (the short
-// way round its loop), weights lerp, a fade's elapsed time moves with world time.
-RecipeTiming interpolate_recipe(const PoseRecipe& a, const PoseRecipe& b, int64_t span,
-                                int64_t elapsed, std::span<const int64_t> clip_durations_us,
-                                PoseRecipe& out) {
+// The same motions at both records, into `r`: each clip time moves linearly between the two
+// (the short way round its loop), weights lerp, a fade's elapsed time moves with world time.
+void interpolate_recipe(const PoseRecipe& a, const PoseRecipe& b, int64_t span, int64_t elapsed,
+                        std::span<const int64_t> clip_durations_us, PoseRecipe& r) {
   const float f = static_cast<float>(static_cast<double>(elapsed) / static_cast<double>(span));
-  PoseRecipe r = b;
+  r = b;
   for (uint8_t i = 0; i < a.count; ++i) {
     const PoseRecipe::Input& x = a.inputs[i];
     const PoseRecipe::Input& y = b.inputs[i];
@@ -143,8 +146,7 @@ RecipeTiming interpolate_recipe(const PoseRecipe& a, const PoseRecipe& b, int64_
   }
   if (r.crossfade()) r.fade_elapsed_us = a.fade_elapsed_us + elapsed;
   r.steady_us = std::max<int64_t>(0, std::min(a.steady_us + elapsed, kMaxRecipeTimeUs));
-  out = settle_fade(r);
-  return RecipeTiming::kOk;
+  settle_fade(r);
 }
 
 }  // namespace
@@ -188,9 +190,10 @@ RecipeTiming recipe_at_time(const protocol::PoseRecipe& a, int64_t a_us,
       return RecipeTiming::kNotDerivable;
     }
   } else {
-    (void)interpolate_recipe(a, b, span, elapsed, clip_durations_us, r);
+    interpolate_recipe(a, b, span, elapsed, clip_durations_us, r);
   }
-  if (!any_weight(r) || (r.crossfade() && !any_weight(motion_of(r, 0, r.source_count, 0, 0)))) {
+  // Each motion must show something (a crossfade's source and target alike).
+  if (!any_weight(r, r.source_count, r.count) || (r.crossfade() && !any_weight(r, 0, r.source_count))) {
     return RecipeTiming::kInvalid;
   }
   out = r;

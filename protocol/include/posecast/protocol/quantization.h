@@ -59,7 +59,7 @@ struct PoseRecipe {
     float weight = 1.0f;   // finite, >= 0 (BlendJob normalises)
     bool operator==(const Input&) const = default;
   };
-  Input inputs[kMaxRecipeInputs];
+  Input inputs[kMaxRecipeInputs];  // [0, count) used; later ones unspecified, never read
   uint8_t count = 0;
   uint8_t source_count = 0;  // 0: plain; else 1..4 source inputs, and 1..4 target inputs follow
   // Playback of the target (plain) motion and of the crossfade's source: speed in signed 16.16
