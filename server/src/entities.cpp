@@ -257,6 +257,10 @@ void Server::Impl::sync_entities(uint32_t tick) {
   }
   // The tick of the last command for each entity: recipes say how long their motion has been
   // steady (PoseRecipe::steady_us), so clients know where a command split the motion.
+  // A World moved by the embedder (a replay's seek or restore) changed every entity's motion.
+  if (world_moved) {
+    for (EntityRecord& entity : entities) entity.changed_tick = tick;
+  }
   for (const sim::QueuedCommand& queued : world->last_tick_commands()) {
     const std::size_t i = find_entity_index(queued.command.entity);
     if (i < entities.size()) entities[i].changed_tick = tick;
