@@ -38,14 +38,27 @@ int main(int argc, char** argv) {
   PoseEncoder encoder(*setup.format, setup.dictionary.get());
   std::vector<EntityPose> entities;
   for (int selector = 0; selector < 256; selector += 5) {
-    // 0: range coded, 1: bit packed, 2: range coded with a recipe and the dictionary.
-    for (int coding = 0; coding < 3; ++coding) {
+    // 0: range coded, 1: bit packed, 2: range coded with a recipe and the dictionary, 3: the
+    // same with a crossfade recipe (the pose's recipe fading to another clip).
+    for (int coding = 0; coding < 4; ++coding) {
       const PoseReference ref = fuzz::fuzz_reference(setup, static_cast<uint8_t>(selector));
-      std::vector<uint8_t> bytes = {static_cast<uint8_t>(selector), static_cast<uint8_t>(coding)};
+      // Byte 1 as fuzz_pose_decode reads it: bit 0 bit-packed, bit 1 the dictionary.
+      std::vector<uint8_t> bytes = {static_cast<uint8_t>(selector), static_cast<uint8_t>(coding == 3 ? 2 : coding)};
       PoseEncodeOptions options;
       options.coding = coding == 1 ? PoseCoding::kBitPacked : PoseCoding::kRangeCoded;
       QuantizedPose pose = setup.poses[4];
-      if (coding != 2) pose.recipe = PoseRecipe{};
+      if (coding < 2) pose.recipe = PoseRecipe{};
+      if (coding == 3) {
+        PoseRecipe& r = pose.recipe;
+        r.source_count = r.count;
+        r.source_speed = r.speed;
+        r.inputs[r.count++] = PoseRecipe::Input{
+            static_cast<uint16_t>((r.inputs[0].clip + 1) % setup.format->clip_durations_us.size()), 0, 1.0f};
+        r.speed = 3 * 65536 / 4;
+        r.fade_elapsed_us = 100'000;
+        r.fade_duration_us = 250'000;
+        r.steady_us = 100'000;
+      }
       if (!encoder.encode(pose, ref, bytes, options)) return 1;
       written += write(pose_dir + "/pose_" + std::to_string(selector) + "_" + std::to_string(coding), bytes);
       if (coding == 0 && entities.size() < 12) {

@@ -15,6 +15,7 @@ ClipDictionary::ClipDictionary(const Skeleton& skeleton, std::span<const Clip> c
       quantizer_(format),
       samples_(kMaxRecipeInputs, std::vector<Transform>(skeleton.node_count())),
       blended_(skeleton.node_count()),
+      target_(skeleton.node_count()),
       assets_validated_(assets_validated) {
   std::size_t tracks = 0;
   for (const Clip& c : clips) tracks = std::max(tracks, c.tracks.size());
@@ -22,7 +23,7 @@ ClipDictionary::ClipDictionary(const Skeleton& skeleton, std::span<const Clip> c
 }
 
 bool ClipDictionary::valid(const PoseRecipe& recipe) const {
-  if (recipe.count > kMaxRecipeInputs) return false;
+  if (!recipe_shape_valid(recipe)) return false;
   for (uint8_t i = 0; i < recipe.count; ++i) {
     const PoseRecipe::Input& in = recipe.inputs[i];
     if (in.clip >= clips_.size() || in.time_us < 0 || in.time_us > kMaxRecipeTimeUs ||
@@ -33,10 +34,11 @@ bool ClipDictionary::valid(const PoseRecipe& recipe) const {
   return true;
 }
 
-bool ClipDictionary::evaluate(const PoseRecipe& recipe, std::span<Transform> out) {
-  if (!valid(recipe) || out.size() != skeleton_.node_count()) return false;
-  BlendInput inputs[kMaxRecipeInputs];
-  for (uint8_t i = 0; i < recipe.count; ++i) {
+bool ClipDictionary::evaluate_motion(const PoseRecipe& recipe, uint8_t first, uint8_t end,
+                                     std::span<Transform> out) {
+  BlendInput inputs[kMaxRecipeMotionInputs];
+  uint8_t used = 0;
+  for (uint8_t i = first; i < end; ++i) {
     const PoseRecipe::Input& in = recipe.inputs[i];
     const Clip& clip = clips_[in.clip];
     // The sampler's result does not depend on the cursor's history (sampling.h), so a fresh
@@ -46,10 +48,28 @@ bool ClipDictionary::evaluate(const PoseRecipe& recipe, std::span<Transform> out
                   std::span<uint32_t>(cursor_).first(clip.tracks.size()), samples_[i]};
     job.assets_validated = assets_validated_;
     if (!job.Run()) return false;
-    inputs[i] = BlendInput{samples_[i], in.weight};
+    inputs[used++] = BlendInput{samples_[i], in.weight};
   }
-  BlendJob blend{std::span<const BlendInput>(inputs, recipe.count), skeleton_.rest, out};
+  // BlendJob copies a single contributing input bit for bit, which is what the animator's
+  // straight sampling of a single-clip motion gives (blending.h).
+  BlendJob blend{std::span<const BlendInput>(inputs, used), skeleton_.rest, out};
   return blend.Run();
+}
+
+bool ClipDictionary::evaluate(const PoseRecipe& recipe, std::span<Transform> out) {
+  if (!valid(recipe) || out.size() != skeleton_.node_count()) return false;
+  if (!recipe.crossfade()) return evaluate_motion(recipe, 0, recipe.count, out);
+  // sim/src/evaluator.cpp evaluate_layer: the source into the pose, then (alpha > 0) the
+  // target mixed over it.
+  if (!evaluate_motion(recipe, 0, recipe.source_count, out)) return false;
+  const float alpha = recipe_fade_alpha(recipe);
+  if (!(alpha > 0.0f)) return true;
+  if (!evaluate_motion(recipe, recipe.source_count, recipe.count, target_)) return false;
+  OverrideBlendJob mix;
+  mix.pose = out;
+  mix.layer = target_;
+  mix.weight = alpha;
+  return mix.Run();
 }
 
 bool ClipDictionary::predict(const PoseRecipe& recipe, const QuantizedPose* reference,

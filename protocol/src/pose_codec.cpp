@@ -4,7 +4,9 @@
 //   side stream:     adaptive bit "omitted" (its bits would all be zero)
 //   reference count: adaptive bit "uses 3" (the steady state), else 2 raw bits (0..2)
 //   off_layout:      adaptive bit
-//   recipe:          adaptive bit "has one", then the recipe and adaptive "predicted from it"
+//   recipe:          adaptive bit "has one", then the recipe (adaptive "crossfade", counts,
+//                    motion parameters, fade state, steady time, inputs; docs/codec.md) and
+//                    adaptive "predicted from it"
 //   axes:            adaptive bit "every rotation has its likely axis" (the reference's)
 //   body:            for each node in order, for each coded channel (T, R, S): R first codes
 //                    its axis unless the axes bit said so (adaptive "same as the reference's",
@@ -75,6 +77,8 @@ struct Models {
   BitModel off_layout{4000};
   BitModel has_recipe{3900};
   BitModel from_dictionary{1000};
+  BitModel recipe_crossfade{3900};    // 1: a crossfade recipe
+  BitModel recipe_motion_same{3900};  // 0: speeds and wraps as the baseline recipe's
 
   Models() {
     for (auto& cls : unary)
@@ -309,7 +313,7 @@ uint32_t clip_bits(const PoseFormat& format) {
 }
 
 bool recipe_valid(const PoseFormat& format, const PoseRecipe& recipe) {
-  if (recipe.count == 0 || recipe.count > kMaxRecipeInputs) return false;
+  if (!recipe_shape_valid(recipe)) return false;
   for (uint8_t i = 0; i < recipe.count; ++i) {
     const PoseRecipe::Input& in = recipe.inputs[i];
     if (in.clip >= format.clip_durations_us.size() || in.time_us < 0 ||
@@ -320,21 +324,64 @@ bool recipe_valid(const PoseFormat& format, const PoseRecipe& recipe) {
   return true;
 }
 
-// Where input `i`'s clip time is expected to be: the baseline recipe's time for the same clip,
-// advanced by the baseline's age at speed 1 and wrapped once by the clip duration; -1 when the
+// The baseline's age in microseconds (rounded tick length; bounded so products with a speed
+// stay inside int64 whatever the reference says).
+int64_t age_us(const PoseReference& ref) {
+  return std::min<int64_t>(static_cast<int64_t>(ref.baseline_age) * tick_us(ref), int64_t{1} << 31);
+}
+
+// The recipe of the baseline, when there is one to predict from.
+const PoseRecipe* baseline_recipe(const PoseReference& ref, int references) {
+  if (references < 1 || ref.baseline->recipe.count == 0 ||
+      !recipe_shape_valid(ref.baseline->recipe)) {
+    return nullptr;
+  }
+  return &ref.baseline->recipe;
+}
+
+// Which motion input `i` belongs to: 0 a crossfade's source, 1 the target (or plain) motion.
+int role_of(const PoseRecipe& r, uint8_t i) { return r.crossfade() && i < r.source_count ? 0 : 1; }
+
+// The input of `base` that continues `clip` in motion `role`: the first with the same clip and
+// role, else the first with the same clip (a plain motion that became a crossfade's source);
+// -1 when none.
+int matching_input(const PoseRecipe& base, uint16_t clip, int role) {
+  int any = -1;
+  for (uint8_t j = 0; j < base.count && j < kMaxRecipeInputs; ++j) {
+    if (base.inputs[j].clip != clip) continue;
+    if (role_of(base, j) == role) return j;
+    if (any < 0) any = j;
+  }
+  return any;
+}
+
+int64_t floor_mod(int64_t n, int64_t d) {  // d > 0
+  const int64_t m = n % d;
+  return m < 0 ? m + d : m;
+}
+
+// Where input `i`'s clip time is expected to be: the baseline recipe's time for the same clip
+// (matching_input) advanced by the baseline's age at the motion's speed (this recipe's, coded
+// before the inputs), wrapped by the clip duration (clamped for a clamped motion); -1 when the
 // baseline has no such input.
 int64_t predicted_time(const PoseFormat& format, const PoseRecipe& recipe, uint8_t i,
                        const PoseReference& ref, int references) {
-  if (references < 1 || ref.baseline->recipe.count == 0) return -1;
-  const PoseRecipe& base = ref.baseline->recipe;
-  for (uint8_t j = 0; j < base.count && j < kMaxRecipeInputs; ++j) {
-    if (base.inputs[j].clip != recipe.inputs[i].clip) continue;
-    int64_t t = base.inputs[j].time_us + static_cast<int64_t>(ref.baseline_age) * tick_us(ref);
-    const int64_t duration = format.clip_durations_us[recipe.inputs[i].clip];
-    if (duration > 0 && t > duration) t -= duration;
-    return t;
+  const PoseRecipe* base = baseline_recipe(ref, references);
+  if (base == nullptr) return -1;
+  const int role = role_of(recipe, i);
+  const int j = matching_input(*base, recipe.inputs[i].clip, role);
+  if (j < 0) return -1;
+  const int64_t speed = role == 0 ? recipe.source_speed : recipe.speed;
+  // |speed| <= 2^31 and age <= 2^31: the product fits; >> floors (arithmetic shift).
+  int64_t t = base->inputs[j].time_us + ((age_us(ref) * speed) >> 16);
+  const int64_t duration = format.clip_durations_us[recipe.inputs[i].clip];
+  if (duration > 0) {
+    const uint8_t wrap = role == 0 ? recipe.source_wrap : recipe.wrap;
+    t = wrap == 1 ? std::clamp<int64_t>(t, 0, duration) : floor_mod(t, duration);
+  } else {
+    t = 0;
   }
-  return -1;
+  return t;
 }
 
 uint32_t float_bits(float f) {
@@ -343,22 +390,44 @@ uint32_t float_bits(float f) {
   return b;
 }
 
-// Expected IEEE bits of input `i`'s weight, from the same input (same clip) of the baseline
-// and prior recipes: constant-rate extrapolation in float (a crossfade ramp), or the baseline's
-// weight. -1 when the baseline has no such input (the weight is then sent raw).
+// Expected IEEE bits of input `i`'s weight, from the same input (matching_input) of the
+// baseline and prior recipes: constant-rate extrapolation in float, or the baseline's weight.
+// -1 when the baseline has no such input (the weight is then sent raw).
 int64_t predicted_weight_bits(const PoseRecipe& recipe, uint8_t i, const PoseReference& ref,
                               int references) {
-  if (references < 1 || i >= ref.baseline->recipe.count) return -1;
-  const PoseRecipe::Input& b = ref.baseline->recipe.inputs[i];
-  if (b.clip != recipe.inputs[i].clip) return -1;
+  const PoseRecipe* base = baseline_recipe(ref, references);
+  if (base == nullptr) return -1;
+  const int role = role_of(recipe, i);
+  const int j = matching_input(*base, recipe.inputs[i].clip, role);
+  if (j < 0) return -1;
+  const PoseRecipe::Input& b = base->inputs[j];
   float w = b.weight;
-  if (references >= 2 && i < ref.prior->recipe.count &&
-      ref.prior->recipe.inputs[i].clip == b.clip) {
-    const float ratio = static_cast<float>(ref.baseline_age) / static_cast<float>(ref.prior_age);
-    const float extrapolated = b.weight + (b.weight - ref.prior->recipe.inputs[i].weight) * ratio;
-    if (std::isfinite(extrapolated)) w = extrapolated < 0.0f ? 0.0f : extrapolated;
+  if (references >= 2 && ref.prior->recipe.count > 0 && recipe_shape_valid(ref.prior->recipe)) {
+    const int k = matching_input(ref.prior->recipe, b.clip, role_of(*base, static_cast<uint8_t>(j)));
+    if (k >= 0 && ref.prior_age > 0) {
+      const float ratio = static_cast<float>(ref.baseline_age) / static_cast<float>(ref.prior_age);
+      const float extrapolated = b.weight + (b.weight - ref.prior->recipe.inputs[k].weight) * ratio;
+      if (std::isfinite(extrapolated)) w = extrapolated < 0.0f ? 0.0f : extrapolated;
+    }
   }
   return float_bits(w);
+}
+
+// The motion parameters (speeds, wraps) equal the baseline's: one likely decision.
+bool same_motion(const PoseRecipe& r, const PoseRecipe& base) {
+  return r.speed == base.speed && r.wrap == base.wrap &&
+         (!r.crossfade() || (r.source_speed == base.source_speed && r.source_wrap == base.source_wrap));
+}
+
+// A crossfade's elapsed time expected from a baseline fading with the same duration.
+int64_t predicted_elapsed(const PoseRecipe& r, const PoseRecipe* base, const PoseReference& ref) {
+  if (base == nullptr || !base->crossfade() || base->fade_duration_us != r.fade_duration_us) return -1;
+  return base->fade_elapsed_us + age_us(ref);
+}
+
+int64_t predicted_steady(const PoseRecipe* base, const PoseReference& ref) {
+  if (base == nullptr) return -1;
+  return std::min(base->steady_us + age_us(ref), kMaxRecipeTimeUs);
 }
 
 // ---------- entropy stages ----------
@@ -407,9 +476,45 @@ struct RangeSink {
   }
   void recipe(const PoseFormat& format, const PoseRecipe& r, const PoseReference& ref,
               int references) {
-    rc.encode_direct(static_cast<uint32_t>(r.count - 1), 2);
+    rc.encode(models->recipe_crossfade, r.crossfade() ? 1u : 0u);
+    if (r.crossfade()) {
+      rc.encode_direct(static_cast<uint32_t>(r.source_count - 1), 2);
+      rc.encode_direct(static_cast<uint32_t>(r.target_count() - 1), 2);
+    } else {
+      rc.encode_direct(static_cast<uint32_t>(r.count - 1), 2);
+    }
     Expectation exact;
     exact.cls = kRecipeTimeClass;
+    const PoseRecipe* base = baseline_recipe(ref, references);
+    const bool same = base != nullptr && same_motion(r, *base);
+    rc.encode(models->recipe_motion_same, same ? 0u : 1u);
+    if (!same) {
+      raw(static_cast<uint32_t>(r.speed), 32);
+      raw(r.wrap, 2);
+      if (r.crossfade()) {
+        raw(static_cast<uint32_t>(r.source_speed), 32);
+        raw(r.source_wrap, 2);
+      }
+    }
+    if (r.crossfade()) {
+      if (base != nullptr && base->crossfade()) {
+        residual(exact, r.fade_duration_us - base->fade_duration_us);
+      } else {
+        raw(static_cast<uint64_t>(r.fade_duration_us), 32);
+      }
+      const int64_t elapsed = predicted_elapsed(r, base, ref);
+      if (elapsed >= 0) {
+        residual(exact, r.fade_elapsed_us - elapsed);
+      } else {
+        raw(static_cast<uint64_t>(r.fade_elapsed_us), 32);
+      }
+    }
+    const int64_t steady = predicted_steady(base, ref);
+    if (steady >= 0) {
+      residual(exact, r.steady_us - steady);
+    } else {
+      raw(static_cast<uint64_t>(r.steady_us), 32);
+    }
     for (uint8_t i = 0; i < r.count; ++i) {
       const PoseRecipe::Input& in = r.inputs[i];
       rc.encode_direct(in.clip, clip_bits(format));
@@ -468,12 +573,55 @@ struct RangeSource {
     const uint64_t high = raw_bits.read(n - 32);
     return (high << 32) | raw_bits.read(32);
   }
-  // False for a recipe that does not fit the format (clip index, time, weight).
+  // False for a recipe that does not fit the format (shape, clip index, time, weight, fade
+  // state): every count, index and range is checked before use.
   bool recipe(const PoseFormat& format, PoseRecipe& r, const PoseReference& ref, int references) {
-    r = PoseRecipe{};
-    r.count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
+    // Every field but the inputs reset (inputs past `count` are never read: PoseRecipe's
+    // contract; those below it are all written here).
+    r.count = 0;
+    r.source_count = 0;
+    r.speed = r.source_speed = 1 << 16;
+    r.wrap = r.source_wrap = 0;
+    r.fade_elapsed_us = r.fade_duration_us = 0;
+    r.steady_us = kMaxRecipeTimeUs;
+    if (rc.decode(models->recipe_crossfade) != 0) {
+      r.source_count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
+      r.count = static_cast<uint8_t>(r.source_count + rc.decode_direct(2) + 1);
+    } else {
+      r.count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
+    }
     Expectation exact;
     exact.cls = kRecipeTimeClass;
+    const PoseRecipe* base = baseline_recipe(ref, references);
+    if (rc.decode(models->recipe_motion_same) == 0) {
+      if (base == nullptr) return false;  // "as the baseline's" without one
+      r.speed = base->speed;
+      r.wrap = base->wrap;
+      if (r.crossfade()) {
+        r.source_speed = base->source_speed;
+        r.source_wrap = base->source_wrap;
+      }
+    } else {
+      r.speed = static_cast<int32_t>(static_cast<uint32_t>(raw(32)));
+      r.wrap = static_cast<uint8_t>(raw(2));
+      if (r.crossfade()) {
+        r.source_speed = static_cast<int32_t>(static_cast<uint32_t>(raw(32)));
+        r.source_wrap = static_cast<uint8_t>(raw(2));
+      }
+    }
+    if (r.wrap >= kRecipeWrapModes || r.source_wrap >= kRecipeWrapModes) return false;
+    if (r.crossfade()) {
+      r.fade_duration_us = base != nullptr && base->crossfade()
+                               ? base->fade_duration_us + residual(exact)
+                               : static_cast<int64_t>(raw(32));
+      if (failed || r.fade_duration_us <= 0 || r.fade_duration_us > kMaxRecipeTimeUs) return false;
+      const int64_t elapsed = predicted_elapsed(r, base, ref);
+      r.fade_elapsed_us = elapsed >= 0 ? elapsed + residual(exact) : static_cast<int64_t>(raw(32));
+      if (failed || r.fade_elapsed_us < 0 || r.fade_elapsed_us >= r.fade_duration_us) return false;
+    }
+    const int64_t steady = predicted_steady(base, ref);
+    r.steady_us = steady >= 0 ? steady + residual(exact) : static_cast<int64_t>(raw(32));
+    if (failed || r.steady_us < 0 || r.steady_us > kMaxRecipeTimeUs) return false;
     for (uint8_t i = 0; i < r.count; ++i) {
       PoseRecipe::Input& in = r.inputs[i];
       const uint32_t clip = rc.decode_direct(clip_bits(format));
@@ -496,7 +644,7 @@ struct RangeSource {
       std::memcpy(&in.weight, &word, sizeof word);
       if (!std::isfinite(in.weight) || in.weight < 0.0f) return false;
     }
-    return true;
+    return recipe_shape_valid(r);
   }
 };
 
@@ -722,7 +870,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    bool* from_dictionary_out) {
   if (from_dictionary_out != nullptr) *from_dictionary_out = false;
   out.values.resize(format.node_count() * kValuesPerNode);
-  // No recipe unless one is decoded (RangeSource::recipe resets it whole); inputs past `count`
+  // No recipe unless one is decoded (RangeSource::recipe resets it); inputs past `count`
   // are never read (PoseRecipe's contract), so only the count is cleared here.
   out.recipe.count = 0;
   int references = 0;

@@ -29,24 +29,53 @@ bool Server::Impl::due(const ClientSession& client, uint32_t tick) const {
 
 namespace {
 
-// The recipe of a pose that is a plain blend of the rig's clips: exactly one active layer, layer
-// 0, override at full weight, no mask, no crossfade. Inputs in the animator's blend order,
-// skipping weight-0 clips as the animator does. False (count 0) for anything else.
-bool plain_blend_recipe(const sim::EntityState& state, const Rig& rig, protocol::PoseRecipe& out) {
-  out.count = 0;
-  if (!sim::shows_base_motion_only(state)) return false;
-  const sim::Motion& motion = state.layers[0].target;
+// Appends the contributing clips of `motion` (weight > 0, in the animator's blend order, which
+// skips weight-0 clips) to `out`. False when none contributes, a clip or time is out of range, or
+// more than a motion's inputs would be needed.
+bool append_motion(const sim::Motion& motion, const Rig& rig, protocol::PoseRecipe& out) {
+  const uint8_t first = out.count;
   for (uint8_t i = 0; i < motion.count && i < sim::kMaxBlendClips; ++i) {
     const sim::ClipSlot& slot = motion.slots[i];
-    if (!(slot.weight > 0.0f) || slot.clip >= rig.clips.size()) continue;
+    if (!(slot.weight > 0.0f)) continue;
+    if (slot.clip >= rig.clips.size() || out.count - first >= protocol::kMaxRecipeMotionInputs) return false;
     const int64_t time = sim::sample_time_us(slot.phase, rig.clips[slot.clip].duration_us, motion.wrap);
-    if (time < 0 || time > protocol::kMaxRecipeTimeUs || out.count >= protocol::kMaxRecipeInputs) {
+    if (time < 0 || time > protocol::kMaxRecipeTimeUs) return false;
+    out.inputs[out.count++] = protocol::PoseRecipe::Input{slot.clip, time, slot.weight};
+  }
+  return out.count > first;
+}
+
+// The recipe of a pose that is layer 0's motion alone (sim::shows_base_layer_only): a plain
+// blend of the rig's clips, or a crossfade from a playing motion to another (both motions'
+// clips and the fade state; docs/codec.md). A crossfade from a frozen pose (an interrupted
+// crossfade) has no recipe: the frozen pose is not a blend of clips. False (count 0) for
+// anything else. steady_us is set later (sync_entities), once the tick's commands are known.
+bool base_layer_recipe(const sim::EntityState& state, const Rig& rig, protocol::PoseRecipe& out) {
+  out.count = 0;
+  if (!sim::shows_base_layer_only(state)) return false;
+  const sim::Layer& layer = state.layers[0];
+  if (layer.fade_source == sim::FadeSource::kMotion) {
+    if (layer.fade_elapsed_us < 0 || layer.fade_elapsed_us >= layer.fade_duration_us ||
+        layer.fade_duration_us > protocol::kMaxRecipeTimeUs ||
+        !append_motion(layer.source, rig, out)) {
       out.count = 0;
       return false;
     }
-    out.inputs[out.count++] = protocol::PoseRecipe::Input{slot.clip, time, slot.weight};
+    out.source_count = out.count;
+    out.source_speed = layer.source.speed;
+    out.source_wrap = static_cast<uint8_t>(layer.source.wrap);
+    out.fade_elapsed_us = layer.fade_elapsed_us;
+    out.fade_duration_us = layer.fade_duration_us;
+  } else if (layer.fade_source != sim::FadeSource::kNone) {
+    return false;
   }
-  return out.count > 0;
+  if (!append_motion(layer.target, rig, out)) {
+    out.count = 0;
+    return false;
+  }
+  out.speed = layer.target.speed;
+  out.wrap = static_cast<uint8_t>(layer.target.wrap);
+  return true;
 }
 
 float distance_squared(const Vec3& a, const Vec3& b) {
@@ -143,7 +172,7 @@ void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId 
     // The entity's state is the one this pass just evaluated (the worker advances it after
     // this call), and only this worker touches it.
     const sim::EntityState* state = impl.world->find_entity(id);
-    if (state != nullptr) plain_blend_recipe(*state, *impl.format_rig[format], staged.pose.recipe);
+    if (state != nullptr) base_layer_recipe(*state, *impl.format_rig[format], staged.pose.recipe);
   }
 }
 
@@ -218,6 +247,7 @@ void Server::Impl::sync_entities(uint32_t tick) {
       created.model = state->model;
       created.rig = state->rig;
       created.spawn_tick = tick;
+      created.changed_tick = tick;
       created.format_index = format_of[state->model][state->rig];
       created.current.reset(*formats[created.format_index]);
       next.push_back(std::move(created));
@@ -225,13 +255,30 @@ void Server::Impl::sync_entities(uint32_t tick) {
     while (r < entities.size()) retire(entities[r++]);
     entities.swap(next);
   }
+  // The tick of the last command for each entity: recipes say how long their motion has been
+  // steady (PoseRecipe::steady_us), so clients know where a command split the motion.
+  // A World moved by the embedder (a replay's seek or restore) changed every entity's motion.
+  if (world_moved) {
+    for (EntityRecord& entity : entities) entity.changed_tick = tick;
+  }
+  for (const sim::QueuedCommand& queued : world->last_tick_commands()) {
+    const std::size_t i = find_entity_index(queued.command.entity);
+    if (i < entities.size()) entities[i].changed_tick = tick;
+  }
   if (!quantize_this_tick) return;
+  const int64_t now_us = sim::tick_start_us(tick, options.tick_rate_hz);
   for (std::size_t i = 0; i < count && i < staged.size(); ++i) {
     Staged& s = staged[i];
     if (!s.valid || s.id != entities[i].id) continue;
     EntityRecord& entity = entities[i];
     std::swap(entity.current, s.pose);
     entity.current_tick = tick;
+    if (entity.current.recipe.count > 0) {
+      const int64_t since = entity.changed_tick == kNoTick
+                                ? protocol::kMaxRecipeTimeUs
+                                : now_us - sim::tick_start_us(entity.changed_tick, options.tick_rate_hz);
+      entity.current.recipe.steady_us = std::clamp<int64_t>(since, 0, protocol::kMaxRecipeTimeUs);
+    }
     s.valid = false;
     ++counters.poses_quantized;
     if (pose_callback) pose_callback(tick, entity.id, entity.generation, entity.current);

@@ -63,6 +63,7 @@ struct EntityRecord {
   sim::ModelId model = 0;
   uint16_t rig = 0;
   uint32_t spawn_tick = 0;
+  uint32_t changed_tick = kNoTick;  // last tick a command addressed it (PoseRecipe::steady_us)
   uint32_t format_index = 0;  // into Impl::formats
   Vec3 position;
   uint32_t owner = 0;  // client id; 0 = none

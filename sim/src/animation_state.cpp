@@ -46,7 +46,7 @@ float fade_alpha(const Layer& layer) {
                             static_cast<double>(layer.fade_duration_us));
 }
 
-bool shows_base_motion_only(const EntityState& state) {
+bool shows_base_layer_only(const EntityState& state) {
   const auto active = [](const Layer& l) {
     return (l.target.count > 0 || l.fade_source != FadeSource::kNone) && l.weight != 0.0f;
   };
@@ -55,8 +55,11 @@ bool shows_base_motion_only(const EntityState& state) {
     if (active(state.layers[i])) return false;
   }
   const Layer& base = state.layers[0];
-  return base.mode == LayerMode::kOverride && base.weight >= 1.0f && base.mask == kNoMask &&
-         base.fade_source == FadeSource::kNone;
+  return base.mode == LayerMode::kOverride && base.weight >= 1.0f && base.mask == kNoMask;
+}
+
+bool shows_base_motion_only(const EntityState& state) {
+  return shows_base_layer_only(state) && state.layers[0].fade_source == FadeSource::kNone;
 }
 
 std::size_t EntityState::byte_size() const {

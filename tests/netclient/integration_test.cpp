@@ -251,12 +251,15 @@ TEST_F(IntegrationTest, EightLossyClientsDecodeServerPalettesBitForBitAndShowThe
   EXPECT_LE(quantile(recipes.error[kGap], 1.0), 10.0);
 }
 
-// Commands under the same conditions: every 400 ms one entity gets a crossfade (250 ms, no
-// recipe while it runs), a speed change, a cut to a two-clip blend, or new blend weights.
-// Render-time recipes hold the bound wherever both neighbours carry compatible recipes and no
-// command falls between them; across commands and crossfades the client falls back to pose
-// interpolation and converges without a larger pop than pose interpolation shows.
-TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBackWithoutPops) {
+// Commands under the same conditions: every 400 ms one entity gets a crossfade (250 ms; every
+// other one interrupted 100 ms in by a second crossfade, which fades from a frozen pose), a
+// speed change, a cut to a two-clip blend, or new blend weights. Render-time recipes derive
+// the server's pose across commands, crossfade starts and ends (steady_us, speeds, fade
+// state): within the codec bound on clean frames and 10x in gaps of up to 3 lost snapshots.
+// A fade from a frozen pose carries no recipe: there the client falls back to pose
+// interpolation (printed, not bounded) and converges without a larger pop than pose
+// interpolation shows.
+TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAroundFadesFromAFrozenPose) {
   SessionSetup setup;
   setup.capture_exact = true;
   LoopbackSession session(setup);
@@ -272,6 +275,15 @@ TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBac
   PoseErrorMeter meter(session.skeleton(), session.format());
   std::set<uint32_t> command_ticks;
   uint64_t commands = 0;
+  std::pair<int64_t, sim::EntityId> interrupt{-1, 0};  // when, whom
+  const auto interrupt_crossfade = [&] {
+    command_ticks.insert(static_cast<uint32_t>(session.server().world().tick_index()));
+    session.mark_command_tick();
+    sim::MotionSpec spec;
+    spec.clips[0].clip = 0;
+    session.server().crossfade(interrupt.second, 0, spec, 200'000, true);
+    interrupt.first = -1;
+  };
   const auto issue_command = [&] {
     const uint64_t n = commands++;
     const sim::EntityId id = session.entities()[n % session.entities().size()];
@@ -282,6 +294,9 @@ TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBac
       case 0:
         spec.clips[0].clip = static_cast<uint16_t>(1 + n % 2);
         session.server().crossfade(id, 0, spec, 250'000, true);
+        // Every other crossfade is interrupted 100 ms in by another (which fades from the pose
+        // frozen then: no recipe describes it).
+        if ((n / 4) % 2 == 1) interrupt = {session.now() + 100'000, id};
         break;
       case 1:
         session.server().set_speed(id, 0, static_cast<sim::SpeedQ16>((3 + (n / 4) % 4) * (1 << 16) / 4));  // 0.75x..1.5x
@@ -304,7 +319,11 @@ TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBac
 
   struct Frame {
     std::size_t client;
-    bool from_recipe, correcting, command_between;
+    uint32_t before, after;  // neighbour ticks (after == 0: none)
+    PresentMode mode;
+    bool from_recipe, correcting, command_between, state_reference;
+    RecipeMiss miss;
+    bool near_fallback;  // a recipe miss at this frame or within the convergence time before it
     float error, step_excess;
   };
   struct Previous {
@@ -312,19 +331,28 @@ TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBac
   };
   std::map<std::pair<std::size_t, uint32_t>, Previous> previous;
   std::vector<Frame> frames;
+  std::vector<std::set<uint32_t>> received(4);
   std::vector<Transform> reference(session.skeleton().node_count());
   std::size_t no_reference = 0;
+  std::map<std::pair<std::size_t, uint32_t>, int64_t> last_miss_us;
   session.run_until(10'000'000, [&] {
     if (session.now() >= 1'000'000 && session.now() % 400'000 < 4'000) issue_command();
+    if (interrupt.first >= 0 && session.now() >= interrupt.first) interrupt_crossfade();
+    for (std::size_t c = 0; c < session.clients().size(); ++c) {
+      const SnapshotBuffer& buffer = session.clients()[c]->buffer();
+      for (std::size_t v = 0; v < buffer.size(); ++v) received[c].insert(buffer.view_at(v).tick);
+    }
     if (session.now() < 4'000'000) return;
     for (std::size_t c = 0; c < session.clients().size(); ++c) {
       NetClient& client = *session.clients()[c];
       const int64_t r = client.render_time_us();
       const uint32_t k0 = static_cast<uint32_t>(r * 60 / 1'000'000);
       for (const PresentedEntity& e : client.entities()) {
-        // The server's pose at r: its clip state advanced to r, or (crossfades, command ticks)
-        // its exact poses at the ticks around r interpolated.
-        if (!session.server_pose_at(e.id, r, reference)) {
+        // The server's pose at r: its layer state at the tick before r advanced to r (plain
+        // motions and crossfades from a motion), or (fades from a frozen pose) its exact poses
+        // at the ticks around r interpolated. Command ticks have no captured state.
+        const bool state_reference = session.server_pose_at(e.id, r, reference);
+        if (!state_reference) {
           const std::vector<Transform>* e0 = session.exact_pose(k0, e.id);
           const std::vector<Transform>* e1 = session.exact_pose(k0 + 1, e.id);
           if (e0 == nullptr || e1 == nullptr) {
@@ -340,7 +368,11 @@ TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBac
         const uint32_t from = w.after ? w.before.tick : (w.previous ? w.previous.tick : w.before.tick);
         const uint32_t to = w.after ? w.after.tick : std::max(k0 + 1, w.before.tick);
         auto cmd = command_ticks.upper_bound(from);
-        Frame f{c, e.from_recipe, e.correcting, cmd != command_ticks.end() && *cmd <= to,
+        if (e.recipe_miss != RecipeMiss::kNone) last_miss_us[{c, e.id}] = r;
+        auto miss = last_miss_us.find({c, e.id});
+        const bool near_fallback = miss != last_miss_us.end() && r - miss->second <= 100'000;
+        Frame f{c, w.before ? w.before.tick : 0, w.after ? w.after.tick : 0, e.mode, e.from_recipe, e.correcting,
+                cmd != command_ticks.end() && *cmd <= to, state_reference, e.recipe_miss, near_fallback,
                 meter.error(reference, e.locals), 0.0f};
         Previous& prev = previous[{c, e.id}];
         if (!prev.shown.empty()) {
@@ -353,44 +385,98 @@ TEST_F(IntegrationTest, WithCommandsRecipesHoldTheBoundBetweenCommandsAndFallBac
     }
   });
   const float bound = meter.bound();
-  // Recipe clients: [0] recipe, no command between the neighbours, no fade; [1] recipe with a
-  // command between the neighbours; [2] recipe while a fade runs; [3] pose interpolation
-  // (fallback). Pose-interpolation clients: [4].
-  std::vector<float> error[5], step[5];
+  // The issue's classes (as in the main test): clean = interpolation between consecutive
+  // snapshots with no fade running; gap = snapshots lost after `before`, at most 3; longer.
+  enum Kind { kClean, kGap, kLonger };
+  const auto kind_of = [&](const Frame& f) {
+    if (f.mode == PresentMode::kInterpolate && !f.correcting && f.after == f.before + kSnapshotIntervalTicks) return kClean;
+    auto next = received[f.client].upper_bound(f.before);
+    const uint32_t next_tick = next == received[f.client].end() ? f.before + 100 * kSnapshotIntervalTicks : *next;
+    const uint32_t lost = (next_tick - f.before) / kSnapshotIntervalTicks - 1;
+    return lost <= 3 ? kGap : kLonger;
+  };
+  // Recipe clients' frames against a state reference, by kind: [kind][0] every frame away from
+  // a fallback, [kind][1] those with a command between their neighbours, [kind][2] frames at
+  // or within the convergence time after a recipe miss (pose interpolation next to a fade from
+  // a frozen pose, and the fade back). Pose-interpolation clients: interp[kind]. Frames against
+  // the interpolated exact poses (fades from a frozen pose): approx.
+  std::vector<float> error[3][3], step[3][3], interp[3], interp_step[3], approx;
+  std::size_t misses[4] = {0, 0, 0, 0}, clean_misses[4] = {0, 0, 0, 0}, recipe_frames = 0;
   for (const Frame& f : frames) {
-    int k = 4;
-    if (f.client < kRecipeClients) {
-      k = !f.from_recipe ? 3 : f.correcting ? 2 : f.command_between ? 1 : 0;
+    const Kind k = kind_of(f);
+    if (f.client >= kRecipeClients) {
+      interp[k].push_back(f.error / bound);
+      interp_step[k].push_back(f.step_excess / bound);
+      continue;
     }
-    error[k].push_back(f.error / bound);
-    step[k].push_back(f.step_excess / bound);
+    recipe_frames += f.from_recipe ? 1 : 0;
+    ++misses[static_cast<std::size_t>(f.miss)];
+    if (k == kClean) ++clean_misses[static_cast<std::size_t>(f.miss)];
+    if (!f.state_reference) {
+      approx.push_back(f.error / bound);
+      continue;
+    }
+    for (int group = 0; group < 3; ++group) {
+      if (group == 0 && f.near_fallback) continue;
+      if (group == 1 && (f.near_fallback || !f.command_between)) continue;
+      if (group == 2 && !f.near_fallback) continue;
+      error[k][group].push_back(f.error / bound);
+      step[k][group].push_back(f.step_excess / bound);
+    }
   }
   const auto quantile = [](std::vector<float> v, double q) {
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
     return static_cast<double>(v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]);
   };
-  const char* names[5] = {"recipe, no command between neighbours", "recipe, command between neighbours",
-                          "recipe, converging after a switch", "fallback: pose interpolation",
-                          "pose-interpolation clients"};
+  const auto print = [&](const char* name, const std::vector<float>& e, const std::vector<float>& st) {
+    std::printf("  %-44s %6zu frames: error p50 %.3g p90 %.3g p99 %.3g p99.9 %.3g max %.3g; step excess p99 %.3g max %.3g\n",
+                name, e.size(), quantile(e, 0.5), quantile(e, 0.9), quantile(e, 0.99), quantile(e, 0.999),
+                quantile(e, 1.0), quantile(st, 0.99), quantile(st, 1.0));
+  };
   std::printf("%llu commands; errors against the server's pose at the render time, x bound:\n",
               static_cast<unsigned long long>(commands));
-  for (int k = 0; k < 5; ++k) {
-    std::printf("  %-40s %6zu frames: error p50 %.3g p90 %.3g p99 %.3g max %.3g; step excess p99 %.3g max %.3g\n", names[k],
-                error[k].size(), quantile(error[k], 0.5), quantile(error[k], 0.9), quantile(error[k], 0.99),
-                quantile(error[k], 1.0), quantile(step[k], 0.99), quantile(step[k], 1.0));
+  const char* kind_names[3] = {"clean", "gap <= 3 lost", "longer gap"};
+  const char* group_names[3] = {"", ", command between", ", near a fallback"};
+  char name[96];
+  for (int k = 0; k < 3; ++k) {
+    for (int group = 0; group < 3; ++group) {
+      std::snprintf(name, sizeof name, "recipe clients, %s%s", kind_names[k], group_names[group]);
+      print(name, error[k][group], step[k][group]);
+    }
   }
+  print("recipe clients, fade from a frozen pose (approx.)", approx, {});
+  for (int k = 0; k < 3; ++k) {
+    std::snprintf(name, sizeof name, "pose-interpolation clients, %s", kind_names[k]);
+    print(name, interp[k], interp_step[k]);
+  }
+  std::printf("recipe clients: %zu frames from recipes; frames not from one: no recipe %zu, unverified %zu, "
+              "not derivable %zu (clean frames: %zu, %zu, %zu); no reference %zu\n",
+              recipe_frames, misses[1], misses[2], misses[3], clean_misses[1], clean_misses[2], clean_misses[3],
+              no_reference);
   EXPECT_GE(commands, 20u);
-  EXPECT_LT(no_reference, frames.size() / 10);  // command ticks have no captured state
-  EXPECT_GT(error[0].size(), 10'000u);
-  EXPECT_LE(quantile(error[0], 1.0), 1.0);
-  EXPECT_GT(error[3].size(), 100u);  // the crossfades were shown by pose interpolation
-  // No pop: while recipes are shown, converging fades included, the largest frame-to-frame
-  // step beyond the server's own motion is no larger than the pose-interpolation clients'.
-  // (Fallback frames are pose interpolation itself.)
+  EXPECT_LT(no_reference, frames.size() / 50);  // a fade ending on a command tick has no state
+  // The issue's target around commands and crossfades from a motion: within the codec bound
+  // on clean frames, within 10x during gaps of up to 3 lost snapshots.
+  EXPECT_GT(error[kClean][0].size(), 10'000u);
+  EXPECT_GT(error[kClean][1].size(), 500u);
+  EXPECT_LE(quantile(error[kClean][0], 1.0), 1.0);
+  EXPECT_GT(error[kGap][0].size(), 500u);
+  EXPECT_LE(quantile(error[kGap][0], 1.0), 10.0);
+  // The misses are the fades from a frozen pose (no recipe): on clean frames nothing is
+  // unverified or refused.
+  EXPECT_GT(misses[static_cast<std::size_t>(RecipeMiss::kNoRecipe)], 0u);
+  EXPECT_EQ(clean_misses[static_cast<std::size_t>(RecipeMiss::kUnverified)], 0u);
+  EXPECT_EQ(clean_misses[static_cast<std::size_t>(RecipeMiss::kNotDerivable)], 0u);
+  // No pop: the largest frame-to-frame step beyond the server's own motion, fallbacks and
+  // fades back included, is no larger than the pose-interpolation clients'.
   double recipe_step = 0;
-  for (int k = 0; k < 3; ++k) recipe_step = std::max(recipe_step, quantile(step[k], 1.0));
-  EXPECT_LE(recipe_step, quantile(step[4], 1.0));
+  for (int k = 0; k < 3; ++k) {
+    for (int group = 0; group < 3; ++group) recipe_step = std::max(recipe_step, quantile(step[k][group], 1.0));
+  }
+  double interp_worst = 0;
+  for (int k = 0; k < 3; ++k) interp_worst = std::max(interp_worst, quantile(interp_step[k], 1.0));
+  EXPECT_LE(recipe_step, interp_worst);
   for (auto& c : session.clients()) EXPECT_EQ(c->stats(session.now()).decode_errors, 0u);
 }
 

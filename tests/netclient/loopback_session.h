@@ -132,26 +132,42 @@ class LoopbackSession {
   // The server's pose of `id` at any server time `time_us` (capture_exact): its state at the
   // tick starting at or before time_us (the World's own clip phases, speed and weights, not
   // anything sent), each phase advanced by the time since that tick with the animator's integer
-  // law (advance_phase), evaluated with the server's jobs. At a tick's start this is that
-  // tick's exact pose bit for bit (tests check it against exact_pose()). False when the state
-  // is not a plain blend of clips (layers, masks, crossfades) or was not captured.
+  // law (advance_phase), a crossfade's elapsed time by the same time, evaluated with the
+  // server's jobs. At a tick's start this is that tick's exact pose bit for bit (tests check it
+  // against exact_pose()). False when the pose is not layer 0's alone (layers, masks), a
+  // crossfade from a frozen pose, or was not captured.
   bool server_pose_at(uint32_t id, int64_t time_us, std::span<Transform> out) {
     if (time_us < 0) return false;
     const uint32_t tick = static_cast<uint32_t>(time_us * setup_.server.tick_rate_hz / 1'000'000);
     auto it = motions_.find(key(tick, id));
-    if (it == motions_.end() || !it->second.plain) return false;
-    const sim::Motion& m = it->second.motion;
+    if (it == motions_.end() || !it->second.layer_only) return false;
+    const sim::Layer& layer = it->second.layer;
     const Rig& rig = model_->rigs[0];
+    const int64_t dt = time_us - tick_time(tick);
     protocol::PoseRecipe recipe;
-    for (uint8_t i = 0; i < m.count && i < sim::kMaxBlendClips; ++i) {
-      const sim::ClipSlot& slot = m.slots[i];
-      if (!(slot.weight > 0.0f) || recipe.count >= protocol::kMaxRecipeInputs) continue;
-      const int64_t duration = rig.clips[slot.clip].duration_us;
-      const int64_t phase = sim::advance_phase(slot.phase, time_us - tick_time(tick), m.speed, duration, m.wrap);
-      recipe.inputs[recipe.count++] =
-          protocol::PoseRecipe::Input{slot.clip, sim::sample_time_us(phase, duration, m.wrap), slot.weight};
+    // A motion's contributing clips, each phase advanced by dt with the animator's law.
+    const auto append = [&](const sim::Motion& m) {
+      const uint8_t first = recipe.count;
+      for (uint8_t i = 0; i < m.count && i < sim::kMaxBlendClips; ++i) {
+        const sim::ClipSlot& slot = m.slots[i];
+        if (!(slot.weight > 0.0f)) continue;
+        const int64_t duration = rig.clips[slot.clip].duration_us;
+        const int64_t phase = sim::advance_phase(slot.phase, dt, m.speed, duration, m.wrap);
+        recipe.inputs[recipe.count++] =
+            protocol::PoseRecipe::Input{slot.clip, sim::sample_time_us(phase, duration, m.wrap), slot.weight};
+      }
+      return recipe.count > first;
+    };
+    if (layer.fade_source == sim::FadeSource::kMotion && layer.fade_elapsed_us + dt < layer.fade_duration_us) {
+      // A crossfade still running at time_us (its end within the tick shows the target alone).
+      if (!append(layer.source)) return false;
+      recipe.source_count = recipe.count;
+      recipe.fade_elapsed_us = layer.fade_elapsed_us + dt;
+      recipe.fade_duration_us = layer.fade_duration_us;
+    } else if (layer.fade_source == sim::FadeSource::kFrozenPose) {
+      return false;
     }
-    if (recipe.count == 0) return false;
+    if (!append(layer.target)) return false;
     if (!dictionary_) dictionary_ = std::make_unique<protocol::ClipDictionary>(rig.skeleton, rig.clips, format());
     return dictionary_->evaluate(recipe, out);
   }
@@ -161,24 +177,76 @@ class LoopbackSession {
  private:
   static uint64_t key(uint32_t tick, uint32_t id) { return (uint64_t{tick} << 32) | id; }
 
+  struct CapturedMotion {
+    bool layer_only = false;  // the pose is layer 0's (sim::shows_base_layer_only)
+    sim::Layer layer;         // layer 0 at the tick's start
+  };
+
+  bool is_dirty(uint32_t tick) const {
+    for (uint32_t d : dirty_) {
+      if (d == tick) return true;
+    }
+    return false;
+  }
+
+  // Layer 0 one tick (dt_us) earlier: every phase moved back by dt x speed (exact integer
+  // arithmetic, the inverse of advance_phase for loop and ping-pong cycles), a fade's elapsed
+  // time by dt. False when that cannot be known from the later state: a clamped clip at an
+  // end, a fade that might have ended during the tick (`earlier`, the state a tick before the
+  // command tick, says whether one was running).
+  bool rewind_layer(sim::Layer& layer, int64_t dt_us, const CapturedMotion* earlier) const {
+    const Rig& rig = model_->rigs[0];
+    const auto rewind = [&](sim::Motion& m) {
+      for (uint8_t i = 0; i < m.count && i < sim::kMaxBlendClips; ++i) {
+        sim::ClipSlot& slot = m.slots[i];
+        const int64_t duration = rig.clips[slot.clip].duration_us;
+        if (m.wrap == sim::WrapMode::kClamp &&
+            (slot.phase <= 0 || slot.phase >= sim::cycle_length(duration, m.wrap))) {
+          return false;
+        }
+        slot.phase = sim::wrap_phase(slot.phase - dt_us * m.speed, duration, m.wrap);
+      }
+      return true;
+    };
+    if (earlier != nullptr && earlier->layer.fade_source != sim::FadeSource::kNone &&
+        layer.fade_source == sim::FadeSource::kNone) {
+      return false;  // a fade running before may have ended at the command tick
+    }
+    if (!rewind(layer.target)) return false;
+    if (layer.fade_source == sim::FadeSource::kMotion && !rewind(layer.source)) return false;
+    if (layer.fade_source != sim::FadeSource::kNone) {
+      layer.fade_elapsed_us -= dt_us;
+      if (layer.fade_elapsed_us < 0) return false;
+    }
+    return true;
+  }
+
   void capture_exact() {
     const uint32_t tick = static_cast<uint32_t>(server_->world().tick_index());
-    for (uint32_t d : dirty_) {
-      if (d == tick) return;
+    if (is_dirty(tick)) return;
+    // The tick before was changed by a command: its state (after the command) is this state
+    // moved back by one tick, for server_pose_at (no exact pose for it).
+    if (tick > 0 && is_dirty(tick - 1)) {
+      const int64_t dt = tick_time(tick) - tick_time(tick - 1);
+      for (sim::EntityId id : entities_) {
+        const sim::EntityState* state = server_->world().find_entity(id);
+        if (state == nullptr || state->layers.empty()) continue;
+        CapturedMotion m{sim::shows_base_layer_only(*state), state->layers[0]};
+        auto earlier = tick > 1 ? motions_.find(key(tick - 2, id)) : motions_.end();
+        if (rewind_layer(m.layer, dt, earlier == motions_.end() ? nullptr : &earlier->second)) {
+          motions_[key(tick - 1, id)] = std::move(m);
+        }
+      }
     }
     for (sim::EntityId id : entities_) {
       std::vector<Transform> locals(skeleton().node_count());
       if (server_->world().evaluate_local_pose(id, locals)) exact_[key(tick, id)] = std::move(locals);
       if (const sim::EntityState* state = server_->world().find_entity(id)) {
-        motions_[key(tick, id)] = CapturedMotion{sim::shows_base_motion_only(*state), state->layers.empty() ? sim::Motion{} : state->layers[0].target};
+        motions_[key(tick, id)] = CapturedMotion{sim::shows_base_layer_only(*state), state->layers.empty() ? sim::Layer{} : state->layers[0]};
       }
     }
   }
 
-  struct CapturedMotion {
-    bool plain = false;
-    sim::Motion motion;
-  };
 
   SessionSetup setup_;
   asio::io_context io_;

@@ -11,6 +11,7 @@
 #include "netclient_support.h"
 #include "posecast/client/pose_blend.h"
 #include "posecast/client/pose_track.h"
+#include "posecast/protocol/clip_dictionary.h"
 
 namespace posecast::client {
 namespace {
@@ -257,6 +258,57 @@ TEST_F(RecipeTrackTest, AChangedClipSetACarriedPoseOrTheSettingFallBackToPoseInt
   }
 }
 
+// A plain record (run) followed by a crossfade record (run -> walk over 250 ms, started at
+// tick 5): at every tick between them the track shows the server's pose bit for bit — the run
+// alone before the fade, the fade's first tick (alpha 0: the run exactly), then the crossfade —
+// as the clip dictionary (the server's evaluation, server_tests CrossfadeRecipes) gives it.
+TEST_F(RecipeTrackTest, FromAPlainRecordIntoACrossfadeTheServersPoseIsShownBitForBit) {
+  const PoseSample a = sample(3);
+  const auto fade_at = [&](uint32_t tick) {
+    protocol::PoseRecipe r;
+    r.count = 2;
+    r.source_count = 1;
+    r.inputs[0] = {2, run.clip_time(tick), 1.0f};
+    r.inputs[1] = {1, at(tick) - at(5), 1.0f};  // walk from its start at 1x
+    r.fade_elapsed_us = at(tick) - at(5);
+    r.fade_duration_us = 250'000;
+    r.steady_us = r.fade_elapsed_us;
+    return r;
+  };
+  protocol::ClipDictionary dictionary(rig.skeleton(), rig.rig().clips, rig.format());
+  PoseSample b;
+  b.quantized.recipe = fade_at(8);
+  ASSERT_TRUE(dictionary.predict(b.quantized.recipe, nullptr, b.quantized));
+  b.quantized.recipe = fade_at(8);
+  b.locals.resize(rig.skeleton().node_count());
+  protocol::dequantize_pose(rig.format(), b.quantized, b.locals);
+  b.skeleton = &rig.skeleton();
+  b.recipe_verified = true;
+  std::vector<Transform> expected(rig.skeleton().node_count());
+  for (uint32_t tick = 4; tick < 8; ++tick) {
+    ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 8), {}}, at(tick), settings, recipes));
+    EXPECT_TRUE(track.recipe()) << "tick " << tick;
+    EXPECT_EQ(track.recipe_miss(), RecipeMiss::kNone);
+    if (tick < 5) {
+      EXPECT_TRUE(shows_exactly(run.exact(tick))) << "tick " << tick;
+    } else {
+      ASSERT_TRUE(dictionary.evaluate(fade_at(tick), expected));
+      EXPECT_TRUE(shows_exactly(expected)) << "tick " << tick;
+      if (tick == 5) {
+        EXPECT_TRUE(shows_exactly(run.exact(5))) << "alpha 0 shows the source exactly";
+      }
+    }
+  }
+  EXPECT_FALSE(track.correcting());
+  // Without the command's time (an older server's recipe) the pair is no longer derivable.
+  b.quantized.recipe.steady_us = protocol::kMaxRecipeTimeUs;
+  PoseTrack fresh;
+  fresh.reset(rig.skeleton().node_count(), rig.skeleton().joint_count(), true, max_clip_tracks(rig.rig().clips));
+  ASSERT_TRUE(fresh.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 8), {}}, at(6), settings, recipes));
+  EXPECT_FALSE(fresh.recipe());
+  EXPECT_EQ(fresh.recipe_miss(), RecipeMiss::kNotDerivable);
+}
+
 TEST_F(RecipeTrackTest, SwitchingBetweenRecipeAndPoseInterpolationFadesInsteadOfJumping) {
   const PoseSample a = sample(3), b = sample(6), c = sample(9, 1);
   ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(a, 3), ref(b, 6), {}}, at(5), settings, recipes));
@@ -381,6 +433,143 @@ TEST_F(RecipeTrackTest, TracksSharingOneScratchGiveTheBitsOfTracksWithTheirOwn) 
     }
   }
   EXPECT_GT(shared_run.corrections(), 0u);  // the fade was exercised
+}
+
+// ---- Across changes: crossfade recipes, commands (PoseRecipe::steady_us) ----
+
+PoseRecipe fading(int64_t source_time, int64_t target_time, int64_t elapsed, int64_t duration,
+                  int32_t target_speed = 1 << 16) {
+  PoseRecipe r;
+  r.count = 2;
+  r.source_count = 1;
+  r.inputs[0] = PoseRecipe::Input{0, source_time, 1.0f};
+  r.inputs[1] = PoseRecipe::Input{1, target_time, 1.0f};
+  r.speed = target_speed;
+  r.fade_elapsed_us = elapsed;
+  r.fade_duration_us = duration;
+  r.steady_us = elapsed;
+  return r;
+}
+
+TEST(RecipeAtTimeTest, APlainRecordFollowedByACrossfadeIsThePlainMotionUntilTheFadeStarts) {
+  // The fade (to clip 1 at 0.5x) started at 30 ms, 20 ms before the newer record.
+  const PoseRecipe a = one_clip(0, 100'000);
+  const PoseRecipe b = fading(150'000, 10'000, 20'000, 250'000, 1 << 15);
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_FALSE(out.crossfade());
+  EXPECT_EQ(out.inputs[0].time_us, 120'000);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 30'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.crossfade());  // the fade's first tick: alpha 0 (the source exactly)
+  EXPECT_EQ(out.fade_elapsed_us, 0);
+  EXPECT_EQ(out.inputs[0].time_us, 130'000);
+  EXPECT_EQ(out.inputs[1].time_us, 0);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 40'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.crossfade());
+  EXPECT_EQ(out.fade_elapsed_us, 10'000);
+  EXPECT_EQ(out.fade_duration_us, 250'000);
+  EXPECT_EQ(out.inputs[0].time_us, 140'000);
+  EXPECT_EQ(out.inputs[1].time_us, 5'000);  // backwards from b at half speed
+  EXPECT_EQ(out.speed, 1 << 15);
+}
+
+TEST(RecipeAtTimeTest, ACrossfadeFollowedByItsTargetEndsTheFadeWhereItsDurationRunsOut) {
+  const PoseRecipe a = fading(500'000, 300'000, 380'000, 400'000);  // ends 20 ms after a
+  PoseRecipe b = one_clip(1, 350'000);
+  b.steady_us = 430'000;  // no command since the crossfade's
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 10'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.crossfade());
+  EXPECT_EQ(out.fade_elapsed_us, 390'000);
+  EXPECT_EQ(out.inputs[0].time_us, 510'000);
+  EXPECT_EQ(out.inputs[1].time_us, 310'000);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_FALSE(out.crossfade());
+  EXPECT_EQ(out.count, 1);
+  EXPECT_EQ(out.inputs[0].clip, 1);
+  EXPECT_EQ(out.inputs[0].time_us, 320'000);
+  // A record that is not the fade's target, or a fade not over by b: no recipe between.
+  EXPECT_EQ(recipe_at_time(a, 0, one_clip(0, 350'000), 50'000, 25'000, kDurations, out),
+            RecipeTiming::kClipSetChanged);
+  EXPECT_EQ(recipe_at_time(fading(500'000, 300'000, 100'000, 400'000), 0, b, 50'000, 25'000, kDurations, out),
+            RecipeTiming::kClipSetChanged);
+}
+
+TEST(RecipeAtTimeTest, CrossfadeRecordsInterpolateTheirTimesAndTheFadeMovesWithWorldTime) {
+  const PoseRecipe a = fading(500'000, 100'000, 100'000, 400'000);
+  const PoseRecipe b = fading(550'000, 150'000, 150'000, 400'000);
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 16'667, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out.fade_elapsed_us, 116'667);
+  EXPECT_EQ(out.inputs[0].time_us, 516'667);
+  EXPECT_EQ(out.inputs[1].time_us, 116'667);
+  // Extrapolated past the fade's end: the target alone.
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 310'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_FALSE(out.crossfade());
+  EXPECT_EQ(out.inputs[0].clip, 1);
+  EXPECT_EQ(out.inputs[0].time_us, 410'000 % 600'000);
+}
+
+TEST(RecipeAtTimeTest, ASpeedChangeBetweenTheRecordsBendsTheClipTimeWhereTheCommandApplied) {
+  const PoseRecipe a = one_clip(0, 100'000);
+  PoseRecipe b = one_clip(0, 180'000);  // 2x from 20 ms on: 120 ms there, +60 ms by b
+  b.speed = 2 << 16;
+  b.steady_us = 30'000;
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 10'000), 110'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 20'000), 120'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 40'000), 160'000);
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 70'000), 220'000);  // past b: b's speed
+  // Without the command's time the interval would be spread linearly (the old limit):
+  b.steady_us = protocol::kMaxRecipeTimeUs;
+  EXPECT_EQ(time_at(a, 0, b, 50'000, 10'000), 116'000);
+}
+
+TEST(RecipeAtTimeTest, NewBlendWeightsStepAtTheCommandInsteadOfRamping) {
+  const PoseRecipe a = two_clips(0, 0.6f, 0, 0.4f);
+  PoseRecipe b = two_clips(50'000, 0.3f, 50'000, 0.7f);
+  b.steady_us = 10'000;
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 39'999, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out.inputs[0].weight, 0.6f);
+  EXPECT_EQ(out.inputs[1].weight, 0.4f);
+  EXPECT_EQ(out.inputs[0].time_us, 39'999);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 40'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out.inputs[0].weight, 0.3f);
+  EXPECT_EQ(out.inputs[1].weight, 0.7f);
+  EXPECT_EQ(out.inputs[1].time_us, 40'000);
+}
+
+TEST(RecipeAtTimeTest, ACutToOtherClipsIsDerivedOnBothSidesOfTheCommand) {
+  const PoseRecipe a = one_clip(0, 100'000);
+  PoseRecipe b = two_clips(20'000, 0.6f, 20'000, 0.4f);  // played from 0 at 30 ms
+  b.steady_us = 20'000;
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 29'999, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out.count, 1);
+  EXPECT_EQ(out.inputs[0].time_us, 129'999);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 35'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_EQ(out.count, 2);
+  EXPECT_EQ(out.inputs[1].time_us, 5'000);
+}
+
+TEST(RecipeAtTimeTest, APingPongMotionAcrossACommandIsNotDerived) {
+  PoseRecipe a = one_clip(0, 100'000), b = one_clip(0, 150'000);
+  a.wrap = b.wrap = 2;
+  b.steady_us = 10'000;
+  PoseRecipe out;
+  EXPECT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kNotDerivable);
+  b.steady_us = protocol::kMaxRecipeTimeUs;  // no command between: linear as before
+  EXPECT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kOk);
+}
+
+TEST(RecipeAtTimeTest, MalformedCrossfadeRecipesAreRefused) {
+  PoseRecipe bad = fading(0, 0, 10, 5);  // elapsed beyond the duration
+  PoseRecipe out;
+  EXPECT_EQ(recipe_at_time(bad, 0, fading(0, 0, 0, 400'000), 50'000, 25'000, kDurations, out),
+            RecipeTiming::kInvalid);
+  bad = fading(0, 0, 0, 400'000);
+  bad.source_count = 2;  // no target input
+  EXPECT_EQ(recipe_at_time(one_clip(0, 0), 0, bad, 50'000, 25'000, kDurations, out), RecipeTiming::kInvalid);
 }
 
 }  // namespace

@@ -268,5 +268,175 @@ TEST(ClipDictionary, MutatedRecipeStreamsDecodeOrFailCleanly) {
   EXPECT_GT(failures, 0);
 }
 
+// A motion crossfade (the animator's crossfading layer 0): the source motion blended, the
+// target motion blended, the target mixed over the source at elapsed / duration.
+std::vector<Transform> evaluate_fade(const Rig& rig, const PoseRecipe& r) {
+  if (!r.crossfade()) return rig.evaluate(r);
+  PoseRecipe source, target;
+  for (uint8_t i = 0; i < r.count; ++i) {
+    PoseRecipe& side = i < r.source_count ? source : target;
+    side.inputs[side.count++] = r.inputs[i];
+  }
+  std::vector<Transform> pose = rig.evaluate(source);
+  const float alpha = static_cast<float>(static_cast<double>(r.fade_elapsed_us) /
+                                         static_cast<double>(r.fade_duration_us));
+  if (alpha > 0.0f) {
+    const std::vector<Transform> over = rig.evaluate(target);
+    OverrideBlendJob mix;
+    mix.pose = pose;
+    mix.layer = over;
+    mix.weight = alpha;
+    EXPECT_TRUE(mix.Run());
+  }
+  return pose;
+}
+
+// Update u of a clip-0 walk at 1.25x that crossfades (from update 10, over 400 ms) to a
+// two-clip blend at 0.75x, then plays the blend alone: the recipe the server would attach.
+PoseRecipe walk_to_blend(int u) {
+  const int64_t t = u * 50'000, start = 500'000, duration = 400'000;
+  PoseRecipe r;
+  const auto source = [&] {
+    r.inputs[r.count++] = {0, (t * 5 / 4) % 2'000'000, 1.0f};
+    r.speed = 5 * 65536 / 4;
+  };
+  const auto target = [&] {
+    const int64_t since = t - start;
+    r.inputs[r.count++] = {0, (since * 3 / 4) % 2'000'000, 0.3f};
+    r.inputs[r.count++] = {1, (since * 3 / 4) % 1'000'000, 0.7f};
+    r.speed = 3 * 65536 / 4;
+  };
+  if (t < start) {
+    source();
+  } else if (t < start + duration) {
+    source();
+    r.source_count = r.count;
+    r.source_speed = r.speed;
+    target();
+    r.fade_elapsed_us = t - start;
+    r.fade_duration_us = duration;
+    r.steady_us = t - start;
+  } else {
+    target();
+    r.steady_us = t - start;
+  }
+  return r;
+}
+
+TEST(ClipDictionary, MotionCrossfadeRecipesEvaluateLikeTheAnimatorAndRoundTripWithTheirFadeState) {
+  Rig rig;
+  ClipDictionary server_dictionary(rig.skeleton, rig.clips, rig.format);
+  ClipDictionary client_dictionary(rig.skeleton, rig.clips, rig.format);
+  PoseQuantizer quantizer(rig.format);
+  PoseEncoder encoder(rig.format, &server_dictionary);
+  std::vector<QuantizedPose> sent, received;
+  std::vector<Transform> evaluated(rig.skeleton.node_count());
+  std::size_t fade_bytes = 0, fades = 0;
+  for (int u = 0; u < 24; ++u) {
+    const PoseRecipe recipe = walk_to_blend(u);
+    ASSERT_TRUE(server_dictionary.valid(recipe)) << "update " << u;
+    const std::vector<Transform> pose = evaluate_fade(rig, recipe);
+    ASSERT_TRUE(client_dictionary.evaluate(recipe, evaluated));
+    ASSERT_EQ(std::memcmp(evaluated.data(), pose.data(), pose.size() * sizeof(Transform)), 0)
+        << "update " << u;
+    QuantizedPose q;
+    ASSERT_TRUE(quantizer.quantize(pose, sent.empty() ? nullptr : &sent.back(), q));
+    q.recipe = recipe;
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(encoder.encode(q, history(sent, 3), bytes));
+    QuantizedPose got;
+    bool from_dictionary = false;
+    const Status st = decode_pose(rig.format, bytes, history(received, 3), got,
+                                  PoseCoding::kRangeCoded, &client_dictionary, nullptr, &from_dictionary);
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    ASSERT_EQ(got, q) << "update " << u;  // codes and the whole recipe, fade state included
+    EXPECT_TRUE(from_dictionary) << "update " << u;
+    if (recipe.crossfade() && u > 10) {
+      fade_bytes += bytes.size();
+      ++fades;
+    }
+    sent.push_back(q);
+    received.push_back(got);
+  }
+  ASSERT_EQ(fades, 7u);
+  // Predicted from the baseline recipe (times at the motions' speeds, elapsed by the age):
+  // a few bytes per record, not the ~20 bytes of raw times, weights and fade state.
+  EXPECT_LT(static_cast<double>(fade_bytes) / static_cast<double>(fades), 12.0);
+}
+
+TEST(ClipDictionary, MalformedCrossfadeRecipesAreRefused) {
+  Rig rig;
+  ClipDictionary dictionary(rig.skeleton, rig.clips, rig.format);
+  PoseEncoder encoder(rig.format, &dictionary);
+  QuantizedPose q;
+  q.reset(rig.format);
+  q.recipe = walk_to_blend(12);
+  ASSERT_TRUE(dictionary.valid(q.recipe));
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(encoder.encode(q, PoseReference{}, bytes));
+  const auto refused = [&](PoseRecipe r) {
+    QuantizedPose bad = q;
+    bad.recipe = r;
+    std::vector<uint8_t> out;
+    std::vector<Transform> pose(rig.skeleton.node_count());
+    return !dictionary.valid(r) && !encoder.encode(bad, PoseReference{}, out) && !dictionary.evaluate(r, pose);
+  };
+  PoseRecipe r = q.recipe;
+  r.fade_elapsed_us = r.fade_duration_us;  // a finished fade is plain
+  EXPECT_TRUE(refused(r));
+  r = q.recipe;
+  r.fade_elapsed_us = -1;
+  EXPECT_TRUE(refused(r));
+  r = q.recipe;
+  r.source_count = r.count;  // no target
+  EXPECT_TRUE(refused(r));
+  r = q.recipe;
+  r.wrap = 3;
+  EXPECT_TRUE(refused(r));
+  r = walk_to_blend(0);
+  r.fade_duration_us = 10;  // fade state on a plain recipe
+  EXPECT_TRUE(refused(r));
+  r = q.recipe;  // five source inputs (a motion has at most four)
+  for (int i = 0; i < 4; ++i) r.inputs[r.count++] = r.inputs[0];
+  r.source_count = 5;
+  EXPECT_TRUE(refused(r));
+}
+
+TEST(ClipDictionary, MutatedCrossfadeRecipeStreamsDecodeOrFailCleanly) {
+  Rig rig;
+  ClipDictionary dictionary(rig.skeleton, rig.clips, rig.format);
+  PoseQuantizer quantizer(rig.format);
+  PoseEncoder encoder(rig.format, &dictionary);
+  std::vector<QuantizedPose> held;
+  for (int u : {11, 12}) {
+    QuantizedPose q;
+    ASSERT_TRUE(quantizer.quantize(evaluate_fade(rig, walk_to_blend(u)), held.empty() ? nullptr : &held.back(), q));
+    q.recipe = walk_to_blend(u);
+    held.push_back(q);
+  }
+  const std::vector<QuantizedPose> base = {held[0]};
+  for (const PoseReference& ref : {history(base, 3), PoseReference{}}) {
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(encoder.encode(held[1], ref, bytes));
+    test::TestRng rng{47};
+    int failures = 0;
+    for (int round = 0; round < 2000; ++round) {
+      std::vector<uint8_t> mutated = bytes;
+      if (round % 4 == 3) {
+        mutated.resize(rng() % mutated.size());  // truncated
+      } else {
+        mutated[rng() % mutated.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      }
+      QuantizedPose got;
+      if (!decode_pose(rig.format, mutated, ref, got, PoseCoding::kRangeCoded, &dictionary).ok()) {
+        ++failures;
+        continue;
+      }
+      EXPECT_TRUE(dictionary.valid(got.recipe) || got.recipe.count == 0);
+    }
+    EXPECT_GT(failures, 0);
+  }
+}
+
 }  // namespace
 }  // namespace posecast::protocol

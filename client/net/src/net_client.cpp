@@ -496,7 +496,8 @@ void NetClient::present(int64_t now_us) {
                                          entity.model->model.get(), entity.skeleton, mode,
                                          entity.track.correcting(), entity.track.recipe(),
                                          entity.track.locals(),
-                                         entity.track.palette()});
+                                         entity.track.palette(), entity.track.recipe_miss()});
+    ++counters_.recipe_misses[static_cast<std::size_t>(entity.track.recipe_miss())];
   }
 }
 

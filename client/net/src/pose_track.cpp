@@ -22,11 +22,21 @@ const char* to_string(PresentMode mode) {
   return "?";
 }
 
+const char* to_string(RecipeMiss miss) {
+  switch (miss) {
+    case RecipeMiss::kNone: return "none";
+    case RecipeMiss::kNoRecipe: return "no recipe";
+    case RecipeMiss::kUnverified: return "unverified";
+    case RecipeMiss::kNotDerivable: return "not derivable";
+  }
+  return "?";
+}
+
 void PresentScratch::reserve(std::size_t node_count) {
   if (fits(node_count)) return;
   target_.assign(node_count, Transform{});
   at_last_.assign(node_count, Transform{});
-  blend_.assign(protocol::kMaxRecipeInputs * node_count, Transform{});
+  blend_.assign(kRecipeScratchPoses * node_count, Transform{});
   models_.assign(node_count, glm::mat4(1.0f));
 }
 
@@ -45,6 +55,7 @@ void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skel
   before_tick_ = after_tick_ = 0;
   correcting_ = false;
   recipe_ = false;
+  recipe_miss_ = miss_ = RecipeMiss::kNone;
   correction_start_us_ = 0;
   extrapolated_us_ = 0;
 }
@@ -63,7 +74,13 @@ bool PoseTrack::Source::same_as(const Source& o) const {
       return std::bit_cast<uint32_t>(param) == std::bit_cast<uint32_t>(o.param) &&
              (kind == Kind::kExtrapolate || rotation == o.rotation);
     case Kind::kRecipe: {
-      if (clips != o.clips || recipe.count != o.recipe.count) return false;
+      // Everything evaluate() reads: the inputs and a crossfade's split and alpha.
+      if (clips != o.clips || recipe.count != o.recipe.count ||
+          recipe.source_count != o.recipe.source_count ||
+          recipe.fade_elapsed_us != o.recipe.fade_elapsed_us ||
+          recipe.fade_duration_us != o.recipe.fade_duration_us) {
+        return false;
+      }
       for (uint8_t i = 0; i < recipe.count && i < protocol::kMaxRecipeInputs; ++i) {
         const protocol::PoseRecipe::Input& x = recipe.inputs[i];
         const protocol::PoseRecipe::Input& y = o.recipe.inputs[i];
@@ -115,6 +132,8 @@ const PoseTrack::PairInfo& PoseTrack::pair_info(const SampleRef& a, const Sample
     pair_.tick_a = a.tick;
     pair_.tick_b = b.tick;
     pair_.fits = a.sample->locals.size() == nodes && b.sample->locals.size() == nodes;
+    pair_.has_recipes =
+        a.sample->quantized.recipe.count != 0 && b.sample->quantized.recipe.count != 0;
     pair_.verified = a.sample->recipe_verified && b.sample->recipe_verified;
     if (pair_.verified) {
       pair_.recipe_a = a.sample->quantized.recipe;
@@ -126,11 +145,28 @@ const PoseTrack::PairInfo& PoseTrack::pair_info(const SampleRef& a, const Sample
 
 bool PoseTrack::recipe_between(const SampleRef& a, const SampleRef& b, int64_t render_us,
                                const RecipeSource& recipes, protocol::PoseRecipe& at) {
-  if (!a.own_record || !b.own_record) return false;
+  if (!a.own_record || !b.own_record) {
+    const bool has_recipes =
+        a.sample->quantized.recipe.count != 0 && b.sample->quantized.recipe.count != 0;
+    miss_ = has_recipes ? RecipeMiss::kUnverified : RecipeMiss::kNoRecipe;
+    return false;
+  }
   const PairInfo& pair = pair_info(a, b);
-  if (!pair.verified) return false;
-  return recipe_at_time(pair.recipe_a, a.time_us, pair.recipe_b, b.time_us, render_us,
-                        recipes.clip_durations_us, at) == RecipeTiming::kOk;
+  if (!pair.has_recipes) {
+    miss_ = RecipeMiss::kNoRecipe;
+    return false;
+  }
+  if (!pair.verified) {
+    miss_ = RecipeMiss::kUnverified;
+    return false;
+  }
+  if (recipe_at_time(pair.recipe_a, a.time_us, pair.recipe_b, b.time_us, render_us,
+                     recipes.clip_durations_us, at) != RecipeTiming::kOk) {
+    miss_ = RecipeMiss::kNotDerivable;
+    return false;
+  }
+  miss_ = RecipeMiss::kNone;
+  return true;
 }
 
 bool PoseTrack::compute(const Source& source, const Skeleton& skeleton,
@@ -177,6 +213,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   recipe_source.kind = Source::Kind::kRecipe;
   recipe_source.clips = recipes.clips.data();
   bool recipe_candidate = false;
+  miss_ = RecipeMiss::kNone;
   SampleRef recipe_a, recipe_b;  // the pair a recipe target comes from
   int64_t recipe_limit_us = render_us;  // how far that pair is followed (the extrapolation bound)
 
@@ -266,6 +303,8 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   bool fading = false;
   for (;;) {
     const Source& source = recipe ? recipe_source : pose_source;
+    // A recipe the evaluator refused counts as no miss (miss_ stays kNone), as before.
+    recipe_miss_ = try_recipes && !recipe ? miss_ : RecipeMiss::kNone;
     continues = continues_from_last(mode, before_tick, after_tick, recipe);
     if (continues && !correcting_ && source.same_as(last_source_)) {
       // The same pose as the last frame, which was shown unfaded: shown_ and palette_ hold it.

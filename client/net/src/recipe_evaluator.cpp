@@ -8,33 +8,26 @@
 namespace posecast::client {
 
 using protocol::kMaxRecipeInputs;
+using protocol::kMaxRecipeMotionInputs;
 
 void RecipeEvaluator::reset(std::size_t node_count, std::size_t max_tracks, bool own_blend_scratch) {
   nodes_ = node_count;
   max_tracks_ = max_tracks;
   cursors_.assign(kMaxRecipeInputs * max_tracks, 0u);
   if (own_blend_scratch) {
-    samples_.assign(kMaxRecipeInputs * node_count, Transform{});
+    samples_.assign(kRecipeScratchPoses * node_count, Transform{});
   } else {
     samples_ = {};
   }
 }
 
-bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> clips,
-                               bool assets_validated, const protocol::PoseRecipe& recipe,
-                               std::span<Transform> out, std::span<Transform> blend_scratch) {
-  if (recipe.count == 0 || recipe.count > kMaxRecipeInputs || nodes_ == 0 || max_tracks_ == 0 ||
-      out.size() != nodes_ || skeleton.node_count() != nodes_) {
-    return false;
-  }
+bool RecipeEvaluator::evaluate_motion(const Skeleton& skeleton, std::span<const Clip> clips,
+                                      bool assets_validated, const protocol::PoseRecipe& recipe,
+                                      uint8_t first, uint8_t end, std::span<Transform> scratch,
+                                      std::span<Transform> out) {
   uint8_t contributing = 0;
-  for (uint8_t i = 0; i < recipe.count; ++i) {
-    const protocol::PoseRecipe::Input& in = recipe.inputs[i];
-    if (in.clip >= clips.size() || clips[in.clip].tracks.size() > max_tracks_ ||
-        !std::isfinite(in.weight) || in.weight < 0.0f) {
-      return false;
-    }
-    if (in.weight > 0.0f) ++contributing;
+  for (uint8_t i = first; i < end; ++i) {
+    if (recipe.inputs[i].weight > 0.0f) ++contributing;
   }
   const auto sample = [&](uint8_t i, std::span<Transform> into) {
     const protocol::PoseRecipe::Input& in = recipe.inputs[i];
@@ -47,22 +40,61 @@ bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> c
   // One contributing clip: BlendJob would copy its sample unchanged (blending.h), and the
   // server's evaluator samples a single-clip motion straight into its pose: sample into `out`.
   if (contributing == 1) {
-    for (uint8_t i = 0; i < recipe.count; ++i) {
+    for (uint8_t i = first; i < end; ++i) {
       if (recipe.inputs[i].weight > 0.0f) return sample(i, out);
     }
   }
-  const std::span<Transform> scratch =
-      blend_scratch.empty() ? std::span<Transform>(samples_) : blend_scratch;
-  if (scratch.size() < recipe.count * nodes_) return false;
-  BlendInput inputs[kMaxRecipeInputs];
-  for (uint8_t i = 0; i < recipe.count; ++i) {
+  BlendInput inputs[kMaxRecipeMotionInputs];
+  uint8_t used = 0;
+  for (uint8_t i = first; i < end && used < kMaxRecipeMotionInputs; ++i) {
     std::span<Transform> pose = scratch.subspan(i * nodes_, nodes_);
     // Weight-0 inputs contribute nothing (the server skips sampling them too).
     if (recipe.inputs[i].weight > 0.0f && !sample(i, pose)) return false;
-    inputs[i] = BlendInput{pose, recipe.inputs[i].weight};
+    inputs[used++] = BlendInput{pose, recipe.inputs[i].weight};
   }
-  BlendJob blend{std::span<const BlendInput>(inputs, recipe.count), skeleton.rest, out};
+  BlendJob blend{std::span<const BlendInput>(inputs, used), skeleton.rest, out};
   return blend.Run();
+}
+
+bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> clips,
+                               bool assets_validated, const protocol::PoseRecipe& recipe,
+                               std::span<Transform> out, std::span<Transform> blend_scratch) {
+  if (!protocol::recipe_shape_valid(recipe) || nodes_ == 0 || max_tracks_ == 0 ||
+      out.size() != nodes_ || skeleton.node_count() != nodes_) {
+    return false;
+  }
+  for (uint8_t i = 0; i < recipe.count; ++i) {
+    const protocol::PoseRecipe::Input& in = recipe.inputs[i];
+    if (in.clip >= clips.size() || clips[in.clip].tracks.size() > max_tracks_ ||
+        !std::isfinite(in.weight) || in.weight < 0.0f) {
+      return false;
+    }
+  }
+  // Slots [0, kMaxRecipeInputs) hold input i's sample; the last holds a crossfade's target.
+  const std::span<Transform> scratch =
+      blend_scratch.empty() ? std::span<Transform>(samples_) : blend_scratch;
+  if (scratch.size() < kRecipeScratchPoses * nodes_) return false;
+  if (!recipe.crossfade()) {
+    return evaluate_motion(skeleton, clips, assets_validated, recipe, 0, recipe.count, scratch, out);
+  }
+  // The animator's crossfading layer (sim/src/evaluator.cpp evaluate_layer): the source into
+  // the pose, then, once alpha > 0, the target mixed over it.
+  if (!evaluate_motion(skeleton, clips, assets_validated, recipe, 0, recipe.source_count, scratch,
+                       out)) {
+    return false;
+  }
+  const float alpha = protocol::recipe_fade_alpha(recipe);
+  if (!(alpha > 0.0f)) return true;
+  const std::span<Transform> target = scratch.subspan(kMaxRecipeInputs * nodes_, nodes_);
+  if (!evaluate_motion(skeleton, clips, assets_validated, recipe, recipe.source_count, recipe.count,
+                       scratch, target)) {
+    return false;
+  }
+  OverrideBlendJob mix;
+  mix.pose = out;
+  mix.layer = target;
+  mix.weight = alpha;
+  return mix.Run();
 }
 
 }  // namespace posecast::client

@@ -16,7 +16,9 @@
 namespace posecast::protocol {
 
 // Evaluates recipes: samples each input clip (SampleJob), blends them (BlendJob, exactly as
-// the animator does) and quantises the result. Holds scratch buffers (allocated in the
+// the animator does), for a crossfade recipe mixes the target motion over the source
+// (OverrideBlendJob at the recipe's alpha, as the animator's crossfading layer) and quantises
+// the result. Holds scratch buffers (allocated in the
 // constructor); predict() never allocates. One per thread; the skeleton, clips and format must
 // outlive it and be the ones the format was built from.
 class ClipDictionary {
@@ -31,8 +33,9 @@ class ClipDictionary {
   std::size_t clip_count() const { return clips_.size(); }
   const Clip& clip(std::size_t i) const { return clips_[i]; }
 
-  // True when every input names a clip of this dictionary, has a time within
-  // [0, kMaxRecipeTimeUs] and a finite weight >= 0, and count <= kMaxRecipeInputs.
+  // True when the recipe's shape is valid (recipe_shape_valid: counts, fade state, wraps) and
+  // every input names a clip of this dictionary, has a time within [0, kMaxRecipeTimeUs] and a
+  // finite weight >= 0.
   bool valid(const PoseRecipe& recipe) const;
 
   // The quantised pose the recipe evaluates to; `reference` as for PoseQuantizer::quantize.
@@ -54,7 +57,12 @@ class ClipDictionary {
   std::vector<std::vector<Transform>> samples_;  // one per recipe input
   std::vector<uint32_t> cursor_;
   std::vector<Transform> blended_;
+  std::vector<Transform> target_;  // a crossfade's target motion
   bool assets_validated_ = false;
+
+  // Inputs [first, end) blended as one motion into `out` (samples_[first..end) as scratch).
+  bool evaluate_motion(const PoseRecipe& recipe, uint8_t first, uint8_t end,
+                       std::span<Transform> out);
 };
 
 }  // namespace posecast::protocol

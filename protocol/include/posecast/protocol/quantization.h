@@ -35,11 +35,22 @@ inline constexpr int kScaleCode = 7;
 // Translation and scale codes stay within +-kMaxLinearCode (quantize_pose fails beyond).
 inline constexpr int32_t kMaxLinearCode = 1 << 30;
 
-// How the server evaluated a pose, when it is a plain blend of shared clips: BlendJob over
-// `count` inputs in this order, each clip sampled (SampleJob) at its clip-local time. Lets the
-// codec predict the pose from the shared clips (clip_dictionary.h); count 0 = no recipe.
-inline constexpr uint8_t kMaxRecipeInputs = 4;
+// How the server evaluated a pose, when it is layer 0's motion alone (docs/codec.md, "Recipes"):
+//  - plain (source_count 0): BlendJob over the `count` inputs in this order, each clip sampled
+//    (SampleJob) at its clip-local time (a single contributing clip sampled straight);
+//  - crossfade (source_count > 0, layer 0 fading from a playing motion): inputs
+//    [0, source_count) are the source motion and [source_count, count) the target motion, each
+//    evaluated as a plain blend; then OverrideBlendJob mixes the target over the source with
+//    alpha = fade_elapsed_us / fade_duration_us (recipe_fade_alpha, exactly sim::fade_alpha;
+//    alpha 0 shows the source unchanged).
+// Lets the codec predict the pose from the shared clips (clip_dictionary.h) and the client
+// evaluate the server's pose at any render time. count 0 = no recipe.
+// The speed, wrap and steady_us fields do not change what the recipe evaluates to; they say how
+// its clip times move (the client derives recipes between and past snapshots from them).
+inline constexpr uint8_t kMaxRecipeMotionInputs = 4;  // clips of one motion (sim::kMaxBlendClips)
+inline constexpr uint8_t kMaxRecipeInputs = 2 * kMaxRecipeMotionInputs;  // a crossfade's two
 inline constexpr int64_t kMaxRecipeTimeUs = (int64_t{1} << 32) - 1;
+inline constexpr uint8_t kRecipeWrapModes = 3;  // sim::WrapMode: 0 loop, 1 clamp, 2 ping-pong
 
 struct PoseRecipe {
   struct Input {
@@ -48,15 +59,65 @@ struct PoseRecipe {
     float weight = 1.0f;   // finite, >= 0 (BlendJob normalises)
     bool operator==(const Input&) const = default;
   };
-  Input inputs[kMaxRecipeInputs];
+  Input inputs[kMaxRecipeInputs];  // [0, count) used; later ones unspecified, never read
   uint8_t count = 0;
+  uint8_t source_count = 0;  // 0: plain; else 1..4 source inputs, and 1..4 target inputs follow
+  // Playback of the target (plain) motion and of the crossfade's source: speed in signed 16.16
+  // (sim::SpeedQ16) and wrap mode (< kRecipeWrapModes). Source fields are 1x/loop when plain.
+  int32_t speed = 1 << 16;
+  int32_t source_speed = 1 << 16;
+  uint8_t wrap = 0;
+  uint8_t source_wrap = 0;
+  // Crossfade progress (world microseconds, not scaled by speed): 0 <= elapsed < duration <=
+  // kMaxRecipeTimeUs. Both 0 when plain.
+  int64_t fade_elapsed_us = 0;
+  int64_t fade_duration_us = 0;
+  // Server time since a command last changed the entity (its segment of steady motion began
+  // then), 0..kMaxRecipeTimeUs (saturating): between two snapshots the motion follows the
+  // older one's recipe until then and the newer one's from then on.
+  int64_t steady_us = kMaxRecipeTimeUs;
+
+  uint8_t target_count() const { return static_cast<uint8_t>(count - source_count); }
+  bool crossfade() const { return source_count > 0; }
   bool operator==(const PoseRecipe& other) const {
-    if (count != other.count) return false;
+    if (count != other.count || source_count != other.source_count || speed != other.speed ||
+        source_speed != other.source_speed || wrap != other.wrap ||
+        source_wrap != other.source_wrap || fade_elapsed_us != other.fade_elapsed_us ||
+        fade_duration_us != other.fade_duration_us || steady_us != other.steady_us) {
+      return false;
+    }
     for (uint8_t i = 0; i < count && i < kMaxRecipeInputs; ++i)
       if (!(inputs[i] == other.inputs[i])) return false;
     return true;
   }
 };
+
+// True when the recipe's shape is one the evaluators accept: count 1..kMaxRecipeInputs; plain
+// with at most kMaxRecipeMotionInputs inputs, or a crossfade with 1..4 inputs on each side and
+// 0 <= fade_elapsed_us < fade_duration_us <= kMaxRecipeTimeUs; wrap modes in range; plain
+// recipes carry no fade state. Inputs themselves (clips, times, weights) are not checked here.
+inline bool recipe_shape_valid(const PoseRecipe& r) {
+  if (r.count == 0 || r.count > kMaxRecipeInputs || r.wrap >= kRecipeWrapModes ||
+      r.source_wrap >= kRecipeWrapModes || r.steady_us < 0 || r.steady_us > kMaxRecipeTimeUs) {
+    return false;
+  }
+  if (r.source_count == 0) {
+    return r.count <= kMaxRecipeMotionInputs && r.fade_elapsed_us == 0 && r.fade_duration_us == 0;
+  }
+  return r.source_count <= kMaxRecipeMotionInputs && r.source_count < r.count &&
+         r.count - r.source_count <= kMaxRecipeMotionInputs && r.fade_elapsed_us >= 0 &&
+         r.fade_elapsed_us < r.fade_duration_us && r.fade_duration_us <= kMaxRecipeTimeUs;
+}
+
+// The crossfade weight of the target: elapsed / duration rounded once from double to float, as
+// sim::fade_alpha computes it (1 when plain or elapsed >= duration).
+inline float recipe_fade_alpha(const PoseRecipe& r) {
+  if (r.source_count == 0 || r.fade_duration_us <= 0 || r.fade_elapsed_us >= r.fade_duration_us) {
+    return 1.0f;
+  }
+  return static_cast<float>(static_cast<double>(r.fade_elapsed_us) /
+                            static_cast<double>(r.fade_duration_us));
+}
 
 struct QuantizedPose {
   std::vector<int32_t> values;  // node_count * kValuesPerNode

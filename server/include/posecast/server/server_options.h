@@ -22,8 +22,9 @@ struct ServerOptions {
   // snapshot on the same ticks, so each pose is quantised once for all of them (less
   // quantisation when clients watch the same entities, a higher peak).
   bool spread_send_phases = true;
-  // Attach a PoseRecipe (clips, times, weights) to the poses of entities that show a plain blend
-  // of their clips (one full-weight override layer, no mask, no crossfade): the codec then
+  // Attach a PoseRecipe (clips, times, weights; a crossfade's two motions and fade state) to the
+  // poses of entities whose pose is layer 0's alone (one full-weight override layer, no mask,
+  // not fading from a frozen pose): the codec then
   // predicts them from the shared clips (docs/codec.md, "Clip-dictionary prediction"): far
   // fewer bytes, about 2-3x the encoding time.
   bool attach_recipes = true;

@@ -97,4 +97,9 @@ float fade_alpha(const Layer& layer);
 // (clients can then evaluate them themselves); anything else is not a recipe.
 bool shows_base_motion_only(const EntityState& state);
 
+// True when the entity's pose is exactly layer 0's (playing, or crossfading from a motion or a
+// frozen pose): shows_base_motion_only without the "not crossfading" condition. The server
+// attaches crossfade recipes to such poses when the fade's source is a motion.
+bool shows_base_layer_only(const EntityState& state);
+
 }  // namespace posecast::sim

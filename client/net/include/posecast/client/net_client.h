@@ -104,6 +104,10 @@ struct ClientStats {
   uint64_t corrections = 0;         // converging fades started
   std::size_t extrapolating = 0;    // entities extrapolating (or stalled) at the last update
   std::size_t from_recipes = 0;     // entities shown from a render-time recipe at the last update
+  // Presented entities whose derived frame (interpolated, extrapolated) could not use a recipe,
+  // indexed by RecipeMiss (no recipe, unverified, not derivable; index 0 counts presented
+  // entities with no miss).
+  uint64_t recipe_misses[4] = {0, 0, 0, 0};
 };
 
 // One entity as shown at the last update's render time. Spans stay valid until the next
@@ -120,6 +124,7 @@ struct PresentedEntity {
   bool from_recipe = false;  // the server's clips evaluated at the render time (pose_track.h)
   std::span<const Transform> locals;
   std::span<const glm::mat4> palette;  // skeleton->joint_count() matrices
+  RecipeMiss recipe_miss = RecipeMiss::kNone;  // why a derived frame was not from a recipe
 };
 
 class NetClient {

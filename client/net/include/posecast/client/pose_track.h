@@ -72,12 +72,22 @@ class PresentScratch {
   friend class PoseTrack;
   std::vector<Transform> target_;   // the pose the samples say
   std::vector<Transform> at_last_;  // a new recipe source at the last frame's render time
-  std::vector<Transform> blend_;    // kMaxRecipeInputs x nodes: a recipe's sampled inputs
+  std::vector<Transform> blend_;    // kRecipeScratchPoses x nodes: a recipe's inputs, fade target
   std::vector<glm::mat4> models_;   // LocalToModel's output, the palette's input
 };
 
 enum class PresentMode : uint8_t { kNone, kHold, kExact, kInterpolate, kExtrapolate, kStalled };
 const char* to_string(PresentMode mode);
+
+// Why a derived frame (interpolated or extrapolated) with recipes enabled was not shown from a
+// recipe (PoseTrack::recipe_miss), for statistics and tests.
+enum class RecipeMiss : uint8_t {
+  kNone,          // shown from a recipe, or nothing to derive (an exact sample, a hold)
+  kNoRecipe,      // a neighbour carries none (layers, masks, a fade from a frozen pose)
+  kUnverified,    // a neighbour is a carried pose or its recipe did not reproduce its pose
+  kNotDerivable,  // recipe_at_time refused the pair (RecipeTiming other than kOk / kMissing)
+};
+const char* to_string(RecipeMiss miss);
 
 // One usable sample of an entity: a decoded record, or a pose carried in a complete view.
 struct SampleRef {
@@ -128,6 +138,7 @@ class PoseTrack {
   // or kStalled from recipes).
   bool recipe() const { return recipe_; }
   uint64_t recipe_frames() const { return recipe_frames_; }
+  RecipeMiss recipe_miss() const { return recipe_miss_; }
   std::span<const Transform> locals() const { return shown_; }
   std::span<const glm::mat4> palette() const { return palette_; }
   // How far past the newest sample the last present() extrapolated (0 unless extrapolating).
@@ -168,13 +179,14 @@ class PoseTrack {
     uint32_t tick_a = 0;
     uint32_t tick_b = 0;
     bool fits = false;      // both have node_count locals
+    bool has_recipes = false;  // both carry a recipe (count > 0)
     bool verified = false;  // both recipe_verified (recipes usable)
     protocol::PoseRecipe recipe_a;
     protocol::PoseRecipe recipe_b;
   };
   const PairInfo& pair_info(const SampleRef& a, const SampleRef& b);
   // The recipe at render_us from samples a (older) and b into `at`; false when the pair does
-  // not qualify (not both own verified records, or recipe_at_time refuses them).
+  // not qualify (not both own verified records, or recipe_at_time refuses them); sets miss_.
   bool recipe_between(const SampleRef& a, const SampleRef& b, int64_t render_us,
                       const RecipeSource& recipes, protocol::PoseRecipe& at);
   // Writes the source's pose into `out` (node_count). Only a recipe can fail (then nothing is
@@ -197,6 +209,8 @@ class PoseTrack {
   bool correcting_ = false;
   bool recipe_ = false;  // the last frame's target came from a recipe
   uint64_t recipe_frames_ = 0;
+  RecipeMiss recipe_miss_ = RecipeMiss::kNone;  // of the last present()
+  RecipeMiss miss_ = RecipeMiss::kNone;         // of the last evaluate_recipe()
   int64_t last_render_us_ = 0;  // render time of the last present()
   int64_t correction_start_us_ = 0;
   int64_t extrapolated_us_ = 0;

@@ -2,7 +2,9 @@
 // RecipeEvaluator: one entity's evaluation of clip recipes (protocol::PoseRecipe) into a local
 // pose, with the server evaluator's jobs (sim/src/evaluator.cpp): each input clip sampled with
 // SampleJob, a single contributing clip taken as sampled, several blended with BlendJob in the
-// recipe's order. At a server tick the result is the server's pose bit for bit.
+// recipe's order; a crossfade recipe's target motion mixed over its source (OverrideBlendJob at
+// the recipe's alpha, as the animator's crossfading layer). At a server tick the result is the
+// server's pose bit for bit.
 //
 // Why not protocol::ClipDictionary::evaluate: the same jobs, but this keeps the sampling
 // cursors per entity (render times move forward a frame at a time, so the sampler's key
@@ -28,6 +30,9 @@ inline std::size_t max_clip_tracks(std::span<const Clip> clips) {
   return most;
 }
 
+// Poses of blend scratch one evaluation needs: one per recipe input and a crossfade's target.
+inline constexpr std::size_t kRecipeScratchPoses = protocol::kMaxRecipeInputs + 1;
+
 class RecipeEvaluator {
  public:
   // Sizes the buffers for a rig: `node_count` skeleton nodes, clips of at most `max_tracks`
@@ -39,11 +44,12 @@ class RecipeEvaluator {
   // Evaluates `recipe` into `out` (node_count entries). `clips` are the rig's clips (the ones
   // the recipe's indices name), `assets_validated` as for SampleJob (true only for assets
   // checked once with Skeleton::validate / Clip::validate that cannot change: the
-  // AssetLibrary's). Returns false (out unspecified) for a recipe with no input, more than
-  // kMaxRecipeInputs inputs, a clip index out of range, a clip with more tracks than reset()
-  // allowed, a negative or non-finite weight, a size mismatch, or a failing job; nothing is
-  // written to `out` then. `blend_scratch`: at least kMaxRecipeInputs x node_count entries for
-  // the sampled inputs of a blend (empty: the evaluator's own, see reset()).
+  // AssetLibrary's). Returns false (out unspecified) for a recipe of an invalid shape
+  // (protocol::recipe_shape_valid), a clip index out of range, a clip with more tracks than
+  // reset() allowed, a negative or non-finite weight, a size mismatch, or a failing job; nothing
+  // is written to `out` then. `blend_scratch`: at least kRecipeScratchPoses x node_count entries for
+  // the sampled inputs of a blend and a crossfade's target (empty: the evaluator's own, see
+  // reset()); too small a scratch fails.
   bool evaluate(const Skeleton& skeleton, std::span<const Clip> clips, bool assets_validated,
                 const protocol::PoseRecipe& recipe, std::span<Transform> out,
                 std::span<Transform> blend_scratch = {});
@@ -52,7 +58,13 @@ class RecipeEvaluator {
   std::size_t nodes_ = 0;
   std::size_t max_tracks_ = 0;
   std::vector<uint32_t> cursors_;   // kMaxRecipeInputs x max_tracks_: per input, key hints
-  std::vector<Transform> samples_;  // kMaxRecipeInputs x nodes_: per input, its clip's pose
+  std::vector<Transform> samples_;  // own scratch: kRecipeScratchPoses x nodes_, or empty
+
+  // Inputs [first, end) of `recipe` as one motion into `out` (inputs already checked); input
+  // i's sample goes to slot i of `scratch`.
+  bool evaluate_motion(const Skeleton& skeleton, std::span<const Clip> clips, bool assets_validated,
+                       const protocol::PoseRecipe& recipe, uint8_t first, uint8_t end,
+                       std::span<Transform> scratch, std::span<Transform> out);
 };
 
 }  // namespace posecast::client
