@@ -22,7 +22,9 @@ namespace posecast::protocol {
 // Version 2 added SessionStatus (ownership, replay position) and ReplayControl.
 // Version 3 changed the pose codec's range-coded records (docs/codec.md: zigzag residuals,
 // low bits in a side stream, "axes as expected" and "side stream omitted" flags).
-inline constexpr uint16_t kProtocolVersion = 3;
+// Version 4 codes pose residuals with static per-context symbol tables instead of adaptive
+// unary bins (docs/codec.md, residual_tables.h).
+inline constexpr uint16_t kProtocolVersion = 4;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
 // decode_message() refuses anything larger before looking at it.

@@ -15,6 +15,11 @@
 // off the range decoder's serial dependency chain (its direct bits need a division). The range
 // stream is then flushed with finish(/*bytes_follow=*/true): any bytes may follow it.
 //
+// Besides adaptive binary decisions, the coder takes symbols from static multi-symbol tables
+// (SymbolTable: 16 symbols, frequencies in 1/4096, fixed at build time and known to both
+// sides): one coder step per symbol and no model update, where adaptive binarisation needs a
+// step, a model update and a hard-to-predict branch per binary decision.
+//
 // The decoders are safe on any input: reads past the end yield zero bytes (counted, so the
 // caller can reject a stream that needed more than it had), and every decision terminates.
 
@@ -38,6 +43,43 @@ struct BitModel {
 // Adaptation speed: 4 learns within a few dozen symbols, which is what one pose offers.
 inline constexpr uint32_t kBitModelShift = 4;
 
+// A static distribution over 16 symbols, frequencies summing to 4096 (each >= 1, so every
+// symbol stays codable). Built by make_symbol_table(); integers only, so both sides code
+// bit-identically on every machine.
+struct SymbolTable {
+  static constexpr uint32_t kSymbols = 16;
+  static constexpr uint32_t kBits = 12;
+  static constexpr uint32_t kTotal = 1u << kBits;
+  static constexpr uint32_t kLutShift = 4;  // the decoder's lookup: one entry per 16 slots
+  uint16_t start[kSymbols + 1] = {};        // cumulative frequency; start[kSymbols] == kTotal
+  uint16_t freq[kSymbols] = {};
+  // lut[v >> kLutShift] = the symbol whose interval holds slot v & ~15: the decoder's first
+  // guess, corrected upwards by at most the symbols that start inside those 16 slots.
+  uint8_t lut[kTotal >> kLutShift] = {};
+};
+
+// The table of `freq` (kSymbols entries), or an all-zero table (start[kSymbols] == 0) when the
+// frequencies do not sum to kTotal or one is 0. constexpr: tables are built at compile time.
+constexpr SymbolTable make_symbol_table(const uint16_t* freq) {
+  SymbolTable t;
+  uint32_t sum = 0;
+  for (uint32_t s = 0; s < SymbolTable::kSymbols; ++s) {
+    if (freq[s] == 0) return SymbolTable{};
+    t.freq[s] = freq[s];
+    t.start[s] = static_cast<uint16_t>(sum);
+    sum += freq[s];
+    if (sum > SymbolTable::kTotal) return SymbolTable{};
+  }
+  if (sum != SymbolTable::kTotal) return SymbolTable{};
+  t.start[SymbolTable::kSymbols] = static_cast<uint16_t>(sum);
+  uint32_t s = 0;
+  for (uint32_t slot = 0; slot < SymbolTable::kTotal; slot += 1u << SymbolTable::kLutShift) {
+    while (slot >= t.start[s + 1]) ++s;
+    t.lut[slot >> SymbolTable::kLutShift] = static_cast<uint8_t>(s);
+  }
+  return t;
+}
+
 class RangeEncoder {
  public:
   // Appends to `out` (not cleared), which must outlive the encoder and must not be touched
@@ -60,6 +102,15 @@ class RangeEncoder {
     low_ += bit ? bound : 0u;
     range_ = bit ? range_ - bound : bound;
     model.p0 = static_cast<uint16_t>(bit ? down : up);
+    normalize();
+  }
+
+  // Symbol `symbol` (< SymbolTable::kSymbols) of a static table: one step, no branch but the
+  // renormalisation's.
+  [[gnu::always_inline]] void encode_symbol(const SymbolTable& table, uint32_t symbol) {
+    const uint32_t r = range_ >> SymbolTable::kBits;
+    low_ += static_cast<uint64_t>(r) * table.start[symbol];
+    range_ = r * table.freq[symbol];
     normalize();
   }
 
@@ -146,6 +197,20 @@ class RangeDecoder {
     model.p0 = static_cast<uint16_t>(bit ? down : up);
     normalize();
     return bit;
+  }
+
+  // A symbol of a static table (encode_symbol). On a corrupt stream the slot is clamped to the
+  // table (the symbol is garbage, never out of range).
+  [[gnu::always_inline]] uint32_t decode_symbol(const SymbolTable& table) {
+    const uint32_t r = range_ >> SymbolTable::kBits;
+    uint32_t v = code_ / r;
+    if (v >= SymbolTable::kTotal) v = SymbolTable::kTotal - 1;
+    uint32_t symbol = table.lut[v >> SymbolTable::kLutShift];
+    while (v >= table.start[symbol + 1]) ++symbol;  // start[kSymbols] == kTotal > v: stops
+    code_ -= r * table.start[symbol];
+    range_ = r * table.freq[symbol];
+    normalize();
+    return symbol;
   }
 
   // One equiprobable bit: a compare instead of decode_direct's division (same result).
