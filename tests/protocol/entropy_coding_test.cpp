@@ -155,8 +155,11 @@ TEST(SymbolTable, BuildsCumulativeFrequenciesAndADecoderLookupThatNeverOvershoot
   const SymbolTable t = make_symbol_table(freq);
   ASSERT_EQ(t.start[SymbolTable::kSymbols], SymbolTable::kTotal);
   for (uint32_t v = 0; v < SymbolTable::kTotal; ++v) {
-    const uint32_t guess = t.lut[v >> SymbolTable::kLutShift];
+    const uint32_t entry = t.lut[v >> SymbolTable::kLutShift];
+    const uint32_t guess = entry & 15u;
     EXPECT_LE(t.start[guess], v) << "lookup for slot " << v << " overshoots";
+    EXPECT_EQ((entry >> 4) & 0xFFFu, t.start[guess]);
+    EXPECT_EQ(entry >> 16, t.freq[guess]);
   }
   uint16_t zero[SymbolTable::kSymbols] = {};
   zero[0] = 4096;

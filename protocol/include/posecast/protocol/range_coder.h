@@ -23,8 +23,10 @@
 // The decoders are safe on any input: reads past the end yield zero bytes (counted, so the
 // caller can reject a stream that needed more than it had), and every decision terminates.
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -53,9 +55,11 @@ struct SymbolTable {
   static constexpr uint32_t kLutShift = 4;  // the decoder's lookup: one entry per 16 slots
   uint16_t start[kSymbols + 1] = {};        // cumulative frequency; start[kSymbols] == kTotal
   uint16_t freq[kSymbols] = {};
-  // lut[v >> kLutShift] = the symbol whose interval holds slot v & ~15: the decoder's first
-  // guess, corrected upwards by at most the symbols that start inside those 16 slots.
-  uint8_t lut[kTotal >> kLutShift] = {};
+  // lut[v >> kLutShift] describes the symbol whose interval holds slot v & ~15, packed so the
+  // decoder needs one load on its serial chain: symbol (bits 0-3), its start (bits 4-15) and
+  // its frequency (bits 16-28). When v lies past that interval the decoder steps upwards
+  // through start[] (only symbols that start inside those 16 slots: rare ones).
+  uint32_t lut[kTotal >> kLutShift] = {};
 };
 
 // The table of `freq` (kSymbols entries), or an all-zero table (start[kSymbols] == 0) when the
@@ -75,7 +79,8 @@ constexpr SymbolTable make_symbol_table(const uint16_t* freq) {
   uint32_t s = 0;
   for (uint32_t slot = 0; slot < SymbolTable::kTotal; slot += 1u << SymbolTable::kLutShift) {
     while (slot >= t.start[s + 1]) ++s;
-    t.lut[slot >> SymbolTable::kLutShift] = static_cast<uint8_t>(s);
+    t.lut[slot >> SymbolTable::kLutShift] =
+        s | (uint32_t{t.start[s]} << 4) | (uint32_t{t.freq[s]} << 16);
   }
   return t;
 }
@@ -205,10 +210,19 @@ class RangeDecoder {
     const uint32_t r = range_ >> SymbolTable::kBits;
     uint32_t v = code_ / r;
     if (v >= SymbolTable::kTotal) v = SymbolTable::kTotal - 1;
-    uint32_t symbol = table.lut[v >> SymbolTable::kLutShift];
-    while (v >= table.start[symbol + 1]) ++symbol;  // start[kSymbols] == kTotal > v: stops
-    code_ -= r * table.start[symbol];
-    range_ = r * table.freq[symbol];
+    const uint32_t entry = table.lut[v >> SymbolTable::kLutShift];
+    uint32_t symbol = entry & 15u;
+    uint32_t start = (entry >> 4) & 0xFFFu;
+    uint32_t freq = entry >> 16;
+    if (v >= start + freq) {  // past the guessed interval: a rare symbol starts in this entry
+      do {
+        ++symbol;
+      } while (v >= table.start[symbol + 1]);  // start[kSymbols] == kTotal > v: stops
+      start = table.start[symbol];
+      freq = table.freq[symbol];
+    }
+    code_ -= r * start;
+    range_ = r * freq;
     normalize();
     return symbol;
   }
@@ -336,6 +350,19 @@ class RawBitReader {
 
  private:
   void refill() {
+    if (next_ - begin_ >= 8) {
+      // Whole bytes up to 57..64 available bits in one 8-byte load: the bytes before next_, in
+      // stream order (next_[-1] first), are the load's bytes from the most significant down.
+      uint64_t word;
+      std::memcpy(&word, next_ - 8, sizeof word);
+      if constexpr (std::endian::native == std::endian::big) word = byte_reversed(word);
+      const uint32_t take = (64 - available_) >> 3;  // 1..8 bytes
+      buffer_ = take == 8 ? word : (buffer_ << (8 * take)) | (word >> (64 - 8 * take));
+      next_ -= take;
+      consumed_ += take;
+      available_ += 8 * take;
+      return;
+    }
     while (available_ <= 56) {
       uint64_t byte = 0;
       if (next_ != begin_) {
@@ -347,6 +374,11 @@ class RawBitReader {
       buffer_ = (buffer_ << 8) | byte;
       available_ += 8;
     }
+  }
+  static uint64_t byte_reversed(uint64_t v) {
+    uint64_t r = 0;
+    for (int i = 0; i < 8; ++i) r = (r << 8) | ((v >> (8 * i)) & 0xFFu);
+    return r;
   }
 
   const uint8_t* begin_;
