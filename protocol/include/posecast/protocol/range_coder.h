@@ -294,14 +294,21 @@ class RawBitWriter {
   }
 
   // The low `count` (0..32) bits of `value` (higher bits must be zero), most significant first.
+  // Whole 32-bit words are stored at once (one branch per about four residuals instead of a
+  // loop per write); append_reversed() stores the rest.
   [[gnu::always_inline]] void write(uint32_t value, uint32_t count) {
-    buffer_ = (buffer_ << count) | value;
+    buffer_ = (buffer_ << count) | value;  // at most 31 + 32 bits pending: fits
     nonzero_ |= value;
     pending_ += count;
-    while (pending_ >= 8) {
-      pending_ -= 8;
-      if (next_ == end_) grow();
-      *next_++ = static_cast<uint8_t>(buffer_ >> pending_);
+    if (pending_ >= 32) {
+      pending_ -= 32;
+      const auto word = static_cast<uint32_t>(buffer_ >> pending_);
+      if (end_ - next_ < 4) grow();
+      next_[0] = static_cast<uint8_t>(word >> 24);
+      next_[1] = static_cast<uint8_t>(word >> 16);
+      next_[2] = static_cast<uint8_t>(word >> 8);
+      next_[3] = static_cast<uint8_t>(word);
+      next_ += 4;
     }
   }
   bool empty() const { return next_ == bytes_.data() && pending_ == 0; }
@@ -319,7 +326,7 @@ class RawBitWriter {
   uint8_t* next_ = nullptr;  // next byte to write, in bytes_
   uint8_t* end_ = nullptr;   // end of bytes_
   uint64_t buffer_ = 0;    // the last `pending_` bits written are its low bits
-  uint32_t pending_ = 0;   // 0..7 between writes
+  uint32_t pending_ = 0;   // 0..31 between writes
   uint32_t nonzero_ = 0;   // OR of every value written
 };
 
