@@ -208,6 +208,15 @@ class RangeDecoder {
   // table (the symbol is garbage, never out of range).
   [[gnu::always_inline]] uint32_t decode_symbol(const SymbolTable& table) {
     const uint32_t r = range_ >> SymbolTable::kBits;
+    // Symbol 0 holds [0, r * freq[0]): when it is the likely one (the "expect zero" contexts:
+    // a third or more of a record's residuals), a multiply and a compare decide it without the
+    // division. Same result as the general path below.
+    const uint32_t freq0 = table.freq[0];
+    if (freq0 >= kLikelyFirstSymbol && code_ < r * freq0) {
+      range_ = r * freq0;
+      normalize();
+      return 0;
+    }
     uint32_t v = code_ / r;
     if (v >= SymbolTable::kTotal) v = SymbolTable::kTotal - 1;
     const uint32_t entry = table.lut[v >> SymbolTable::kLutShift];
@@ -254,6 +263,9 @@ class RangeDecoder {
     }
     return value;
   }
+
+  // decode_symbol() tests symbol 0 first when its frequency is at least this (p >= 3/4).
+  static constexpr uint32_t kLikelyFirstSymbol = 3 * SymbolTable::kTotal / 4;
 
   // Bytes read past the end of the input (zeros supplied). A stream from RangeEncoder never
   // needs more than the zero bytes finish() dropped; callers bound this.
