@@ -11,8 +11,8 @@
 //   body:            for each node in order, for each coded channel (T, R, S): R first codes
 //                    its axis unless the axes bit said so (adaptive "same as the reference's",
 //                    else 2 raw bits), then three residuals; T and S code three residuals.
-//                    A residual is adaptive unary bins in the range coder plus its low bits
-//                    in the side stream.
+//                    A residual is one symbol of a static table in the range coder
+//                    (residual_tables.h) plus its low bits in the side stream.
 //   side stream:     the residuals' low bits and escapes, after the range-coded bytes and
 //                    byte-reversed (range_coder.h: RawBitWriter), unless omitted.
 // Bit-packed reference stream: one header byte (bits 0-1 reference count, bit 2 off_layout,
@@ -28,6 +28,7 @@
 
 #include "posecast/protocol/bit_io.h"
 #include "posecast/protocol/range_coder.h"
+#include "posecast/protocol/residual_tables.h"
 
 namespace posecast::protocol {
 namespace {
@@ -45,30 +46,27 @@ constexpr int kClasses = kKinds * 3;
 constexpr int kRecipeTimeClass = kClasses;        // residuals of predicted recipe clip times
 constexpr int kRecipeWeightClass = kClasses + 1;  // residuals of predicted weights (float ulps)
 
-// Residual binarisation: with expected magnitude E (bucket m = bit length of E), the residual
-// r is zigzag-mapped (z = 2|r| - [r < 0]: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ...); its low
-// s = shift_for(m) bits (m + 1 for m >= 1: the old m magnitude bits plus the sign; 0 for m = 0)
-// go raw to the side stream in one write, and q = z >> s goes through adaptive unary bins
-// (escape to Exp-Golomb past kUnaryBins, also in the side stream). q is mostly 0 or 1: 1.2-1.5
-// adaptive decisions per residual (docs/codec.md). In the "expect zero" bucket (m = 0) the sign is part
-// of the adaptive unary code, so a zero residual costs one well-predicted decision.
-constexpr uint32_t kShapeBuckets = 2;  // m = 0 (expect exactly 0), m >= 1
-constexpr uint32_t kUnaryBins = 14;
+// Residual binarisation (wire format since protocol version 4): with expected magnitude E
+// (bucket m = bit length of E), the residual r is zigzag-mapped (z = 2|r| - [r < 0]: 0, -1, 1,
+// -2, ... -> 0, 1, 2, 3, ...); its low s = min(m, kMaxShift) bits go raw to the side stream in
+// one write, and q = z >> s is one symbol of the static table of (class, m)
+// (residual_tables.h): q < 15 directly, else the escape symbol and q - 15 in Exp-Golomb in the
+// side stream (the length through the escape table, residual_tables.h). One coder step per
+// residual; in the "expect zero" bucket (m = 0) the whole
+// residual is the symbol, and a zero residual there costs a few thousandths of a bit.
+constexpr uint32_t kEscapeSymbol = SymbolTable::kSymbols - 1;
+constexpr uint32_t kLongEscape = SymbolTable::kSymbols - 1;  // escape length symbol: n >= 15
+constexpr uint32_t kMaxEscapeLength = 36;
 constexpr uint32_t kMaxShift = 35;
 constexpr uint64_t kMaxMagnitude = uint64_t{1} << 34;
 constexpr uint64_t kMaxZigzag = kMaxMagnitude << 1;
 constexpr int kMaxReferences = 3;
+static_assert(kClasses + 2 == static_cast<int>(kResidualClasses),
+              "residual_tables.h has one class per channel x kind, plus recipe times and weights");
 
-// Initial P(stop) of each unary bin per shape bucket, in 1/4096: averages of what the bins
-// converge to on Fox, CesiumMan and the generated rig at 20 Hz (docs/codec.md); adaptation
-// (shift 4) refines them within the record.
-constexpr uint16_t kInitialStop[kShapeBuckets][kUnaryBins] = {
-    {3950, 1800, 2500, 2000, 1200, 1200, 1200, 2048, 2048, 2048, 2048, 2048, 2048, 2048},
-    {2800, 2600, 2300, 2000, 1600, 1400, 1000, 900, 800, 700, 600, 600, 500, 400},
-};
-
+// The few per-record flags stay adaptive binary decisions (their initial probabilities are
+// what a steady stream sends); residuals use the static tables.
 struct Models {
-  BitModel unary[kClasses + 2][kShapeBuckets][kUnaryBins];
   BitModel axis_same{3900};
   BitModel axis_is_w{3900};
   BitModel axes_as_expected{3900};
@@ -79,19 +77,7 @@ struct Models {
   BitModel from_dictionary{1000};
   BitModel recipe_crossfade{3900};    // 1: a crossfade recipe
   BitModel recipe_motion_same{3900};  // 0: speeds and wraps as the baseline recipe's
-
-  Models() {
-    for (auto& cls : unary)
-      for (uint32_t b = 0; b < kShapeBuckets; ++b)
-        for (uint32_t i = 0; i < kUnaryBins; ++i) cls[b][i] = BitModel(kInitialStop[b][i]);
-  }
 };
-
-// A fresh copy of the initial models (copying is cheaper than re-running the loops).
-const Models& initial_models() {
-  static const Models models;
-  return models;
-}
 
 struct Expectation {
   int64_t prediction = 0;
@@ -432,8 +418,7 @@ int64_t predicted_steady(const PoseRecipe* base, const PoseReference& ref) {
 
 // ---------- entropy stages ----------
 
-uint32_t shift_for(uint32_t bucket) { return bucket == 0 ? 0u : std::min(bucket + 1, kMaxShift); }
-uint32_t shape_of(uint32_t bucket) { return bucket == 0 ? 0u : 1u; }
+uint32_t shift_for(uint32_t bucket) { return std::min(bucket, kMaxShift); }
 
 // The sinks and sources are small values (coder state + a pointer to the models): the body
 // loops work on a local copy, which the compiler keeps in registers (a member of an object
@@ -447,15 +432,19 @@ struct RangeSink {
     const uint32_t s = shift_for(e.bucket);
     const uint64_t z = zigzag(r);
     const uint64_t q = z >> s;
-    BitModel* bins = models->unary[e.cls][shape_of(e.bucket)];
-    if (q < kUnaryBins) {
-      for (uint32_t i = 0; i < q; ++i) rc.encode(bins[i], 1u);
-      rc.encode(bins[q], 0u);
-    } else {  // escape: Exp-Golomb of q - kUnaryBins, raw bits
-      for (uint32_t i = 0; i < kUnaryBins; ++i) rc.encode(bins[i], 1u);
-      const uint64_t v = q - kUnaryBins + 1;
+    const SymbolTable& table = residual_table(e.cls, e.bucket);
+    if (q < kEscapeSymbol) {
+      rc.encode_symbol(table, static_cast<uint32_t>(q));
+    } else {  // escape: v = q - 14 as its length (escape table) and its low bits (raw)
+      rc.encode_symbol(table, kEscapeSymbol);
+      const uint64_t v = q - kEscapeSymbol + 1;
       const auto n = static_cast<uint32_t>(std::bit_width(v) - 1);
-      raw(n, 6);
+      if (n < kLongEscape) {
+        rc.encode_symbol(escape_length_table(), n);
+      } else {
+        rc.encode_symbol(escape_length_table(), kLongEscape);
+        raw(n - kLongEscape, 5);
+      }
       raw(v & ((uint64_t{1} << n) - 1), n);
     }
     raw(z & ((uint64_t{1} << s) - 1), s);
@@ -544,16 +533,15 @@ struct RangeSource {
 
   [[gnu::always_inline]] int64_t residual(const Expectation& e) {
     const uint32_t s = shift_for(e.bucket);
-    BitModel* bins = models->unary[e.cls][shape_of(e.bucket)];
-    uint64_t q = 0;
-    while (q < kUnaryBins && rc.decode(bins[q]) != 0) ++q;
-    if (q == kUnaryBins) {
-      const auto n = static_cast<uint32_t>(raw(6));
-      if (n > 36) {
+    uint64_t q = rc.decode_symbol(residual_table(e.cls, e.bucket));
+    if (q == kEscapeSymbol) {
+      uint32_t n = rc.decode_symbol(escape_length_table());
+      if (n == kLongEscape) n += static_cast<uint32_t>(raw(5));
+      if (n > kMaxEscapeLength) {
         failed = true;
         return 0;
       }
-      q = kUnaryBins + ((uint64_t{1} << n) | raw(n)) - 1;
+      q = kEscapeSymbol + ((uint64_t{1} << n) | raw(n)) - 1;
     }
     if (q > (kMaxZigzag >> s)) {
       failed = true;
@@ -835,7 +823,7 @@ bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& r
   // Returns false, leaving `out` to be trimmed, when the side stream was to be kept but turned
   // out all zeros (a pose equal to its prediction): then the record is coded again without it.
   const auto attempt = [&](bool keep_side_stream) {
-    Models models = initial_models();
+    Models models;
     RangeSink sink{RangeEncoder(out), RawBitWriter(raw_scratch_), &models};
     sink.rc.encode(models.side_stream_omitted, keep_side_stream ? 0u : 1u);
     sink.rc.encode(models.full_references, references == kMaxReferences ? 0u : 1u);
@@ -894,7 +882,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
     if (source.bits.bytes_consumed() != bytes.size() - 1) return Error{"pose: trailing bytes"};
     return {};
   }
-  Models models = initial_models();
+  Models models;
   RangeSource source{RangeDecoder(bytes), RawBitReader(bytes), &models};
   const bool side_stream = source.rc.decode(models.side_stream_omitted) == 0;
   // Without a side stream every raw bit is zero: the reader of an empty span supplies them.

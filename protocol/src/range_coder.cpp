@@ -52,6 +52,11 @@ void RangeEncoder::grow() {
 }
 
 void RawBitWriter::append_reversed(std::vector<uint8_t>& out) {
+  while (pending_ >= 8) {
+    pending_ -= 8;
+    if (next_ == end_) grow();
+    *next_++ = static_cast<uint8_t>(buffer_ >> pending_);
+  }
   if (pending_ > 0) {
     if (next_ == end_) grow();
     *next_++ = static_cast<uint8_t>(buffer_ << (8 - pending_));

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "posecast/protocol/bit_io.h"
 #include "posecast/protocol/range_coder.h"
+#include "posecast/protocol/residual_tables.h"
 #include "protocol_rigs.h"
 
 namespace posecast::protocol {
@@ -132,6 +134,129 @@ TEST(RangeCoder, StreamFlushedForFollowingBytesDecodesWhateverFollows) {
       }
       EXPECT_GE(dec.consumed(), stream_size) << "the decoder reads every byte written";
     }
+  }
+}
+
+// ---------- static symbol tables (protocol version 4's residual coding) ----------
+
+// Draws a symbol with roughly the probabilities of `table` (slot -> symbol through start[]).
+uint32_t draw(test::TestRng& rng, const SymbolTable& table) {
+  const uint32_t slot = rng() % SymbolTable::kTotal;
+  uint32_t s = 0;
+  while (slot >= table.start[s + 1]) ++s;
+  return s;
+}
+
+TEST(SymbolTable, BuildsCumulativeFrequenciesAndADecoderLookupThatNeverOvershoots) {
+  uint16_t freq[SymbolTable::kSymbols];
+  for (uint32_t s = 0; s < SymbolTable::kSymbols; ++s) freq[s] = 256;
+  freq[0] = 4096 - 15 * 256 + 200;
+  freq[1] = 56;  // shorter than one lookup entry: the lookup must correct upwards
+  const SymbolTable t = make_symbol_table(freq);
+  ASSERT_EQ(t.start[SymbolTable::kSymbols], SymbolTable::kTotal);
+  for (uint32_t v = 0; v < SymbolTable::kTotal; ++v) {
+    const uint32_t entry = t.lut[v >> SymbolTable::kLutShift];
+    const uint32_t guess = entry & 15u;
+    EXPECT_LE(t.start[guess], v) << "lookup for slot " << v << " overshoots";
+    EXPECT_EQ((entry >> 4) & 0xFFFu, t.start[guess]);
+    EXPECT_EQ(entry >> 16, t.freq[guess]);
+  }
+  uint16_t zero[SymbolTable::kSymbols] = {};
+  zero[0] = 4096;
+  EXPECT_EQ(make_symbol_table(zero).start[SymbolTable::kSymbols], 0) << "a zero frequency is refused";
+  uint16_t short_sum[SymbolTable::kSymbols];
+  for (auto& f : short_sum) f = 100;
+  EXPECT_EQ(make_symbol_table(short_sum).start[SymbolTable::kSymbols], 0) << "sum != 4096 is refused";
+}
+
+TEST(SymbolTable, EveryResidualTableIsComplete) {
+  for (uint32_t c = 0; c < kResidualClasses; ++c) {
+    for (uint32_t b = 0; b < kResidualBuckets + 3; ++b) {
+      const SymbolTable& t = residual_table(c, b);
+      EXPECT_EQ(t.start[SymbolTable::kSymbols], SymbolTable::kTotal) << "class " << c << " bucket " << b;
+      for (uint32_t s = 0; s < SymbolTable::kSymbols; ++s) EXPECT_GE(t.freq[s], 1u);
+    }
+  }
+  EXPECT_EQ(escape_length_table().start[SymbolTable::kSymbols], SymbolTable::kTotal);
+}
+
+TEST(RangeCoder, RoundTripsStaticSymbolsMixedWithAdaptiveAndDirectBits) {
+  test::TestRng rng{21};
+  for (int trial = 0; trial < 200; ++trial) {
+    struct Step {
+      int kind;  // 0 symbol, 1 adaptive bit, 2 direct bits
+      uint32_t table, value, bits;
+    };
+    std::vector<Step> steps(rng() % 400);
+    for (Step& st : steps) {
+      st.kind = static_cast<int>(rng() % 3);
+      st.table = rng() % (kResidualClasses * kResidualBuckets);
+      st.bits = rng() % 17;
+      const SymbolTable& t = residual_table(st.table / kResidualBuckets, st.table % kResidualBuckets);
+      st.value = st.kind == 0   ? (rng() % 8 == 0 ? rng() % SymbolTable::kSymbols : draw(rng, t))
+                 : st.kind == 1 ? rng() % 3 == 0
+                                : rng() & ((1u << st.bits) - 1u);
+    }
+    for (bool follow : {false, true}) {
+      std::vector<uint8_t> bytes = {0xAB};
+      {
+        BitModel m;
+        RangeEncoder enc(bytes);
+        for (const Step& st : steps) {
+          const SymbolTable& t = residual_table(st.table / kResidualBuckets, st.table % kResidualBuckets);
+          if (st.kind == 0) enc.encode_symbol(t, st.value);
+          else if (st.kind == 1) enc.encode(m, st.value);
+          else enc.encode_direct(st.value, st.bits);
+        }
+        enc.finish(follow);
+      }
+      ASSERT_EQ(bytes[0], 0xAB);
+      std::vector<uint8_t> message(bytes.begin() + 1, bytes.end());
+      if (follow) message.insert(message.end(), {0xFF, 0x13, 0x77});
+      BitModel m;
+      RangeDecoder dec(message);
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const Step& st = steps[i];
+        const SymbolTable& t = residual_table(st.table / kResidualBuckets, st.table % kResidualBuckets);
+        const uint32_t got = st.kind == 0   ? dec.decode_symbol(t)
+                             : st.kind == 1 ? dec.decode(m)
+                                            : dec.decode_direct(st.bits);
+        ASSERT_EQ(got, st.value) << "trial " << trial << " step " << i << " follow " << follow;
+      }
+    }
+  }
+}
+
+TEST(RangeCoder, LikelySymbolsCostTheirEntropy) {
+  // The dictionary tables' "zero" symbol (p ~ 0.996): 5000 of them in a few bytes.
+  const SymbolTable& t = residual_table(4, 0);  // T, dictionary, bucket 0
+  std::vector<uint8_t> bytes;
+  {
+    RangeEncoder enc(bytes);
+    for (int i = 0; i < 5000; ++i) enc.encode_symbol(t, 0);
+    enc.finish();
+  }
+  const double bits = 5000.0 * std::log2(double(SymbolTable::kTotal) / t.freq[0]);
+  EXPECT_LE(bytes.size(), static_cast<std::size_t>(bits / 8.0) + 3);
+}
+
+TEST(RangeCoder, DecodingGarbageSymbolsTerminatesInRange) {
+  test::TestRng rng{123};
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<uint8_t> garbage(rng() % 64);
+    for (auto& b : garbage) b = static_cast<uint8_t>(trial % 7 == 0 ? 0xFF : rng());
+    RangeDecoder dec(garbage);
+    BitModel m;
+    for (int i = 0; i < 300; ++i) {
+      const uint32_t c = rng() % kResidualClasses, b = rng() % (kResidualBuckets + 2);
+      if (i % 5 == 0) {
+        (void)dec.decode(m);
+      } else {
+        const uint32_t s = dec.decode_symbol(i % 7 == 0 ? escape_length_table() : residual_table(c, b));
+        ASSERT_LT(s, SymbolTable::kSymbols);
+      }
+    }
+    EXPECT_LE(dec.consumed(), garbage.size());
   }
 }
 

@@ -186,11 +186,17 @@ TEST_P(CodecModes, DecodesExactlyTheEncodersQuantisedPoseInEveryReferenceMode) {
 INSTANTIATE_TEST_SUITE_P(Codings, CodecModes,
                          ::testing::Values(PoseCoding::kRangeCoded, PoseCoding::kBitPacked));
 
+// Since protocol version 4 the residual distributions are static tables measured on the sample
+// assets (residual_tables.h), not adapted per record: on this hand-built rig's single-baseline
+// delta they tie with Exp-Golomb (70 bytes each when written), so the strict win is asserted in
+// the steady state (three references) and the single-baseline case must not lose.
 TEST(PoseCodec, DeltaIsSmallerThanAbsoluteAndRangeCodingBeatsBitPacking) {
   Fixture fx;
   PoseQuantizer quantizer(fx.format);
-  QuantizedPose a, b;
-  ASSERT_TRUE(quantizer.quantize(fx.sample(0, 100000), nullptr, a));
+  QuantizedPose o, p, a, b;
+  ASSERT_TRUE(quantizer.quantize(fx.sample(0, 0), nullptr, o));
+  ASSERT_TRUE(quantizer.quantize(fx.sample(0, 50000), &o, p));
+  ASSERT_TRUE(quantizer.quantize(fx.sample(0, 100000), &p, a));
   ASSERT_TRUE(quantizer.quantize(fx.sample(0, 150000), &a, b));
   std::size_t absolute = 0, delta = 0, packed = 0;
   round_trip(fx.format, b, refs(), PoseCoding::kRangeCoded, &absolute);
@@ -198,7 +204,13 @@ TEST(PoseCodec, DeltaIsSmallerThanAbsoluteAndRangeCodingBeatsBitPacking) {
   round_trip(fx.format, b, ref, PoseCoding::kRangeCoded, &delta);
   round_trip(fx.format, b, ref, PoseCoding::kBitPacked, &packed);
   EXPECT_LT(delta, absolute);
-  EXPECT_LT(delta, packed);
+  EXPECT_LE(delta, packed);
+  std::size_t steady = 0, steady_packed = 0;
+  const PoseReference three = refs(&a, 3, &p, 3, &o, 3);
+  round_trip(fx.format, b, three, PoseCoding::kRangeCoded, &steady);
+  round_trip(fx.format, b, three, PoseCoding::kBitPacked, &steady_packed);
+  EXPECT_LT(steady, delta);
+  EXPECT_LT(steady, steady_packed);
 }
 
 TEST(PoseCodec, IdenticalPoseAgainstItsBaselineCostsAlmostNothing) {

@@ -22,8 +22,10 @@ namespace posecast::protocol {
 // Version 2 added SessionStatus (ownership, replay position) and ReplayControl.
 // Version 3 changed the pose codec's range-coded records (docs/codec.md: zigzag residuals,
 // low bits in a side stream, "axes as expected" and "side stream omitted" flags).
-// Version 4 changed the recipe inside range-coded pose records (crossfade recipes, motion
-// speeds and wraps, the steady time; docs/codec.md "Clip-dictionary prediction").
+// Version 4 changed range-coded pose records twice over: residuals are coded with static
+// per-context symbol tables instead of adaptive unary bins (residual_tables.h), and the recipe
+// carries crossfades, motion speeds and wraps and the steady time (docs/codec.md
+// "Clip-dictionary prediction").
 inline constexpr uint16_t kProtocolVersion = 4;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;

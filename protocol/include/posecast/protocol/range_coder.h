@@ -15,11 +15,18 @@
 // off the range decoder's serial dependency chain (its direct bits need a division). The range
 // stream is then flushed with finish(/*bytes_follow=*/true): any bytes may follow it.
 //
+// Besides adaptive binary decisions, the coder takes symbols from static multi-symbol tables
+// (SymbolTable: 16 symbols, frequencies in 1/4096, fixed at build time and known to both
+// sides): one coder step per symbol and no model update, where adaptive binarisation needs a
+// step, a model update and a hard-to-predict branch per binary decision.
+//
 // The decoders are safe on any input: reads past the end yield zero bytes (counted, so the
 // caller can reject a stream that needed more than it had), and every decision terminates.
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -37,6 +44,46 @@ struct BitModel {
 
 // Adaptation speed: 4 learns within a few dozen symbols, which is what one pose offers.
 inline constexpr uint32_t kBitModelShift = 4;
+
+// A static distribution over 16 symbols, frequencies summing to 4096 (each >= 1, so every
+// symbol stays codable). Built by make_symbol_table(); integers only, so both sides code
+// bit-identically on every machine.
+struct SymbolTable {
+  static constexpr uint32_t kSymbols = 16;
+  static constexpr uint32_t kBits = 12;
+  static constexpr uint32_t kTotal = 1u << kBits;
+  static constexpr uint32_t kLutShift = 4;  // the decoder's lookup: one entry per 16 slots
+  uint16_t start[kSymbols + 1] = {};        // cumulative frequency; start[kSymbols] == kTotal
+  uint16_t freq[kSymbols] = {};
+  // lut[v >> kLutShift] describes the symbol whose interval holds slot v & ~15, packed so the
+  // decoder needs one load on its serial chain: symbol (bits 0-3), its start (bits 4-15) and
+  // its frequency (bits 16-28). When v lies past that interval the decoder steps upwards
+  // through start[] (only symbols that start inside those 16 slots: rare ones).
+  uint32_t lut[kTotal >> kLutShift] = {};
+};
+
+// The table of `freq` (kSymbols entries), or an all-zero table (start[kSymbols] == 0) when the
+// frequencies do not sum to kTotal or one is 0. constexpr: tables are built at compile time.
+constexpr SymbolTable make_symbol_table(const uint16_t* freq) {
+  SymbolTable t;
+  uint32_t sum = 0;
+  for (uint32_t s = 0; s < SymbolTable::kSymbols; ++s) {
+    if (freq[s] == 0) return SymbolTable{};
+    t.freq[s] = freq[s];
+    t.start[s] = static_cast<uint16_t>(sum);
+    sum += freq[s];
+    if (sum > SymbolTable::kTotal) return SymbolTable{};
+  }
+  if (sum != SymbolTable::kTotal) return SymbolTable{};
+  t.start[SymbolTable::kSymbols] = static_cast<uint16_t>(sum);
+  uint32_t s = 0;
+  for (uint32_t slot = 0; slot < SymbolTable::kTotal; slot += 1u << SymbolTable::kLutShift) {
+    while (slot >= t.start[s + 1]) ++s;
+    t.lut[slot >> SymbolTable::kLutShift] =
+        s | (uint32_t{t.start[s]} << 4) | (uint32_t{t.freq[s]} << 16);
+  }
+  return t;
+}
 
 class RangeEncoder {
  public:
@@ -60,6 +107,15 @@ class RangeEncoder {
     low_ += bit ? bound : 0u;
     range_ = bit ? range_ - bound : bound;
     model.p0 = static_cast<uint16_t>(bit ? down : up);
+    normalize();
+  }
+
+  // Symbol `symbol` (< SymbolTable::kSymbols) of a static table: one step, no branch but the
+  // renormalisation's.
+  [[gnu::always_inline]] void encode_symbol(const SymbolTable& table, uint32_t symbol) {
+    const uint32_t r = range_ >> SymbolTable::kBits;
+    low_ += static_cast<uint64_t>(r) * table.start[symbol];
+    range_ = r * table.freq[symbol];
     normalize();
   }
 
@@ -148,6 +204,38 @@ class RangeDecoder {
     return bit;
   }
 
+  // A symbol of a static table (encode_symbol). On a corrupt stream the slot is clamped to the
+  // table (the symbol is garbage, never out of range).
+  [[gnu::always_inline]] uint32_t decode_symbol(const SymbolTable& table) {
+    const uint32_t r = range_ >> SymbolTable::kBits;
+    // Symbol 0 holds [0, r * freq[0]): when it is the likely one (the "expect zero" contexts:
+    // a third or more of a record's residuals), a multiply and a compare decide it without the
+    // division. Same result as the general path below.
+    const uint32_t freq0 = table.freq[0];
+    if (freq0 >= kLikelyFirstSymbol && code_ < r * freq0) {
+      range_ = r * freq0;
+      normalize();
+      return 0;
+    }
+    uint32_t v = code_ / r;
+    if (v >= SymbolTable::kTotal) v = SymbolTable::kTotal - 1;
+    const uint32_t entry = table.lut[v >> SymbolTable::kLutShift];
+    uint32_t symbol = entry & 15u;
+    uint32_t start = (entry >> 4) & 0xFFFu;
+    uint32_t freq = entry >> 16;
+    if (v >= start + freq) {  // past the guessed interval: a rare symbol starts in this entry
+      do {
+        ++symbol;
+      } while (v >= table.start[symbol + 1]);  // start[kSymbols] == kTotal > v: stops
+      start = table.start[symbol];
+      freq = table.freq[symbol];
+    }
+    code_ -= r * start;
+    range_ = r * freq;
+    normalize();
+    return symbol;
+  }
+
   // One equiprobable bit: a compare instead of decode_direct's division (same result).
   [[gnu::always_inline]] uint32_t decode_direct_bit() {
     range_ >>= 1;
@@ -175,6 +263,9 @@ class RangeDecoder {
     }
     return value;
   }
+
+  // decode_symbol() tests symbol 0 first when its frequency is at least this (p >= 3/4).
+  static constexpr uint32_t kLikelyFirstSymbol = 3 * SymbolTable::kTotal / 4;
 
   // Bytes read past the end of the input (zeros supplied). A stream from RangeEncoder never
   // needs more than the zero bytes finish() dropped; callers bound this.
@@ -215,14 +306,21 @@ class RawBitWriter {
   }
 
   // The low `count` (0..32) bits of `value` (higher bits must be zero), most significant first.
+  // Whole 32-bit words are stored at once (one branch per about four residuals instead of a
+  // loop per write); append_reversed() stores the rest.
   [[gnu::always_inline]] void write(uint32_t value, uint32_t count) {
-    buffer_ = (buffer_ << count) | value;
+    buffer_ = (buffer_ << count) | value;  // at most 31 + 32 bits pending: fits
     nonzero_ |= value;
     pending_ += count;
-    while (pending_ >= 8) {
-      pending_ -= 8;
-      if (next_ == end_) grow();
-      *next_++ = static_cast<uint8_t>(buffer_ >> pending_);
+    if (pending_ >= 32) {
+      pending_ -= 32;
+      const auto word = static_cast<uint32_t>(buffer_ >> pending_);
+      if (end_ - next_ < 4) grow();
+      next_[0] = static_cast<uint8_t>(word >> 24);
+      next_[1] = static_cast<uint8_t>(word >> 16);
+      next_[2] = static_cast<uint8_t>(word >> 8);
+      next_[3] = static_cast<uint8_t>(word);
+      next_ += 4;
     }
   }
   bool empty() const { return next_ == bytes_.data() && pending_ == 0; }
@@ -240,7 +338,7 @@ class RawBitWriter {
   uint8_t* next_ = nullptr;  // next byte to write, in bytes_
   uint8_t* end_ = nullptr;   // end of bytes_
   uint64_t buffer_ = 0;    // the last `pending_` bits written are its low bits
-  uint32_t pending_ = 0;   // 0..7 between writes
+  uint32_t pending_ = 0;   // 0..31 between writes
   uint32_t nonzero_ = 0;   // OR of every value written
 };
 
@@ -271,6 +369,19 @@ class RawBitReader {
 
  private:
   void refill() {
+    if (next_ - begin_ >= 8) {
+      // Whole bytes up to 57..64 available bits in one 8-byte load: the bytes before next_, in
+      // stream order (next_[-1] first), are the load's bytes from the most significant down.
+      uint64_t word;
+      std::memcpy(&word, next_ - 8, sizeof word);
+      if constexpr (std::endian::native == std::endian::big) word = byte_reversed(word);
+      const uint32_t take = (64 - available_) >> 3;  // 1..8 bytes
+      buffer_ = take == 8 ? word : (buffer_ << (8 * take)) | (word >> (64 - 8 * take));
+      next_ -= take;
+      consumed_ += take;
+      available_ += 8 * take;
+      return;
+    }
     while (available_ <= 56) {
       uint64_t byte = 0;
       if (next_ != begin_) {
@@ -282,6 +393,11 @@ class RawBitReader {
       buffer_ = (buffer_ << 8) | byte;
       available_ += 8;
     }
+  }
+  static uint64_t byte_reversed(uint64_t v) {
+    uint64_t r = 0;
+    for (int i = 0; i < 8; ++i) r = (r << 8) | ((v >> (8 * i)) & 0xFFu);
+    return r;
   }
 
   const uint8_t* begin_;
