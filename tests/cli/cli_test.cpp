@@ -37,6 +37,7 @@ CliRun run_posecast(const std::string& args) {
     while ((n = fread(buffer.data(), 1, buffer.size(), err)) > 0) run.err.append(buffer.data(), n);
     std::fclose(err);
   }
+  std::remove(err_path.c_str());
   return run;
 }
 
@@ -87,9 +88,13 @@ TEST(Cli, GarbageFileIsOneLineFailureNotACrash) {
   const CliRun r = run_posecast("info " + path);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(line_count(r.err), 1) << r.err;
-  const CliRun json = run_posecast("info " + write_temp("garbage.gltf", "{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [{\"children\": [0]}]}"));
+  const std::string json_path =
+      write_temp("garbage.gltf", "{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [{\"children\": [0]}]}");
+  const CliRun json = run_posecast("info " + json_path);
   EXPECT_EQ(json.exit_code, 1) << json.out;
   EXPECT_EQ(line_count(json.err), 1) << json.err;
+  std::remove(path.c_str());
+  std::remove(json_path.c_str());
 }
 
 TEST(Cli, EvalRejectsBadArguments) {
@@ -137,6 +142,7 @@ TEST(Cli, GenRigWritesAFileInfoCanRead) {
   }
   EXPECT_EQ(run_posecast("gen-rig --joints 513 --out " + path).exit_code, 2);
   EXPECT_EQ(run_posecast("gen-rig --joints 7 --out /nonexistent/dir/x.glb").exit_code, 1);
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -24,6 +24,9 @@ const Recorded& session() {
     auto* rec = new Recorded();
     rec->hashes = record_session(rec->file.path, 600, kRecordedEntities);
     rec->bytes = read_bytes(rec->file.path);
+    // The object is never destroyed (tests share it to the end): the bytes are all they use,
+    // so the file goes now rather than staying behind in the temporary directory.
+    std::filesystem::remove(rec->file.path);
     return rec;
   }();
   return *r;
