@@ -78,14 +78,29 @@ bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> c
     return evaluate_motion(skeleton, clips, assets_validated, recipe, 0, recipe.count, scratch, out);
   }
   // The animator's crossfading layer (sim/src/evaluator.cpp evaluate_layer): the source into
-  // the pose, then, once alpha > 0, the target mixed over it.
-  if (!evaluate_motion(skeleton, clips, assets_validated, recipe, 0, recipe.source_count, scratch,
-                       out)) {
+  // the pose, then, once alpha > 0, the target mixed over it. A frozen source is the
+  // interrupted fade evaluated the same way (what the animator froze, world_commands.cpp).
+  const std::span<Transform> target = scratch.subspan(kMaxRecipeInputs * nodes_, nodes_);
+  const uint8_t source_end = recipe.frozen() ? recipe.frozen_source_count : recipe.source_count;
+  if (!evaluate_motion(skeleton, clips, assets_validated, recipe, 0, source_end, scratch, out)) {
     return false;
+  }
+  if (recipe.frozen()) {
+    const float frozen_alpha = protocol::recipe_frozen_alpha(recipe);
+    if (frozen_alpha > 0.0f) {
+      if (!evaluate_motion(skeleton, clips, assets_validated, recipe, recipe.frozen_source_count,
+                           recipe.source_count, scratch, target)) {
+        return false;
+      }
+      OverrideBlendJob freeze;
+      freeze.pose = out;
+      freeze.layer = target;
+      freeze.weight = frozen_alpha;
+      if (!freeze.Run()) return false;
+    }
   }
   const float alpha = protocol::recipe_fade_alpha(recipe);
   if (!(alpha > 0.0f)) return true;
-  const std::span<Transform> target = scratch.subspan(kMaxRecipeInputs * nodes_, nodes_);
   if (!evaluate_motion(skeleton, clips, assets_validated, recipe, recipe.source_count, recipe.count,
                        scratch, target)) {
     return false;

@@ -3,7 +3,8 @@
 // pose, with the server evaluator's jobs (sim/src/evaluator.cpp): each input clip sampled with
 // SampleJob, a single contributing clip taken as sampled, several blended with BlendJob in the
 // recipe's order; a crossfade recipe's target motion mixed over its source (OverrideBlendJob at
-// the recipe's alpha, as the animator's crossfading layer). At a server tick the result is the
+// the recipe's alpha, as the animator's crossfading layer), a frozen source evaluated as the
+// interrupted crossfade it froze (fixed times and alpha). At a server tick the result is the
 // server's pose bit for bit.
 //
 // Why not protocol::ClipDictionary::evaluate: the same jobs, but this keeps the sampling
