@@ -62,11 +62,17 @@ inline constexpr uint8_t kRecipeWrapModes = 3;  // sim::WrapMode: 0 loop, 1 clam
 
 struct PoseRecipe {
   struct Input {
-    uint16_t clip = 0;     // index into the rig's clips
+    // Built as {clip, time_us, weight}; stored time first so an input takes 16 bytes, not 24
+    // (a recipe holds kMaxRecipeInputs of them, and every pooled client sample one recipe).
+    Input() = default;
+    constexpr Input(uint16_t clip_index, int64_t time, float w)
+        : time_us(time), weight(w), clip(clip_index) {}
     int64_t time_us = 0;   // clip-local time, 0..kMaxRecipeTimeUs
     float weight = 1.0f;   // finite, >= 0 (BlendJob normalises)
+    uint16_t clip = 0;     // index into the rig's clips
     bool operator==(const Input&) const = default;
   };
+  static_assert(sizeof(Input) == 16, "recipe inputs stay small");
   Input inputs[kMaxRecipeInputs];  // [0, count) used; later ones unspecified, never read
   uint8_t count = 0;
   uint8_t source_count = 0;  // 0: plain; else 1..4 source inputs (2..8 when frozen), and 1..4
