@@ -272,6 +272,7 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrame
     session.add_client(std::move(o));
   }
   PoseErrorMeter meter(session.skeleton(), session.format());
+  BitExactChecker bits;  // the server vouches for its recipes: decoded palettes must be its own
   std::set<uint32_t> command_ticks;
   uint64_t commands = 0;
   std::pair<int64_t, sim::EntityId> interrupt{-1, 0};  // when, whom
@@ -341,6 +342,7 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrame
   session.run_until(10'000'000, [&] {
     if (session.now() >= 1'000'000 && session.now() % 400'000 < 4'000) issue_command();
     if (interrupt.first >= 0 && session.now() >= interrupt.first) interrupt_crossfade();
+    if (session.now() % 1'000'000 < 4'000) bits.check(session);
     for (std::size_t c = 0; c < session.clients().size(); ++c) {
       const SnapshotBuffer& buffer = session.clients()[c]->buffer();
       for (std::size_t v = 0; v < buffer.size(); ++v) received[c].insert(buffer.view_at(v).tick);
@@ -400,6 +402,10 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrame
       }
     }
   });
+  bits.check(session);
+  // Every record decoded (frozen-crossfade records among them) is the server's quantised pose.
+  EXPECT_GT(bits.compared, 4u * 6u * 100u);
+  EXPECT_EQ(bits.mismatched, 0u);
   const float bound = meter.bound();
   // The issue's classes (as in the main test): clean = interpolation between consecutive
   // snapshots with no fade running; gap = snapshots lost after `before`, at most 3; longer.
@@ -468,9 +474,10 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrame
   }
   std::printf("recipe clients: %zu frames from recipes; frames not from one: no recipe %zu, unverified %zu, "
               "not derivable %zu (clean frames: %zu, %zu, %zu); no reference %zu; frozen-fade references "
-              "checked against the World's pose at ticks: %zu (%zu differ)\n",
+              "checked against the World's pose at ticks: %zu (%zu differ); records compared bit for bit: %llu (%llu differ)\n",
               recipe_frames, misses[1], misses[2], misses[3], clean_misses[1], clean_misses[2], clean_misses[3],
-              no_reference, frozen_reference_checks, frozen_reference_mismatches);
+              no_reference, frozen_reference_checks, frozen_reference_mismatches,
+              static_cast<unsigned long long>(bits.compared), static_cast<unsigned long long>(bits.mismatched));
   EXPECT_GE(commands, 20u);
   EXPECT_LT(no_reference, frames.size() / 50);  // a fade ending on a command tick has no state
   // The reference for fades from a frozen pose is sound: the World's pose at ticks, bit for bit.
