@@ -13,12 +13,20 @@ using protocol::kMaxRecipeMotionInputs;
 void RecipeEvaluator::reset(std::size_t node_count, std::size_t max_tracks, bool own_blend_scratch) {
   nodes_ = node_count;
   max_tracks_ = max_tracks;
-  cursors_.assign(kMaxRecipeInputs * max_tracks, 0u);
+  cursors_.assign(kCursorRows * max_tracks, 0u);
   if (own_blend_scratch) {
     samples_.assign(kRecipeScratchPoses * node_count, Transform{});
   } else {
     samples_ = {};
   }
+}
+
+std::size_t RecipeEvaluator::cursor_row(const protocol::PoseRecipe& recipe, uint8_t i) {
+  if (!recipe.frozen()) return i;  // < 2 x kMaxRecipeMotionInputs = kCursorRows
+  // The moving target keeps rows of its own; the frozen inputs (fixed times) share the rest:
+  // two of them on one row cost a key search when they alternate, never other bits.
+  if (i >= recipe.source_count) return static_cast<std::size_t>(i - recipe.source_count);
+  return kMaxRecipeMotionInputs + i % kMaxRecipeMotionInputs;
 }
 
 bool RecipeEvaluator::evaluate_motion(const Skeleton& skeleton, std::span<const Clip> clips,
@@ -33,7 +41,8 @@ bool RecipeEvaluator::evaluate_motion(const Skeleton& skeleton, std::span<const 
     const protocol::PoseRecipe::Input& in = recipe.inputs[i];
     const Clip& clip = clips[in.clip];
     SampleJob job{&skeleton, &clip, in.time_us,
-                  std::span<uint32_t>(cursors_).subspan(i * max_tracks_, clip.tracks.size()), into};
+                  std::span<uint32_t>(cursors_).subspan(cursor_row(recipe, i) * max_tracks_, clip.tracks.size()),
+                  into};
     job.assets_validated = assets_validated;
     return job.Run();
   };
