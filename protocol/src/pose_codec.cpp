@@ -4,8 +4,9 @@
 //   side stream:     adaptive bit "omitted" (its bits would all be zero)
 //   reference count: adaptive bit "uses 3" (the steady state), else 2 raw bits (0..2)
 //   off_layout:      adaptive bit
-//   recipe:          adaptive bit "has one", then the recipe (adaptive "crossfade", counts,
-//                    motion parameters, fade state, steady time, inputs; docs/codec.md) and
+//   recipe:          adaptive bit "has one", then the recipe (adaptive "crossfade" and
+//                    "from a frozen pose", counts, motion parameters, fade states, steady
+//                    time, inputs; docs/codec.md) and
 //                    adaptive "predicted from it"
 //   axes:            adaptive bit "every rotation has its likely axis" (the reference's)
 //   body:            for each node in order, for each coded channel (T, R, S): R first codes
