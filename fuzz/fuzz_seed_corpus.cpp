@@ -39,11 +39,13 @@ int main(int argc, char** argv) {
   std::vector<EntityPose> entities;
   for (int selector = 0; selector < 256; selector += 5) {
     // 0: range coded, 1: bit packed, 2: range coded with a recipe and the dictionary, 3: the
-    // same with a crossfade recipe (the pose's recipe fading to another clip).
-    for (int coding = 0; coding < 4; ++coding) {
+    // same with a crossfade recipe (the pose's recipe fading to another clip), 4: with a fade
+    // from a frozen pose (the pose's recipe fading to another clip, frozen 100 ms in, fading
+    // to a third).
+    for (int coding = 0; coding < 5; ++coding) {
       const PoseReference ref = fuzz::fuzz_reference(setup, static_cast<uint8_t>(selector));
       // Byte 1 as fuzz_pose_decode reads it: bit 0 bit-packed, bit 1 the dictionary.
-      std::vector<uint8_t> bytes = {static_cast<uint8_t>(selector), static_cast<uint8_t>(coding == 3 ? 2 : coding)};
+      std::vector<uint8_t> bytes = {static_cast<uint8_t>(selector), static_cast<uint8_t>(coding >= 3 ? 2 : coding)};
       PoseEncodeOptions options;
       options.coding = coding == 1 ? PoseCoding::kBitPacked : PoseCoding::kRangeCoded;
       QuantizedPose pose = setup.poses[4];
@@ -58,6 +60,21 @@ int main(int argc, char** argv) {
         r.fade_elapsed_us = 100'000;
         r.fade_duration_us = 250'000;
         r.steady_us = 100'000;
+      }
+      if (coding == 4) {
+        PoseRecipe& r = pose.recipe;
+        const auto clips = setup.format->clip_durations_us.size();
+        r.frozen_source_count = r.count;
+        r.inputs[r.count++] = PoseRecipe::Input{static_cast<uint16_t>((r.inputs[0].clip + 1) % clips), 100'000, 1.0f};
+        r.source_count = r.count;
+        r.source_speed = 0;
+        r.source_wrap = 0;
+        r.frozen_elapsed_us = 100'000;
+        r.frozen_duration_us = 250'000;
+        r.inputs[r.count++] = PoseRecipe::Input{static_cast<uint16_t>((r.inputs[0].clip + 2) % clips), 0, 1.0f};
+        r.fade_elapsed_us = 50'000;
+        r.fade_duration_us = 200'000;
+        r.steady_us = 50'000;
       }
       if (!encoder.encode(pose, ref, bytes, options)) return 1;
       written += write(pose_dir + "/pose_" + std::to_string(selector) + "_" + std::to_string(coding), bytes);

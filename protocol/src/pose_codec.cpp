@@ -4,8 +4,9 @@
 //   side stream:     adaptive bit "omitted" (its bits would all be zero)
 //   reference count: adaptive bit "uses 3" (the steady state), else 2 raw bits (0..2)
 //   off_layout:      adaptive bit
-//   recipe:          adaptive bit "has one", then the recipe (adaptive "crossfade", counts,
-//                    motion parameters, fade state, steady time, inputs; docs/codec.md) and
+//   recipe:          adaptive bit "has one", then the recipe (adaptive "crossfade" and
+//                    "from a frozen pose", counts, motion parameters, fade states, steady
+//                    time, inputs; docs/codec.md) and
 //                    adaptive "predicted from it"
 //   axes:            adaptive bit "every rotation has its likely axis" (the reference's)
 //   body:            for each node in order, for each coded channel (T, R, S): R first codes
@@ -76,6 +77,7 @@ struct Models {
   BitModel has_recipe{3900};
   BitModel from_dictionary{1000};
   BitModel recipe_crossfade{3900};    // 1: a crossfade recipe
+  BitModel recipe_frozen{3900};       // 1: a crossfade from a frozen pose (after "crossfade")
   BitModel recipe_motion_same{3900};  // 0: speeds and wraps as the baseline recipe's
 };
 
@@ -325,8 +327,16 @@ const PoseRecipe* baseline_recipe(const PoseReference& ref, int references) {
   return &ref.baseline->recipe;
 }
 
-// Which motion input `i` belongs to: 0 a crossfade's source, 1 the target (or plain) motion.
-int role_of(const PoseRecipe& r, uint8_t i) { return r.crossfade() && i < r.source_count ? 0 : 1; }
+// Which motion input `i` belongs to: 0 a crossfade's source (a frozen source's own source), 1
+// the target (or plain) motion, 2 a frozen source's target.
+int role_of(const PoseRecipe& r, uint8_t i) {
+  if (!r.crossfade() || i >= r.source_count) return 1;
+  return r.frozen() && i >= r.frozen_source_count ? 2 : 0;
+}
+
+// The role in `base` that continues `role`: a frozen source's target was the interrupted
+// fade's target (role 1) in a baseline that was that fade.
+int base_role(const PoseRecipe& base, int role) { return role == 2 && !base.frozen() ? 1 : role; }
 
 // The input of `base` that continues `clip` in motion `role`: the first with the same clip and
 // role, else the first with the same clip (a plain motion that became a crossfade's source);
@@ -349,20 +359,30 @@ int64_t floor_mod(int64_t n, int64_t d) {  // d > 0
 // Where input `i`'s clip time is expected to be: the baseline recipe's time for the same clip
 // (matching_input) advanced by the baseline's age at the motion's speed (this recipe's, coded
 // before the inputs), wrapped by the clip duration (clamped for a clamped motion); -1 when the
-// baseline has no such input.
+// baseline has no such input. A frozen source's times stay where a frozen baseline had them;
+// after a baseline that was the interrupted fade they are its times advanced at its playback
+// until the interrupt (this fade's elapsed time, coded before the inputs, ago).
 int64_t predicted_time(const PoseFormat& format, const PoseRecipe& recipe, uint8_t i,
                        const PoseReference& ref, int references) {
   const PoseRecipe* base = baseline_recipe(ref, references);
   if (base == nullptr) return -1;
   const int role = role_of(recipe, i);
-  const int j = matching_input(*base, recipe.inputs[i].clip, role);
+  const int j = matching_input(*base, recipe.inputs[i].clip, base_role(*base, role));
   if (j < 0) return -1;
-  const int64_t speed = role == 0 ? recipe.source_speed : recipe.speed;
-  // |speed| <= 2^31 and age <= 2^31: the product fits; >> floors (arithmetic shift).
-  int64_t t = base->inputs[j].time_us + ((age_us(ref) * speed) >> 16);
+  int64_t speed = role == 1 ? recipe.speed : recipe.source_speed;
+  uint8_t wrap = role == 1 ? recipe.wrap : recipe.source_wrap;
+  int64_t advance = age_us(ref);
+  if (role != 1 && recipe.frozen()) {
+    if (base->frozen()) return base->inputs[j].time_us;
+    const int played = role_of(*base, static_cast<uint8_t>(j));
+    speed = played == 1 ? base->speed : base->source_speed;
+    wrap = played == 1 ? base->wrap : base->source_wrap;
+    advance = std::max<int64_t>(0, advance - recipe.fade_elapsed_us);
+  }
+  // |speed| <= 2^31 and advance <= 2^31: the product fits; >> floors (arithmetic shift).
+  int64_t t = base->inputs[j].time_us + ((advance * speed) >> 16);
   const int64_t duration = format.clip_durations_us[recipe.inputs[i].clip];
   if (duration > 0) {
-    const uint8_t wrap = role == 0 ? recipe.source_wrap : recipe.wrap;
     t = wrap == 1 ? std::clamp<int64_t>(t, 0, duration) : floor_mod(t, duration);
   } else {
     t = 0;
@@ -384,7 +404,7 @@ int64_t predicted_weight_bits(const PoseRecipe& recipe, uint8_t i, const PoseRef
   const PoseRecipe* base = baseline_recipe(ref, references);
   if (base == nullptr) return -1;
   const int role = role_of(recipe, i);
-  const int j = matching_input(*base, recipe.inputs[i].clip, role);
+  const int j = matching_input(*base, recipe.inputs[i].clip, base_role(*base, role));
   if (j < 0) return -1;
   const PoseRecipe::Input& b = base->inputs[j];
   float w = b.weight;
@@ -399,10 +419,25 @@ int64_t predicted_weight_bits(const PoseRecipe& recipe, uint8_t i, const PoseRef
   return float_bits(w);
 }
 
-// The motion parameters (speeds, wraps) equal the baseline's: one likely decision.
+// The motion parameters (speeds, wraps) equal the baseline's: one likely decision. A frozen
+// source has none (speed 0, loop: implied by the shape).
 bool same_motion(const PoseRecipe& r, const PoseRecipe& base) {
   return r.speed == base.speed && r.wrap == base.wrap &&
-         (!r.crossfade() || (r.source_speed == base.source_speed && r.source_wrap == base.source_wrap));
+         (!r.crossfade() || r.frozen() ||
+          (r.source_speed == base.source_speed && r.source_wrap == base.source_wrap));
+}
+
+// A frozen source's fade state expected from the baseline: a frozen baseline's (it is
+// constant), or, after the interrupted fade itself, that fade's duration and its elapsed time
+// moved on to the interrupt (this fade's elapsed time before now). -1 without a prediction.
+int64_t predicted_frozen_duration(const PoseRecipe* base) {
+  if (base == nullptr || !base->crossfade()) return -1;
+  return base->frozen() ? base->frozen_duration_us : base->fade_duration_us;
+}
+int64_t predicted_frozen_elapsed(const PoseRecipe& r, const PoseRecipe* base, const PoseReference& ref) {
+  if (base == nullptr || !base->crossfade()) return -1;
+  if (base->frozen()) return base->frozen_elapsed_us;
+  return std::max<int64_t>(0, base->fade_elapsed_us + age_us(ref) - r.fade_elapsed_us);
 }
 
 // A crossfade's elapsed time expected from a baseline fading with the same duration.
@@ -467,7 +502,13 @@ struct RangeSink {
               int references) {
     rc.encode(models->recipe_crossfade, r.crossfade() ? 1u : 0u);
     if (r.crossfade()) {
-      rc.encode_direct(static_cast<uint32_t>(r.source_count - 1), 2);
+      rc.encode(models->recipe_frozen, r.frozen() ? 1u : 0u);
+      if (r.frozen()) {
+        rc.encode_direct(static_cast<uint32_t>(r.frozen_source_count - 1), 2);
+        rc.encode_direct(static_cast<uint32_t>(r.source_count - r.frozen_source_count - 1), 2);
+      } else {
+        rc.encode_direct(static_cast<uint32_t>(r.source_count - 1), 2);
+      }
       rc.encode_direct(static_cast<uint32_t>(r.target_count() - 1), 2);
     } else {
       rc.encode_direct(static_cast<uint32_t>(r.count - 1), 2);
@@ -480,7 +521,7 @@ struct RangeSink {
     if (!same) {
       raw(static_cast<uint32_t>(r.speed), 32);
       raw(r.wrap, 2);
-      if (r.crossfade()) {
+      if (r.crossfade() && !r.frozen()) {
         raw(static_cast<uint32_t>(r.source_speed), 32);
         raw(r.source_wrap, 2);
       }
@@ -496,6 +537,20 @@ struct RangeSink {
         residual(exact, r.fade_elapsed_us - elapsed);
       } else {
         raw(static_cast<uint64_t>(r.fade_elapsed_us), 32);
+      }
+    }
+    if (r.frozen()) {
+      const int64_t duration = predicted_frozen_duration(base);
+      if (duration >= 0) {
+        residual(exact, r.frozen_duration_us - duration);
+      } else {
+        raw(static_cast<uint64_t>(r.frozen_duration_us), 32);
+      }
+      const int64_t elapsed = predicted_frozen_elapsed(r, base, ref);
+      if (elapsed >= 0) {
+        residual(exact, r.frozen_elapsed_us - elapsed);
+      } else {
+        raw(static_cast<uint64_t>(r.frozen_elapsed_us), 32);
       }
     }
     const int64_t steady = predicted_steady(base, ref);
@@ -568,12 +623,21 @@ struct RangeSource {
     // contract; those below it are all written here).
     r.count = 0;
     r.source_count = 0;
+    r.frozen_source_count = 0;
     r.speed = r.source_speed = 1 << 16;
     r.wrap = r.source_wrap = 0;
     r.fade_elapsed_us = r.fade_duration_us = 0;
+    r.frozen_elapsed_us = r.frozen_duration_us = 0;
     r.steady_us = kMaxRecipeTimeUs;
     if (rc.decode(models->recipe_crossfade) != 0) {
-      r.source_count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
+      // At most 4 + 4 + 4 = kMaxRecipeInputs inputs: each count is 2 bits.
+      if (rc.decode(models->recipe_frozen) != 0) {
+        r.frozen_source_count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
+        r.source_count = static_cast<uint8_t>(r.frozen_source_count + rc.decode_direct(2) + 1);
+        r.source_speed = 0;  // the frozen source does not move
+      } else {
+        r.source_count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
+      }
       r.count = static_cast<uint8_t>(r.source_count + rc.decode_direct(2) + 1);
     } else {
       r.count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
@@ -585,14 +649,14 @@ struct RangeSource {
       if (base == nullptr) return false;  // "as the baseline's" without one
       r.speed = base->speed;
       r.wrap = base->wrap;
-      if (r.crossfade()) {
+      if (r.crossfade() && !r.frozen()) {
         r.source_speed = base->source_speed;
         r.source_wrap = base->source_wrap;
       }
     } else {
       r.speed = static_cast<int32_t>(static_cast<uint32_t>(raw(32)));
       r.wrap = static_cast<uint8_t>(raw(2));
-      if (r.crossfade()) {
+      if (r.crossfade() && !r.frozen()) {
         r.source_speed = static_cast<int32_t>(static_cast<uint32_t>(raw(32)));
         r.source_wrap = static_cast<uint8_t>(raw(2));
       }
@@ -606,6 +670,14 @@ struct RangeSource {
       const int64_t elapsed = predicted_elapsed(r, base, ref);
       r.fade_elapsed_us = elapsed >= 0 ? elapsed + residual(exact) : static_cast<int64_t>(raw(32));
       if (failed || r.fade_elapsed_us < 0 || r.fade_elapsed_us >= r.fade_duration_us) return false;
+    }
+    if (r.frozen()) {
+      const int64_t duration = predicted_frozen_duration(base);
+      r.frozen_duration_us = duration >= 0 ? duration + residual(exact) : static_cast<int64_t>(raw(32));
+      if (failed || r.frozen_duration_us <= 0 || r.frozen_duration_us > kMaxRecipeTimeUs) return false;
+      const int64_t elapsed = predicted_frozen_elapsed(r, base, ref);
+      r.frozen_elapsed_us = elapsed >= 0 ? elapsed + residual(exact) : static_cast<int64_t>(raw(32));
+      if (failed || r.frozen_elapsed_us < 0 || r.frozen_elapsed_us >= r.frozen_duration_us) return false;
     }
     const int64_t steady = predicted_steady(base, ref);
     r.steady_us = steady >= 0 ? steady + residual(exact) : static_cast<int64_t>(raw(32));

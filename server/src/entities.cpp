@@ -46,15 +46,40 @@ bool append_motion(const sim::Motion& motion, const Rig& rig, protocol::PoseReci
 }
 
 // The recipe of a pose that is layer 0's motion alone (sim::shows_base_layer_only): a plain
-// blend of the rig's clips, or a crossfade from a playing motion to another (both motions'
-// clips and the fade state; docs/codec.md). A crossfade from a frozen pose (an interrupted
-// crossfade) has no recipe: the frozen pose is not a blend of clips. False (count 0) for
-// anything else. steady_us is set later (sync_entities), once the tick's commands are known.
+// blend of the rig's clips, a crossfade from a playing motion to another (both motions'
+// clips and the fade state; docs/codec.md), or a crossfade from a frozen pose that froze a
+// crossfade between two motions (sim::FrozenOrigin: that fade's clips at the interrupt, its
+// fade state then, and the new target). A frozen pose with no origin (a fade in from the rest
+// pose, a fade from a frozen pose interrupted again, a restored state) has no recipe. False
+// (count 0) for anything else. steady_us is set later (sync_entities), once the tick's
+// commands are known.
 bool base_layer_recipe(const sim::EntityState& state, const Rig& rig, protocol::PoseRecipe& out) {
   out.count = 0;
   if (!sim::shows_base_layer_only(state)) return false;
   const sim::Layer& layer = state.layers[0];
-  if (layer.fade_source == sim::FadeSource::kMotion) {
+  const bool fade_ok = layer.fade_elapsed_us >= 0 && layer.fade_elapsed_us < layer.fade_duration_us &&
+                       layer.fade_duration_us <= protocol::kMaxRecipeTimeUs;
+  if (layer.fade_source == sim::FadeSource::kFrozenPose) {
+    if (!fade_ok || layer.frozen_origin.size() != 1) return false;
+    const sim::FrozenOrigin& origin = layer.frozen_origin[0];
+    if (origin.fade_elapsed_us < 0 || origin.fade_elapsed_us >= origin.fade_duration_us ||
+        origin.fade_duration_us > protocol::kMaxRecipeTimeUs || !append_motion(origin.source, rig, out)) {
+      out.count = 0;
+      return false;
+    }
+    out.frozen_source_count = out.count;
+    if (!append_motion(origin.target, rig, out)) {
+      out = protocol::PoseRecipe{};
+      return false;
+    }
+    out.source_count = out.count;
+    out.source_speed = 0;  // the frozen pose does not move
+    out.source_wrap = 0;
+    out.frozen_elapsed_us = origin.fade_elapsed_us;
+    out.frozen_duration_us = origin.fade_duration_us;
+    out.fade_elapsed_us = layer.fade_elapsed_us;
+    out.fade_duration_us = layer.fade_duration_us;
+  } else if (layer.fade_source == sim::FadeSource::kMotion) {
     if (layer.fade_elapsed_us < 0 || layer.fade_elapsed_us >= layer.fade_duration_us ||
         layer.fade_duration_us > protocol::kMaxRecipeTimeUs ||
         !append_motion(layer.source, rig, out)) {
@@ -70,7 +95,7 @@ bool base_layer_recipe(const sim::EntityState& state, const Rig& rig, protocol::
     return false;
   }
   if (!append_motion(layer.target, rig, out)) {
-    out.count = 0;
+    out = protocol::PoseRecipe{};
     return false;
   }
   out.speed = layer.target.speed;

@@ -65,7 +65,10 @@ bool shows_base_motion_only(const EntityState& state) {
 std::size_t EntityState::byte_size() const {
   std::size_t bytes = sizeof(EntityState) + layers.capacity() * sizeof(Layer) +
                       cursors.capacity() * sizeof(uint32_t);
-  for (const Layer& layer : layers) bytes += layer.frozen.capacity() * sizeof(Transform);
+  for (const Layer& layer : layers) {
+    bytes += layer.frozen.capacity() * sizeof(Transform) +
+             layer.frozen_origin.capacity() * sizeof(FrozenOrigin);
+  }
   return bytes;
 }
 

@@ -255,11 +255,10 @@ TEST_F(IntegrationTest, EightLossyClientsDecodeServerPalettesBitForBitAndShowThe
 // other one interrupted 100 ms in by a second crossfade, which fades from a frozen pose), a
 // speed change, a cut to a two-clip blend, or new blend weights. Render-time recipes derive
 // the server's pose across commands, crossfade starts and ends (steady_us, speeds, fade
-// state): within the codec bound on clean frames and 10x in gaps of up to 3 lost snapshots.
-// A fade from a frozen pose carries no recipe: there the client falls back to pose
-// interpolation (printed, not bounded) and converges without a larger pop than pose
-// interpolation shows.
-TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAroundFadesFromAFrozenPose) {
+// state), and through fades from a frozen pose (the frozen recipe: the interrupted fade at
+// fixed clip times under the new target): within the codec bound on clean frames and 10x in
+// gaps of up to 3 lost snapshots, on every frame.
+TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrameIncludingFadesFromAFrozenPose) {
   SessionSetup setup;
   setup.capture_exact = true;
   LoopbackSession session(setup);
@@ -273,6 +272,7 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAround
     session.add_client(std::move(o));
   }
   PoseErrorMeter meter(session.skeleton(), session.format());
+  BitExactChecker bits;  // the server vouches for its recipes: decoded palettes must be its own
   std::set<uint32_t> command_ticks;
   uint64_t commands = 0;
   std::pair<int64_t, sim::EntityId> interrupt{-1, 0};  // when, whom
@@ -324,6 +324,7 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAround
     bool from_recipe, correcting, command_between, state_reference;
     RecipeMiss miss;
     bool near_fallback;  // a recipe miss at this frame or within the convergence time before it
+    bool frozen_fade;    // the server fades from a frozen pose at the render time
     float error, step_excess;
   };
   struct Previous {
@@ -334,10 +335,14 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAround
   std::vector<std::set<uint32_t>> received(4);
   std::vector<Transform> reference(session.skeleton().node_count());
   std::size_t no_reference = 0;
+  std::size_t frozen_reference_checks = 0, frozen_reference_mismatches = 0;
+  std::set<std::pair<uint32_t, uint32_t>> frozen_checked;  // (tick, entity)
+  std::vector<Transform> at_tick(session.skeleton().node_count());
   std::map<std::pair<std::size_t, uint32_t>, int64_t> last_miss_us;
   session.run_until(10'000'000, [&] {
     if (session.now() >= 1'000'000 && session.now() % 400'000 < 4'000) issue_command();
     if (interrupt.first >= 0 && session.now() >= interrupt.first) interrupt_crossfade();
+    if (session.now() % 1'000'000 < 4'000) bits.check(session);
     for (std::size_t c = 0; c < session.clients().size(); ++c) {
       const SnapshotBuffer& buffer = session.clients()[c]->buffer();
       for (std::size_t v = 0; v < buffer.size(); ++v) received[c].insert(buffer.view_at(v).tick);
@@ -349,9 +354,22 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAround
       const uint32_t k0 = static_cast<uint32_t>(r * 60 / 1'000'000);
       for (const PresentedEntity& e : client.entities()) {
         // The server's pose at r: its layer state at the tick before r advanced to r (plain
-        // motions and crossfades from a motion), or (fades from a frozen pose) its exact poses
-        // at the ticks around r interpolated. Command ticks have no captured state.
+        // motions, crossfades from a motion or from a frozen pose), else (no captured state:
+        // a command tick whose state could not be rewound) its exact poses at the ticks around
+        // r interpolated (approximate).
         const bool state_reference = session.server_pose_at(e.id, r, reference);
+        const bool frozen_fade = session.frozen_fade_at(e.id, r);
+        // A fade from a frozen pose is referenced by evaluating the crossfade it froze: at the
+        // tick's start that must be the World's own pose bit for bit.
+        if (frozen_fade && state_reference && frozen_checked.insert({k0, e.id}).second) {
+          const std::vector<Transform>* exact = session.exact_pose(k0, e.id);
+          if (exact != nullptr && session.server_pose_at(e.id, session.tick_time(k0), at_tick)) {
+            ++frozen_reference_checks;
+            if (std::memcmp(exact->data(), at_tick.data(), at_tick.size() * sizeof(Transform)) != 0) {
+              ++frozen_reference_mismatches;
+            }
+          }
+        }
         if (!state_reference) {
           const std::vector<Transform>* e0 = session.exact_pose(k0, e.id);
           const std::vector<Transform>* e1 = session.exact_pose(k0 + 1, e.id);
@@ -373,7 +391,7 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAround
         const bool near_fallback = miss != last_miss_us.end() && r - miss->second <= 100'000;
         Frame f{c, w.before ? w.before.tick : 0, w.after ? w.after.tick : 0, e.mode, e.from_recipe, e.correcting,
                 cmd != command_ticks.end() && *cmd <= to, state_reference, e.recipe_miss, near_fallback,
-                meter.error(reference, e.locals), 0.0f};
+                frozen_fade, meter.error(reference, e.locals), 0.0f};
         Previous& prev = previous[{c, e.id}];
         if (!prev.shown.empty()) {
           f.step_excess = meter.error(prev.shown, e.locals) - meter.error(prev.reference, reference);
@@ -384,6 +402,10 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAround
       }
     }
   });
+  bits.check(session);
+  // Every record decoded (frozen-crossfade records among them) is the server's quantised pose.
+  EXPECT_GT(bits.compared, 4u * 6u * 100u);
+  EXPECT_EQ(bits.mismatched, 0u);
   const float bound = meter.bound();
   // The issue's classes (as in the main test): clean = interpolation between consecutive
   // snapshots with no fade running; gap = snapshots lost after `before`, at most 3; longer.
@@ -395,12 +417,13 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAround
     const uint32_t lost = (next_tick - f.before) / kSnapshotIntervalTicks - 1;
     return lost <= 3 ? kGap : kLonger;
   };
-  // Recipe clients' frames against a state reference, by kind: [kind][0] every frame away from
-  // a fallback, [kind][1] those with a command between their neighbours, [kind][2] frames at
-  // or within the convergence time after a recipe miss (pose interpolation next to a fade from
-  // a frozen pose, and the fade back). Pose-interpolation clients: interp[kind]. Frames against
-  // the interpolated exact poses (fades from a frozen pose): approx.
-  std::vector<float> error[3][3], step[3][3], interp[3], interp_step[3], approx;
+  // Recipe clients' frames against a state reference, by kind: [kind][0] every frame,
+  // [kind][1] those with a command between their neighbours, [kind][2] those during a fade
+  // from a frozen pose, [kind][3] frames at or within the convergence time after a recipe miss
+  // (pose interpolation, and the fade back from it). Pose-interpolation clients: interp[kind].
+  // Frames against the interpolated exact poses (no captured state): approx.
+  constexpr int kGroups = 4;
+  std::vector<float> error[3][kGroups], step[3][kGroups], interp[3], interp_step[3], approx;
   std::size_t misses[4] = {0, 0, 0, 0}, clean_misses[4] = {0, 0, 0, 0}, recipe_frames = 0;
   for (const Frame& f : frames) {
     const Kind k = kind_of(f);
@@ -416,10 +439,9 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAround
       approx.push_back(f.error / bound);
       continue;
     }
-    for (int group = 0; group < 3; ++group) {
-      if (group == 0 && f.near_fallback) continue;
-      if (group == 1 && (f.near_fallback || !f.command_between)) continue;
-      if (group == 2 && !f.near_fallback) continue;
+    const bool in_group[kGroups] = {true, f.command_between, f.frozen_fade, f.near_fallback};
+    for (int group = 0; group < kGroups; ++group) {
+      if (!in_group[group]) continue;
       error[k][group].push_back(f.error / bound);
       step[k][group].push_back(f.step_excess / bound);
     }
@@ -430,50 +452,58 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundExceptAround
     return static_cast<double>(v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]);
   };
   const auto print = [&](const char* name, const std::vector<float>& e, const std::vector<float>& st) {
-    std::printf("  %-44s %6zu frames: error p50 %.3g p90 %.3g p99 %.3g p99.9 %.3g max %.3g; step excess p99 %.3g max %.3g\n",
+    std::printf("  %-50s %6zu frames: error p50 %.3g p90 %.3g p99 %.3g p99.9 %.3g max %.3g; step excess p99 %.3g max %.3g\n",
                 name, e.size(), quantile(e, 0.5), quantile(e, 0.9), quantile(e, 0.99), quantile(e, 0.999),
                 quantile(e, 1.0), quantile(st, 0.99), quantile(st, 1.0));
   };
   std::printf("%llu commands; errors against the server's pose at the render time, x bound:\n",
               static_cast<unsigned long long>(commands));
   const char* kind_names[3] = {"clean", "gap <= 3 lost", "longer gap"};
-  const char* group_names[3] = {"", ", command between", ", near a fallback"};
-  char name[96];
+  const char* group_names[kGroups] = {"", ", command between", ", fade from a frozen pose", ", near a fallback"};
+  char name[128];
   for (int k = 0; k < 3; ++k) {
-    for (int group = 0; group < 3; ++group) {
+    for (int group = 0; group < kGroups; ++group) {
       std::snprintf(name, sizeof name, "recipe clients, %s%s", kind_names[k], group_names[group]);
       print(name, error[k][group], step[k][group]);
     }
   }
-  print("recipe clients, fade from a frozen pose (approx.)", approx, {});
+  print("recipe clients, no captured state (approx. reference)", approx, {});
   for (int k = 0; k < 3; ++k) {
     std::snprintf(name, sizeof name, "pose-interpolation clients, %s", kind_names[k]);
     print(name, interp[k], interp_step[k]);
   }
   std::printf("recipe clients: %zu frames from recipes; frames not from one: no recipe %zu, unverified %zu, "
-              "not derivable %zu (clean frames: %zu, %zu, %zu); no reference %zu\n",
+              "not derivable %zu (clean frames: %zu, %zu, %zu); no reference %zu; frozen-fade references "
+              "checked against the World's pose at ticks: %zu (%zu differ); records compared bit for bit: %llu (%llu differ)\n",
               recipe_frames, misses[1], misses[2], misses[3], clean_misses[1], clean_misses[2], clean_misses[3],
-              no_reference);
+              no_reference, frozen_reference_checks, frozen_reference_mismatches,
+              static_cast<unsigned long long>(bits.compared), static_cast<unsigned long long>(bits.mismatched));
   EXPECT_GE(commands, 20u);
   EXPECT_LT(no_reference, frames.size() / 50);  // a fade ending on a command tick has no state
-  // The issue's target around commands and crossfades from a motion: within the codec bound
-  // on clean frames, within 10x during gaps of up to 3 lost snapshots.
+  // The reference for fades from a frozen pose is sound: the World's pose at ticks, bit for bit.
+  EXPECT_GT(frozen_reference_checks, 10u);
+  EXPECT_EQ(frozen_reference_mismatches, 0u);
+  // Every recipe client's frame is measured against the server's exact state at r.
+  EXPECT_EQ(approx.size(), 0u);
+  // The issue's target on every frame, commands, crossfades from a motion and fades from a
+  // frozen pose included: within the codec bound on clean frames, within 10x during gaps of up
+  // to 3 lost snapshots.
   EXPECT_GT(error[kClean][0].size(), 10'000u);
   EXPECT_GT(error[kClean][1].size(), 500u);
+  EXPECT_GT(error[kClean][2].size(), 50u);  // 3 interruptions: about 200 frames in all
   EXPECT_LE(quantile(error[kClean][0], 1.0), 1.0);
   EXPECT_GT(error[kGap][0].size(), 500u);
+  EXPECT_GT(error[kGap][2].size(), 20u);
   EXPECT_LE(quantile(error[kGap][0], 1.0), 10.0);
-  // The misses are the fades from a frozen pose (no recipe): on clean frames nothing is
-  // unverified or refused.
-  EXPECT_GT(misses[static_cast<std::size_t>(RecipeMiss::kNoRecipe)], 0u);
+  // Every clean frame is the server's recipe: nothing missing, unverified or refused (fades
+  // from a frozen pose carry recipes now).
+  EXPECT_EQ(clean_misses[static_cast<std::size_t>(RecipeMiss::kNoRecipe)], 0u);
   EXPECT_EQ(clean_misses[static_cast<std::size_t>(RecipeMiss::kUnverified)], 0u);
   EXPECT_EQ(clean_misses[static_cast<std::size_t>(RecipeMiss::kNotDerivable)], 0u);
-  // No pop: the largest frame-to-frame step beyond the server's own motion, fallbacks and
-  // fades back included, is no larger than the pose-interpolation clients'.
+  // No pop: the largest frame-to-frame step beyond the server's own motion is no larger than
+  // the pose-interpolation clients'.
   double recipe_step = 0;
-  for (int k = 0; k < 3; ++k) {
-    for (int group = 0; group < 3; ++group) recipe_step = std::max(recipe_step, quantile(step[k][group], 1.0));
-  }
+  for (int k = 0; k < 3; ++k) recipe_step = std::max(recipe_step, quantile(step[k][0], 1.0));
   double interp_worst = 0;
   for (int k = 0; k < 3; ++k) interp_worst = std::max(interp_worst, quantile(interp_step[k], 1.0));
   EXPECT_LE(recipe_step, interp_worst);

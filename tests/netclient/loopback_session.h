@@ -134,8 +134,9 @@ class LoopbackSession {
   // anything sent), each phase advanced by the time since that tick with the animator's integer
   // law (advance_phase), a crossfade's elapsed time by the same time, evaluated with the
   // server's jobs. At a tick's start this is that tick's exact pose bit for bit (tests check it
-  // against exact_pose()). False when the pose is not layer 0's alone (layers, masks), a
-  // crossfade from a frozen pose, or was not captured.
+  // against exact_pose()). A crossfade from a frozen pose evaluates the crossfade it froze
+  // (sim::FrozenOrigin) at fixed phases under the new target. False when the pose is not
+  // layer 0's alone (layers, masks), a frozen pose without an origin, or was not captured.
   bool server_pose_at(uint32_t id, int64_t time_us, std::span<Transform> out) {
     if (time_us < 0) return false;
     const uint32_t tick = static_cast<uint32_t>(time_us * setup_.server.tick_rate_hz / 1'000'000);
@@ -146,30 +147,54 @@ class LoopbackSession {
     const int64_t dt = time_us - tick_time(tick);
     protocol::PoseRecipe recipe;
     // A motion's contributing clips, each phase advanced by dt with the animator's law.
-    const auto append = [&](const sim::Motion& m) {
+    const auto append = [&](const sim::Motion& m, int64_t advance_us) {
       const uint8_t first = recipe.count;
       for (uint8_t i = 0; i < m.count && i < sim::kMaxBlendClips; ++i) {
         const sim::ClipSlot& slot = m.slots[i];
         if (!(slot.weight > 0.0f)) continue;
         const int64_t duration = rig.clips[slot.clip].duration_us;
-        const int64_t phase = sim::advance_phase(slot.phase, dt, m.speed, duration, m.wrap);
+        const int64_t phase = sim::advance_phase(slot.phase, advance_us, m.speed, duration, m.wrap);
         recipe.inputs[recipe.count++] =
             protocol::PoseRecipe::Input{slot.clip, sim::sample_time_us(phase, duration, m.wrap), slot.weight};
       }
       return recipe.count > first;
     };
-    if (layer.fade_source == sim::FadeSource::kMotion && layer.fade_elapsed_us + dt < layer.fade_duration_us) {
+    const bool running = layer.fade_elapsed_us + dt < layer.fade_duration_us;
+    if (layer.fade_source == sim::FadeSource::kMotion && running) {
       // A crossfade still running at time_us (its end within the tick shows the target alone).
-      if (!append(layer.source)) return false;
+      if (!append(layer.source, dt)) return false;
       recipe.source_count = recipe.count;
       recipe.fade_elapsed_us = layer.fade_elapsed_us + dt;
       recipe.fade_duration_us = layer.fade_duration_us;
-    } else if (layer.fade_source == sim::FadeSource::kFrozenPose) {
-      return false;
+    } else if (layer.fade_source == sim::FadeSource::kFrozenPose && running) {
+      // The frozen pose from the crossfade it froze (sim::FrozenOrigin, its phases at the
+      // interrupt, not advanced), then the new target over it.
+      if (layer.frozen_origin.size() != 1) return false;
+      const sim::FrozenOrigin& origin = layer.frozen_origin[0];
+      if (!append(origin.source, 0)) return false;
+      recipe.frozen_source_count = recipe.count;
+      if (!append(origin.target, 0)) return false;
+      recipe.source_count = recipe.count;
+      recipe.source_speed = 0;
+      recipe.frozen_elapsed_us = origin.fade_elapsed_us;
+      recipe.frozen_duration_us = origin.fade_duration_us;
+      recipe.fade_elapsed_us = layer.fade_elapsed_us + dt;
+      recipe.fade_duration_us = layer.fade_duration_us;
     }
-    if (!append(layer.target)) return false;
+    if (!append(layer.target, dt)) return false;
     if (!dictionary_) dictionary_ = std::make_unique<protocol::ClipDictionary>(rig.skeleton, rig.clips, format());
     return dictionary_->evaluate(recipe, out);
+  }
+  // True when the server's state of `id` at the tick starting at or before `time_us` (captured)
+  // is a crossfade from a frozen pose still running at time_us.
+  bool frozen_fade_at(uint32_t id, int64_t time_us) const {
+    if (time_us < 0) return false;
+    const uint32_t tick = static_cast<uint32_t>(time_us * setup_.server.tick_rate_hz / 1'000'000);
+    auto it = motions_.find(key(tick, id));
+    if (it == motions_.end()) return false;
+    const sim::Layer& layer = it->second.layer;
+    return layer.fade_source == sim::FadeSource::kFrozenPose &&
+           layer.fade_elapsed_us + (time_us - tick_time(tick)) < layer.fade_duration_us;
   }
   // Marks the next tick as changed by a command (its pre-tick exact capture is wrong).
   void mark_command_tick() { dirty_.push_back(static_cast<uint32_t>(server_->world().tick_index())); }

@@ -572,5 +572,167 @@ TEST(RecipeAtTimeTest, MalformedCrossfadeRecipesAreRefused) {
   EXPECT_EQ(recipe_at_time(one_clip(0, 0), 0, bad, 50'000, 25'000, kDurations, out), RecipeTiming::kInvalid);
 }
 
+// A fade from a frozen pose: the interrupted fade (clip 0 -> clip 1, 400 ms, `frozen_elapsed`
+// in) fixed at clip times 300 ms and 200 ms, and the new target (clip 1 again, at
+// `target_time`) fading in over 200 ms, `elapsed` in (the interrupt was `elapsed` ago).
+PoseRecipe fading_from_frozen(int64_t target_time, int64_t elapsed, int64_t frozen_elapsed = 100'000) {
+  PoseRecipe r;
+  r.count = 3;
+  r.source_count = 2;
+  r.frozen_source_count = 1;
+  r.inputs[0] = PoseRecipe::Input{0, 300'000, 1.0f};
+  r.inputs[1] = PoseRecipe::Input{1, 200'000, 1.0f};
+  r.inputs[2] = PoseRecipe::Input{1, target_time, 1.0f};
+  r.source_speed = 0;
+  r.frozen_elapsed_us = frozen_elapsed;
+  r.frozen_duration_us = 400'000;
+  r.fade_elapsed_us = elapsed;
+  r.fade_duration_us = 200'000;
+  r.steady_us = elapsed;
+  return r;
+}
+
+TEST(RecipeAtTimeTest, AFadeFromAFrozenPoseKeepsTheFrozenInputsWhileTheTargetAndTheFadeMove) {
+  const PoseRecipe a = fading_from_frozen(250'000, 50'000), b = fading_from_frozen(300'000, 100'000);
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.frozen());
+  EXPECT_EQ(out.frozen_source_count, 1);
+  EXPECT_EQ(out.source_count, 2);
+  EXPECT_EQ(out.frozen_elapsed_us, 100'000);
+  EXPECT_EQ(out.frozen_duration_us, 400'000);
+  EXPECT_TRUE(out.inputs[0] == a.inputs[0]);
+  EXPECT_TRUE(out.inputs[1] == a.inputs[1]);
+  EXPECT_EQ(out.inputs[2].time_us, 270'000);
+  EXPECT_EQ(out.fade_elapsed_us, 70'000);
+  // Extrapolated: the frozen inputs stay; past the fade's end, the target alone.
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 90'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.frozen());
+  EXPECT_TRUE(out.inputs[0] == a.inputs[0]);
+  EXPECT_EQ(out.inputs[2].time_us, 340'000);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 160'000, kDurations, out), RecipeTiming::kOk);
+  EXPECT_FALSE(out.crossfade());
+  EXPECT_EQ(out.count, 1);
+  EXPECT_EQ(out.inputs[0].clip, 1);
+  EXPECT_EQ(out.inputs[0].time_us, 410'000);
+  // Before the fade's start (backwards past its command): the frozen pose, at alpha 0.
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, -60'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.frozen());
+  EXPECT_EQ(out.fade_elapsed_us, 0);
+  EXPECT_TRUE(out.inputs[1] == a.inputs[1]);
+}
+
+TEST(RecipeAtTimeTest, ACrossfadeInterruptedBetweenTheRecordsIsThatFadeUntilTheCommandThenTheFrozenFade) {
+  // a: clip 0 -> clip 1 over 400 ms, 70 ms in; interrupted 30 ms later (at 30 ms), so b (at
+  // 50 ms) fades from that fade frozen 100 ms in, 20 ms into the new fade.
+  const PoseRecipe a = fading(270'000, 170'000, 70'000, 400'000);
+  const PoseRecipe b = fading_from_frozen(220'000, 20'000);
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 29'999, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.crossfade());
+  EXPECT_FALSE(out.frozen());
+  EXPECT_EQ(out.fade_elapsed_us, 99'999);
+  EXPECT_EQ(out.inputs[0].time_us, 299'999);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 30'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.frozen());
+  EXPECT_EQ(out.fade_elapsed_us, 0);  // the interrupt's tick: the frozen pose exactly
+  EXPECT_EQ(out.inputs[2].time_us, 200'000);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 40'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_TRUE(out.frozen());
+  EXPECT_EQ(out.fade_elapsed_us, 10'000);
+  EXPECT_EQ(out.inputs[2].time_us, 210'000);
+  EXPECT_TRUE(out.inputs[0] == b.inputs[0]);
+}
+
+TEST(RecipeAtTimeTest, FadesFromDifferentFrozenPosesAreNotInterpolatedAndMalformedOnesAreRefused) {
+  const PoseRecipe a = fading_from_frozen(250'000, 50'000);
+  PoseRecipe b = fading_from_frozen(300'000, 100'000, 120'000);  // another frozen pose, no command
+  PoseRecipe out;
+  EXPECT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kClipSetChanged);
+  b = fading_from_frozen(300'000, 100'000);
+  b.inputs[0].time_us += 1;  // the frozen pose moved
+  EXPECT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kClipSetChanged);
+  b = fading_from_frozen(300'000, 100'000);
+  b.source_speed = 1 << 16;  // frozen poses do not move: an invalid shape
+  EXPECT_EQ(recipe_at_time(a, 0, b, 50'000, 20'000, kDurations, out), RecipeTiming::kInvalid);
+  b = fading_from_frozen(300'000, 100'000);
+  b.inputs[1].weight = 0.0f;  // the frozen fade's target shows nothing
+  b.inputs[1].clip = 1;
+  EXPECT_EQ(recipe_at_time(b, 0, fading_from_frozen(350'000, 150'000), 50'000, 20'000, kDurations, out),
+            RecipeTiming::kClipSetChanged);
+  PoseRecipe c = b;
+  c.inputs[2].time_us = 350'000;
+  c.fade_elapsed_us = c.steady_us = 150'000;
+  EXPECT_EQ(recipe_at_time(b, 0, c, 50'000, 20'000, kDurations, out), RecipeTiming::kInvalid);
+}
+
+// A crossfade record (run -> walk, started at tick 0 over 500 ms) and a record of the fade that
+// interrupted it at tick 6 (to clip 0 over 200 ms, from the pose frozen then): at every tick
+// between them the track shows the server's pose bit for bit (the clip dictionary's
+// evaluation, which server_tests CrossfadeRecipes checks against the World): the first fade
+// until the interrupt, then the frozen pose (alpha 0) and the new fade over it.
+TEST_F(RecipeTrackTest, AcrossAnInterruptedCrossfadeTheServersPoseIsShownBitForBit) {
+  const auto motion_fade_at = [&](uint32_t tick) {
+    protocol::PoseRecipe r;
+    r.count = 2;
+    r.source_count = 1;
+    r.inputs[0] = {2, run.clip_time(tick), 1.0f};
+    r.inputs[1] = {1, at(tick), 1.0f};  // walk from its start at 1x
+    r.fade_elapsed_us = at(tick);
+    r.fade_duration_us = 500'000;
+    r.steady_us = r.fade_elapsed_us;
+    return r;
+  };
+  const auto frozen_fade_at = [&](uint32_t tick) {
+    const protocol::PoseRecipe interrupted = motion_fade_at(6);
+    protocol::PoseRecipe r;
+    r.count = 3;
+    r.inputs[0] = interrupted.inputs[0];
+    r.inputs[1] = interrupted.inputs[1];
+    r.frozen_source_count = 1;
+    r.source_count = 2;
+    r.source_speed = 0;
+    r.frozen_elapsed_us = interrupted.fade_elapsed_us;
+    r.frozen_duration_us = interrupted.fade_duration_us;
+    r.inputs[2] = {0, at(tick) - at(6), 1.0f};
+    r.fade_elapsed_us = at(tick) - at(6);
+    r.fade_duration_us = 200'000;
+    r.steady_us = r.fade_elapsed_us;
+    return r;
+  };
+  protocol::ClipDictionary dictionary(rig.skeleton(), rig.rig().clips, rig.format());
+  const auto record = [&](const protocol::PoseRecipe& recipe) {
+    PoseSample s;
+    EXPECT_TRUE(dictionary.predict(recipe, nullptr, s.quantized));
+    s.quantized.recipe = recipe;
+    s.locals.resize(rig.skeleton().node_count());
+    protocol::dequantize_pose(rig.format(), s.quantized, s.locals);
+    s.skeleton = &rig.skeleton();
+    s.recipe_verified = true;
+    return s;
+  };
+  const PoseSample a = record(motion_fade_at(3)), b = record(frozen_fade_at(9)), c = record(frozen_fade_at(12));
+  std::vector<Transform> expected(rig.skeleton().node_count());
+  for (uint32_t tick = 4; tick < 12; ++tick) {
+    const bool second = tick > 9;
+    const SampleWindow window = second ? SampleWindow{ref(b, 9), ref(c, 12), {}} : SampleWindow{ref(a, 3), ref(b, 9), {}};
+    ASSERT_TRUE(track.present(rig.skeleton(), window, at(tick), settings, recipes));
+    EXPECT_TRUE(track.recipe()) << "tick " << tick;
+    EXPECT_EQ(track.recipe_miss(), RecipeMiss::kNone);
+    ASSERT_TRUE(dictionary.evaluate(tick < 6 ? motion_fade_at(tick) : frozen_fade_at(tick), expected));
+    EXPECT_TRUE(shows_exactly(expected)) << "tick " << tick;
+    if (tick == 6) {  // alpha 0: the first fade's pose at the interrupt, as it was frozen
+      ASSERT_TRUE(dictionary.evaluate(motion_fade_at(6), expected));
+      EXPECT_TRUE(shows_exactly(expected)) << "the frozen pose";
+    }
+  }
+  EXPECT_FALSE(track.correcting());
+  // Past the newest record, extrapolated: the frozen inputs stay, the new fade moves on.
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(c, 12), {}, ref(b, 9)}, at(14), settings, recipes));
+  EXPECT_EQ(track.mode(), PresentMode::kExtrapolate);
+  ASSERT_TRUE(dictionary.evaluate(frozen_fade_at(14), expected));
+  EXPECT_TRUE(shows_exactly(expected));
+}
+
 }  // namespace
 }  // namespace posecast::client

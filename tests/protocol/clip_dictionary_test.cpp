@@ -438,5 +438,203 @@ TEST(ClipDictionary, MutatedCrossfadeRecipeStreamsDecodeOrFailCleanly) {
   }
 }
 
+// A fade from a frozen pose (docs/codec.md): walk_to_blend's crossfade interrupted at update
+// `interrupt_u` (its state then: both motions' clip times and its fade progress, fixed) and
+// faded over 300 ms to clip 1 at 1x; the recipe the server attaches at update u.
+PoseRecipe frozen_fade(int u, int interrupt_u = 13) {
+  const PoseRecipe interrupted = walk_to_blend(interrupt_u);
+  const int64_t since = (u - interrupt_u) * int64_t{50'000};
+  PoseRecipe r;
+  for (uint8_t i = 0; i < interrupted.count; ++i) r.inputs[r.count++] = interrupted.inputs[i];
+  r.frozen_source_count = interrupted.source_count;
+  r.source_count = r.count;
+  r.source_speed = 0;
+  r.frozen_elapsed_us = interrupted.fade_elapsed_us;
+  r.frozen_duration_us = interrupted.fade_duration_us;
+  r.inputs[r.count++] = {1, (walk_to_blend(interrupt_u).inputs[2].time_us + since) % 1'000'000, 1.0f};
+  r.fade_elapsed_us = since;
+  r.fade_duration_us = 300'000;
+  r.steady_us = since;
+  return r;
+}
+
+// The animator's evaluation of a fade from a frozen pose (sim/src/evaluator.cpp): the frozen
+// pose is what the interrupted crossfade showed (evaluate_fade of it), then the new target
+// mixed over it at the new fade's alpha.
+std::vector<Transform> evaluate_frozen_fade(const Rig& rig, const PoseRecipe& r) {
+  PoseRecipe interrupted, target;
+  for (uint8_t i = 0; i < r.source_count; ++i) interrupted.inputs[interrupted.count++] = r.inputs[i];
+  interrupted.source_count = r.frozen_source_count;
+  interrupted.fade_elapsed_us = r.frozen_elapsed_us;
+  interrupted.fade_duration_us = r.frozen_duration_us;
+  for (uint8_t i = r.source_count; i < r.count; ++i) target.inputs[target.count++] = r.inputs[i];
+  std::vector<Transform> pose = evaluate_fade(rig, interrupted);  // the frozen pose
+  const float alpha = static_cast<float>(static_cast<double>(r.fade_elapsed_us) /
+                                         static_cast<double>(r.fade_duration_us));
+  if (alpha > 0.0f) {
+    const std::vector<Transform> over = rig.evaluate(target);
+    OverrideBlendJob mix;
+    mix.pose = pose;
+    mix.layer = over;
+    mix.weight = alpha;
+    EXPECT_TRUE(mix.Run());
+  }
+  return pose;
+}
+
+TEST(ClipDictionary, FrozenCrossfadeRecipesEvaluateLikeTheAnimatorAndRoundTripCompactly) {
+  Rig rig;
+  ClipDictionary server_dictionary(rig.skeleton, rig.clips, rig.format);
+  ClipDictionary client_dictionary(rig.skeleton, rig.clips, rig.format);
+  PoseQuantizer quantizer(rig.format);
+  PoseEncoder encoder(rig.format, &server_dictionary);
+  std::vector<QuantizedPose> sent, received;
+  std::vector<Transform> evaluated(rig.skeleton.node_count());
+  std::size_t motion_first_bytes = 0, first_bytes = 0, frozen_bytes = 0, frozen_records = 0;
+  // The motion crossfade until update 13, its interruption at 13 (alpha 0: the frozen pose
+  // itself), the fade from the frozen pose until 18, its target alone from 19 on.
+  for (int u = 8; u < 22; ++u) {
+    PoseRecipe recipe = u < 13 ? walk_to_blend(u) : frozen_fade(u);
+    if (recipe.frozen() && recipe.fade_elapsed_us >= recipe.fade_duration_us) {
+      PoseRecipe plain;  // the fade has ended: its target alone
+      plain.inputs[plain.count++] = recipe.inputs[recipe.source_count];
+      plain.steady_us = recipe.steady_us;
+      recipe = plain;
+    }
+    ASSERT_TRUE(server_dictionary.valid(recipe)) << "update " << u;
+    const std::vector<Transform> pose =
+        recipe.frozen() ? evaluate_frozen_fade(rig, recipe) : evaluate_fade(rig, recipe);
+    ASSERT_TRUE(client_dictionary.evaluate(recipe, evaluated));
+    ASSERT_EQ(std::memcmp(evaluated.data(), pose.data(), pose.size() * sizeof(Transform)), 0)
+        << "update " << u;
+    QuantizedPose q;
+    ASSERT_TRUE(quantizer.quantize(pose, sent.empty() ? nullptr : &sent.back(), q));
+    q.recipe = recipe;
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(encoder.encode(q, history(sent, 3), bytes));
+    QuantizedPose got;
+    bool from_dictionary = false;
+    const Status st = decode_pose(rig.format, bytes, history(received, 3), got,
+                                  PoseCoding::kRangeCoded, &client_dictionary, nullptr, &from_dictionary);
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    ASSERT_EQ(got, q) << "update " << u;  // codes and the whole recipe, frozen state included
+    EXPECT_TRUE(from_dictionary) << "update " << u;
+    if (u == 10) motion_first_bytes = bytes.size();
+    if (u == 13) first_bytes = bytes.size();
+    if (recipe.frozen() && u > 13) {
+      frozen_bytes += bytes.size();
+      ++frozen_records;
+    }
+    sent.push_back(q);
+    received.push_back(got);
+  }
+  ASSERT_EQ(frozen_records, 5u);
+  std::printf("fade from a frozen pose: first record %zu bytes (a motion crossfade's first: %zu), then %.1f bytes per record\n",
+              first_bytes, motion_first_bytes, static_cast<double>(frozen_bytes) / static_cast<double>(frozen_records));
+  // The first record predicts the frozen times and fade state from the interrupted fade (its
+  // clips advanced to the interrupt): with up to twice the inputs, it costs no more than a
+  // motion crossfade's first record (new duration, speed, steady time, weights). The next
+  // ones predict them from the frozen baseline (constant).
+  EXPECT_LE(first_bytes, motion_first_bytes);
+  EXPECT_LT(static_cast<double>(frozen_bytes) / static_cast<double>(frozen_records), 12.0);
+}
+
+TEST(ClipDictionary, MalformedFrozenCrossfadeRecipesAreRefused) {
+  Rig rig;
+  ClipDictionary dictionary(rig.skeleton, rig.clips, rig.format);
+  PoseEncoder encoder(rig.format, &dictionary);
+  QuantizedPose q;
+  q.reset(rig.format);
+  q.recipe = frozen_fade(15);
+  ASSERT_TRUE(dictionary.valid(q.recipe));
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(encoder.encode(q, PoseReference{}, bytes));
+  const auto refused = [&](PoseRecipe r) {
+    QuantizedPose bad = q;
+    bad.recipe = r;
+    std::vector<uint8_t> out;
+    std::vector<Transform> pose(rig.skeleton.node_count());
+    return !dictionary.valid(r) && !encoder.encode(bad, PoseReference{}, out) && !dictionary.evaluate(r, pose);
+  };
+  PoseRecipe r = q.recipe;
+  r.frozen_source_count = r.source_count;  // no frozen target
+  EXPECT_TRUE(refused(r));
+  r = q.recipe;
+  r.frozen_elapsed_us = r.frozen_duration_us;  // a finished fade cannot have been interrupted
+  EXPECT_TRUE(refused(r));
+  r = q.recipe;
+  r.frozen_elapsed_us = -1;
+  EXPECT_TRUE(refused(r));
+  r = q.recipe;
+  r.source_speed = 1 << 16;  // a frozen pose does not move
+  EXPECT_TRUE(refused(r));
+  r = q.recipe;
+  r.source_wrap = 1;
+  EXPECT_TRUE(refused(r));
+  r = walk_to_blend(12);
+  r.frozen_duration_us = 10;  // frozen state without a frozen source
+  EXPECT_TRUE(refused(r));
+  r = q.recipe;  // five frozen target inputs (a motion has at most four)
+  for (int i = 0; i < 3; ++i) {
+    for (uint8_t k = r.count; k > r.source_count; --k) r.inputs[k] = r.inputs[k - 1];
+    r.inputs[r.source_count] = r.inputs[r.frozen_source_count];
+    ++r.count;
+    ++r.source_count;
+  }
+  ASSERT_EQ(r.source_count - r.frozen_source_count, 5);
+  EXPECT_TRUE(refused(r));
+  r = q.recipe;
+  r.frozen_source_count = 0;  // then it is a motion crossfade with 3 source inputs at speed 0:
+  r.frozen_elapsed_us = r.frozen_duration_us = 0;  // valid, but another pose
+  EXPECT_TRUE(dictionary.valid(r));
+}
+
+TEST(ClipDictionary, MutatedFrozenCrossfadeRecipeStreamsDecodeOrFailCleanly) {
+  Rig rig;
+  ClipDictionary dictionary(rig.skeleton, rig.clips, rig.format);
+  PoseQuantizer quantizer(rig.format);
+  PoseEncoder encoder(rig.format, &dictionary);
+  std::vector<QuantizedPose> held;
+  for (int u : {12, 13, 14}) {  // the interrupted fade, the interrupt, the fade from it
+    const PoseRecipe recipe = u < 13 ? walk_to_blend(u) : frozen_fade(u);
+    QuantizedPose q;
+    const std::vector<Transform> pose =
+        recipe.frozen() ? evaluate_frozen_fade(rig, recipe) : evaluate_fade(rig, recipe);
+    ASSERT_TRUE(quantizer.quantize(pose, held.empty() ? nullptr : &held.back(), q));
+    q.recipe = recipe;
+    held.push_back(q);
+  }
+  const std::vector<QuantizedPose> motion_base = {held[0]};
+  const std::vector<QuantizedPose> frozen_base = {held[1]};
+  int decoded = 0;
+  for (const PoseReference& ref : {history(motion_base, 3), history(frozen_base, 3), PoseReference{}}) {
+    std::vector<uint8_t> bytes;
+    const QuantizedPose& pose = ref.baseline == &motion_base[0] ? held[1] : held[2];
+    ASSERT_TRUE(encoder.encode(pose, ref, bytes));
+    QuantizedPose clean;
+    ASSERT_TRUE(decode_pose(rig.format, bytes, ref, clean, PoseCoding::kRangeCoded, &dictionary).ok());
+    ASSERT_EQ(clean, pose);
+    test::TestRng rng{53};
+    int failures = 0;
+    for (int round = 0; round < 2000; ++round) {
+      std::vector<uint8_t> mutated = bytes;
+      if (round % 4 == 3) {
+        mutated.resize(rng() % mutated.size());  // truncated
+      } else {
+        mutated[rng() % mutated.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      }
+      QuantizedPose got;
+      if (!decode_pose(rig.format, mutated, ref, got, PoseCoding::kRangeCoded, &dictionary).ok()) {
+        ++failures;
+        continue;
+      }
+      ++decoded;
+      EXPECT_TRUE(dictionary.valid(got.recipe) || got.recipe.count == 0);
+    }
+    EXPECT_GT(failures, 0);
+  }
+  EXPECT_GT(decoded, 0);
+}
+
 }  // namespace
 }  // namespace posecast::protocol

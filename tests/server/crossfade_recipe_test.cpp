@@ -1,7 +1,7 @@
 // Crossfade recipes (docs/codec.md "Recipes"): the server attaches both motions' clips and the
 // fade state to the poses of an entity whose layer 0 crossfades from a playing motion, and the
 // clip dictionary evaluates that recipe to the World's pose bit for bit at every tick of the
-// fade; an interrupted crossfade (fading from a frozen pose) carries none.
+// fade; an interrupted crossfade (fading from a frozen pose) carries the crossfade it froze.
 
 #include <cstring>
 #include <map>
@@ -100,32 +100,109 @@ TEST_F(CrossfadeRecipes, EvaluateToTheWorldsPoseAtEveryTickOfTheFadeAndEndAsPlai
   EXPECT_GE(checked, 50u);
 }
 
-TEST_F(CrossfadeRecipes, AnInterruptedCrossfadeFadingFromAFrozenPoseCarriesNoRecipe) {
-  start();
+// A crossfade started during another fades from the pose the layer showed then (a frozen
+// pose). It carries a frozen recipe: the interrupted fade's two motions at their clip times
+// then and its fade state, evaluated as that fade, with the new target mixed over it. The
+// dictionary gives the World's pose bit for bit at every tick of the new fade, and its
+// quantisation (against the previous tick's pose, as the server's hysteresis) the server's own
+// codes, the command's tick (alpha 0: the frozen pose itself) included. A third crossfade
+// during that one (a frozen pose frozen again) carries none.
+TEST_F(CrossfadeRecipes, AnInterruptedCrossfadeCarriesAFrozenRecipeThatEvaluatesToTheWorldsPose) {
+  server::ServerOptions options;
+  options.send_rate_hz = 60;
+  start(options);
   const sim::EntityId id = server->spawn(0, 0, server::Vec3{0, 0, 0});
-  server->play(id, 0, clip_motion(0));
+  sim::MotionSpec blend;  // a two-clip blend at 1.25x ...
+  blend.count = 2;
+  blend.clips[0] = sim::ClipWeight{0, 0.6f};
+  blend.clips[1] = sim::ClipWeight{1, 0.4f};
+  blend.speed = 5 * (1 << 16) / 4;
+  server->play(id, 0, blend);
   server->on_pose_quantized([&](uint32_t tick, sim::EntityId e, uint16_t, const protocol::QuantizedPose& pose) {
     if (e == id) quantized[tick] = pose;
   });
   RawClient& client = add_client();
   ASSERT_NE(connect(client, 1).client_id, 0u);
-  step(6);
-  server->crossfade(id, 0, clip_motion(1), 500'000);
-  step(6);
+  for (int i = 0; i < 6; ++i) step_capturing(id, false);
+  sim::MotionSpec first = clip_motion(1);  // ... fades to clip 1 at 0.75x over 500 ms ...
+  first.speed = 3 * (1 << 16) / 4;
+  const auto first_tick = static_cast<uint32_t>(server->world().tick_index());
+  server->crossfade(id, 0, first, 500'000);
+  step_capturing(id, true);
+  for (int i = 0; i < 6; ++i) step_capturing(id, false);
+  // ... and 7 ticks in, to clip 2 over 300 ms (18 ticks), from the pose frozen then.
   const auto interrupted = static_cast<uint32_t>(server->world().tick_index());
-  server->crossfade(id, 0, clip_motion(2), 300'000);  // during the first: fades from a frozen pose
-  step(12);
-  std::size_t frozen = 0, motion = 0;
+  server->crossfade(id, 0, clip_motion(2), 300'000, true);
+  step_capturing(id, true);
+  for (int i = 0; i < 10; ++i) step_capturing(id, false);
+  const auto again = static_cast<uint32_t>(server->world().tick_index());
+  server->crossfade(id, 0, clip_motion(0), 300'000);  // during the frozen fade: frozen again
+  step_capturing(id, true);
+  for (int i = 0; i < 5; ++i) step_capturing(id, false);
+
+  const Rig& rig = generated_rig()->rigs[0];
+  const protocol::PoseFormat& format = *server->pose_format(0, 0);
+  protocol::ClipDictionary dictionary(rig.skeleton, rig.clips, format);
+  std::vector<Transform> evaluated(rig.skeleton.node_count());
+  protocol::QuantizedPose predicted;
+  std::size_t frozen = 0, against_world = 0, nested = 0;
   for (const auto& [tick, pose] : quantized) {
-    if (tick >= interrupted && tick < interrupted + 18) {
-      EXPECT_EQ(pose.recipe.count, 0) << "tick " << tick;
-      ++frozen;
-    } else if (pose.recipe.crossfade()) {
-      ++motion;
+    const protocol::PoseRecipe& recipe = pose.recipe;
+    if (tick >= again) {
+      EXPECT_EQ(recipe.count, 0) << "tick " << tick << ": a frozen pose frozen again has no origin";
+      ++nested;
+      continue;
     }
+    if (tick < interrupted) continue;
+    ASSERT_TRUE(recipe.frozen()) << "tick " << tick;
+    EXPECT_EQ(recipe.frozen_source_count, 2);
+    EXPECT_EQ(recipe.source_count, 3);
+    EXPECT_EQ(recipe.target_count(), 1);
+    EXPECT_EQ(recipe.source_speed, 0);
+    EXPECT_EQ(recipe.speed, sim::kSpeedOne);
+    EXPECT_EQ(recipe.frozen_duration_us, 500'000);
+    EXPECT_EQ(recipe.frozen_elapsed_us,
+              sim::tick_start_us(interrupted, 60) - sim::tick_start_us(first_tick, 60));
+    EXPECT_EQ(recipe.fade_duration_us, 300'000);
+    EXPECT_EQ(recipe.fade_elapsed_us, sim::tick_start_us(tick, 60) - sim::tick_start_us(interrupted, 60));
+    EXPECT_EQ(recipe.steady_us, recipe.fade_elapsed_us);
+    // The frozen inputs stay as they were at the interrupt.
+    const protocol::PoseRecipe& at_interrupt = quantized.at(interrupted).recipe;
+    for (uint8_t i = 0; i < recipe.source_count; ++i) {
+      EXPECT_TRUE(recipe.inputs[i] == at_interrupt.inputs[i]) << "tick " << tick << " input " << int{i};
+    }
+    // The server's own codes: the prediction against the previous tick's pose (the server
+    // quantises against it) is the quantised pose (what makes the record "verified").
+    auto previous = quantized.find(tick - 1);
+    ASSERT_NE(previous, quantized.end());
+    ASSERT_TRUE(dictionary.predict(recipe, &previous->second, predicted)) << "tick " << tick;
+    EXPECT_EQ(predicted.values, pose.values) << "tick " << tick;
+    ++frozen;
+    auto world = world_pose.find(tick);
+    if (world == world_pose.end()) continue;  // the command's tick
+    ASSERT_TRUE(dictionary.evaluate(recipe, evaluated)) << "tick " << tick;
+    EXPECT_TRUE(same_bits(evaluated, world->second)) << "tick " << tick;
+    ++against_world;
   }
-  EXPECT_GE(frozen, 3u);
-  EXPECT_GE(motion, 1u);
+  EXPECT_EQ(frozen, 11u);  // the interrupt's tick and the 10 after it
+  EXPECT_EQ(against_world, 10u);
+  EXPECT_EQ(nested, 6u);
+}
+
+// A crossfade on a layer that played nothing fades in from the rest pose: a frozen pose with
+// no crossfade behind it, so no recipe.
+TEST_F(CrossfadeRecipes, AFadeInFromTheRestPoseCarriesNoRecipe) {
+  start();
+  const sim::EntityId id = server->spawn(0, 0, server::Vec3{0, 0, 0});
+  server->on_pose_quantized([&](uint32_t tick, sim::EntityId e, uint16_t, const protocol::QuantizedPose& pose) {
+    if (e == id) quantized[tick] = pose;
+  });
+  RawClient& client = add_client();
+  ASSERT_NE(connect(client, 1).client_id, 0u);
+  server->crossfade(id, 0, clip_motion(1), 300'000);
+  step(12);
+  ASSERT_FALSE(quantized.empty());
+  for (const auto& [tick, pose] : quantized) EXPECT_EQ(pose.recipe.count, 0) << "tick " << tick;
 }
 
 }  // namespace

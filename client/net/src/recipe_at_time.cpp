@@ -48,12 +48,24 @@ bool well_formed(const PoseRecipe& r, std::span<const int64_t> clip_durations_us
   return true;
 }
 
-// The same motions: clips in the same order on the same sides of a crossfade, and for a
-// crossfade the same fade (its elapsed time moved with the records' times).
+// The same motions: clips in the same order on the same sides of a crossfade, for a
+// crossfade the same fade (its elapsed time moved with the records' times), and for a fade
+// from a frozen pose the same frozen pose (its inputs and fade state equal: it does not move).
 bool same_motions(const PoseRecipe& a, const PoseRecipe& b, int64_t span) {
-  if (a.count != b.count || a.source_count != b.source_count) return false;
+  if (a.count != b.count || a.source_count != b.source_count ||
+      a.frozen_source_count != b.frozen_source_count) {
+    return false;
+  }
   for (uint8_t i = 0; i < a.count; ++i) {
     if (a.inputs[i].clip != b.inputs[i].clip) return false;
+  }
+  if (a.frozen()) {
+    if (a.frozen_elapsed_us != b.frozen_elapsed_us || a.frozen_duration_us != b.frozen_duration_us) {
+      return false;
+    }
+    for (uint8_t i = 0; i < a.source_count; ++i) {
+      if (!(a.inputs[i] == b.inputs[i])) return false;
+    }
   }
   return !a.crossfade() || (a.fade_duration_us == b.fade_duration_us &&
                             b.fade_elapsed_us - a.fade_elapsed_us == span);
@@ -72,10 +84,14 @@ PoseRecipe motion_of(const PoseRecipe& r, uint8_t first, uint8_t end, int32_t sp
 
 // A crossfade whose elapsed time left [0, duration): its source before the start, its target
 // from the end on (where the animator's fade shows exactly these, sim/src/evaluator.cpp).
+// Before a fade from a frozen pose, the frozen pose itself (the fade at its first tick): the
+// interrupted fade's motion before the interrupt is not described (its speeds are not sent).
 // In place: the common case (no crossfade, or one still running) copies nothing.
 void settle_fade(PoseRecipe& r) {
   if (!r.crossfade()) return;
-  if (r.fade_elapsed_us < 0) {
+  if (r.fade_elapsed_us < 0 && r.frozen()) {
+    r.fade_elapsed_us = 0;
+  } else if (r.fade_elapsed_us < 0) {
     r = motion_of(r, 0, r.source_count, r.source_speed, r.source_wrap);
   } else if (r.fade_elapsed_us >= r.fade_duration_us) {
     r = motion_of(r, r.source_count, r.count, r.speed, r.wrap);
@@ -100,6 +116,7 @@ bool continue_recipe(const PoseRecipe& x, int64_t x_us, int64_t render_us,
   r = x;
   for (uint8_t i = 0; i < r.count; ++i) {
     const bool source = r.crossfade() && i < r.source_count;
+    if (source && r.frozen()) continue;  // a frozen pose's clip times do not move
     const int64_t speed = source ? r.source_speed : r.speed;
     const uint8_t wrap = source ? r.source_wrap : r.wrap;
     PoseRecipe::Input& in = r.inputs[i];
@@ -122,6 +139,7 @@ void interpolate_recipe(const PoseRecipe& a, const PoseRecipe& b, int64_t span, 
   const float f = static_cast<float>(static_cast<double>(elapsed) / static_cast<double>(span));
   r = b;
   for (uint8_t i = 0; i < a.count; ++i) {
+    if (a.frozen() && i < a.source_count) continue;  // the frozen pose: b's (equal to a's)
     const PoseRecipe::Input& x = a.inputs[i];
     const PoseRecipe::Input& y = b.inputs[i];
     const int64_t duration = clip_durations_us[x.clip];
@@ -192,8 +210,12 @@ RecipeTiming recipe_at_time(const protocol::PoseRecipe& a, int64_t a_us,
   } else {
     interpolate_recipe(a, b, span, elapsed, clip_durations_us, r);
   }
-  // Each motion must show something (a crossfade's source and target alike).
-  if (!any_weight(r, r.source_count, r.count) || (r.crossfade() && !any_weight(r, 0, r.source_count))) {
+  // Each motion must show something (a crossfade's source and target alike, both motions of
+  // a frozen source).
+  if (!any_weight(r, r.source_count, r.count) ||
+      (r.crossfade() && !r.frozen() && !any_weight(r, 0, r.source_count)) ||
+      (r.frozen() && (!any_weight(r, 0, r.frozen_source_count) ||
+                      !any_weight(r, r.frozen_source_count, r.source_count)))) {
     return RecipeTiming::kInvalid;
   }
   out = r;

@@ -13,12 +13,20 @@ using protocol::kMaxRecipeMotionInputs;
 void RecipeEvaluator::reset(std::size_t node_count, std::size_t max_tracks, bool own_blend_scratch) {
   nodes_ = node_count;
   max_tracks_ = max_tracks;
-  cursors_.assign(kMaxRecipeInputs * max_tracks, 0u);
+  cursors_.assign(kCursorRows * max_tracks, 0u);
   if (own_blend_scratch) {
     samples_.assign(kRecipeScratchPoses * node_count, Transform{});
   } else {
     samples_ = {};
   }
+}
+
+std::size_t RecipeEvaluator::cursor_row(const protocol::PoseRecipe& recipe, uint8_t i) {
+  if (!recipe.frozen()) return i;  // < 2 x kMaxRecipeMotionInputs = kCursorRows
+  // The moving target keeps rows of its own; the frozen inputs (fixed times) share the rest:
+  // two of them on one row cost a key search when they alternate, never other bits.
+  if (i >= recipe.source_count) return static_cast<std::size_t>(i - recipe.source_count);
+  return kMaxRecipeMotionInputs + i % kMaxRecipeMotionInputs;
 }
 
 bool RecipeEvaluator::evaluate_motion(const Skeleton& skeleton, std::span<const Clip> clips,
@@ -33,7 +41,8 @@ bool RecipeEvaluator::evaluate_motion(const Skeleton& skeleton, std::span<const 
     const protocol::PoseRecipe::Input& in = recipe.inputs[i];
     const Clip& clip = clips[in.clip];
     SampleJob job{&skeleton, &clip, in.time_us,
-                  std::span<uint32_t>(cursors_).subspan(i * max_tracks_, clip.tracks.size()), into};
+                  std::span<uint32_t>(cursors_).subspan(cursor_row(recipe, i) * max_tracks_, clip.tracks.size()),
+                  into};
     job.assets_validated = assets_validated;
     return job.Run();
   };
@@ -78,14 +87,29 @@ bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> c
     return evaluate_motion(skeleton, clips, assets_validated, recipe, 0, recipe.count, scratch, out);
   }
   // The animator's crossfading layer (sim/src/evaluator.cpp evaluate_layer): the source into
-  // the pose, then, once alpha > 0, the target mixed over it.
-  if (!evaluate_motion(skeleton, clips, assets_validated, recipe, 0, recipe.source_count, scratch,
-                       out)) {
+  // the pose, then, once alpha > 0, the target mixed over it. A frozen source is the
+  // interrupted fade evaluated the same way (what the animator froze, world_commands.cpp).
+  const std::span<Transform> target = scratch.subspan(kMaxRecipeInputs * nodes_, nodes_);
+  const uint8_t source_end = recipe.frozen() ? recipe.frozen_source_count : recipe.source_count;
+  if (!evaluate_motion(skeleton, clips, assets_validated, recipe, 0, source_end, scratch, out)) {
     return false;
+  }
+  if (recipe.frozen()) {
+    const float frozen_alpha = protocol::recipe_frozen_alpha(recipe);
+    if (frozen_alpha > 0.0f) {
+      if (!evaluate_motion(skeleton, clips, assets_validated, recipe, recipe.frozen_source_count,
+                           recipe.source_count, scratch, target)) {
+        return false;
+      }
+      OverrideBlendJob freeze;
+      freeze.pose = out;
+      freeze.layer = target;
+      freeze.weight = frozen_alpha;
+      if (!freeze.Run()) return false;
+    }
   }
   const float alpha = protocol::recipe_fade_alpha(recipe);
   if (!(alpha > 0.0f)) return true;
-  const std::span<Transform> target = scratch.subspan(kMaxRecipeInputs * nodes_, nodes_);
   if (!evaluate_motion(skeleton, clips, assets_validated, recipe, recipe.source_count, recipe.count,
                        scratch, target)) {
     return false;

@@ -17,7 +17,8 @@ namespace posecast::protocol {
 
 // Evaluates recipes: samples each input clip (SampleJob), blends them (BlendJob, exactly as
 // the animator does), for a crossfade recipe mixes the target motion over the source
-// (OverrideBlendJob at the recipe's alpha, as the animator's crossfading layer) and quantises
+// (OverrideBlendJob at the recipe's alpha, as the animator's crossfading layer; a frozen
+// source is itself such a crossfade, at fixed times and alpha) and quantises
 // the result. Holds scratch buffers (allocated in the
 // constructor); predict() never allocates. One per thread; the skeleton, clips and format must
 // outlive it and be the ones the format was built from.

@@ -43,27 +43,47 @@ inline constexpr int32_t kMaxLinearCode = 1 << 30;
 //    evaluated as a plain blend; then OverrideBlendJob mixes the target over the source with
 //    alpha = fade_elapsed_us / fade_duration_us (recipe_fade_alpha, exactly sim::fade_alpha;
 //    alpha 0 shows the source unchanged).
+//  - crossfade from a frozen pose (frozen_source_count > 0: layer 0 fading from the pose it
+//    froze when a crossfade from a motion was interrupted): the source block
+//    [0, source_count) is that interrupted fade at the interrupting command's tick, evaluated
+//    as a crossfade itself: [0, frozen_source_count) its source motion, [frozen_source_count,
+//    source_count) its target motion, mixed at frozen_elapsed_us / frozen_duration_us
+//    (recipe_frozen_alpha). Its clip times are fixed (the frozen pose does not move:
+//    source_speed 0, source_wrap 0); then the target motion is mixed over it as above.
 // Lets the codec predict the pose from the shared clips (clip_dictionary.h) and the client
 // evaluate the server's pose at any render time. count 0 = no recipe.
 // The speed, wrap and steady_us fields do not change what the recipe evaluates to; they say how
 // its clip times move (the client derives recipes between and past snapshots from them).
 inline constexpr uint8_t kMaxRecipeMotionInputs = 4;  // clips of one motion (sim::kMaxBlendClips)
-inline constexpr uint8_t kMaxRecipeInputs = 2 * kMaxRecipeMotionInputs;  // a crossfade's two
+// A crossfade from a frozen pose: the interrupted fade's two motions and the new target.
+inline constexpr uint8_t kMaxRecipeInputs = 3 * kMaxRecipeMotionInputs;
 inline constexpr int64_t kMaxRecipeTimeUs = (int64_t{1} << 32) - 1;
 inline constexpr uint8_t kRecipeWrapModes = 3;  // sim::WrapMode: 0 loop, 1 clamp, 2 ping-pong
 
 struct PoseRecipe {
   struct Input {
-    uint16_t clip = 0;     // index into the rig's clips
+    // Built as {clip, time_us, weight}; stored time first so an input takes 16 bytes, not 24
+    // (a recipe holds kMaxRecipeInputs of them, and every pooled client sample one recipe).
+    Input() = default;
+    constexpr Input(uint16_t clip_index, int64_t time, float w)
+        : time_us(time), weight(w), clip(clip_index) {}
     int64_t time_us = 0;   // clip-local time, 0..kMaxRecipeTimeUs
     float weight = 1.0f;   // finite, >= 0 (BlendJob normalises)
+    uint16_t clip = 0;     // index into the rig's clips
     bool operator==(const Input&) const = default;
   };
+  static_assert(sizeof(Input) == 16, "recipe inputs stay small");
   Input inputs[kMaxRecipeInputs];  // [0, count) used; later ones unspecified, never read
   uint8_t count = 0;
-  uint8_t source_count = 0;  // 0: plain; else 1..4 source inputs, and 1..4 target inputs follow
+  uint8_t source_count = 0;  // 0: plain; else 1..4 source inputs (2..8 when frozen), and 1..4
+                             // target inputs follow
+  // 0: the crossfade's source is a playing motion (or the recipe is plain). 1..4: the source
+  // is a frozen crossfade (above): its first frozen_source_count inputs are the interrupted
+  // fade's source motion, the rest of the source block (1..4) its target motion.
+  uint8_t frozen_source_count = 0;
   // Playback of the target (plain) motion and of the crossfade's source: speed in signed 16.16
-  // (sim::SpeedQ16) and wrap mode (< kRecipeWrapModes). Source fields are 1x/loop when plain.
+  // (sim::SpeedQ16) and wrap mode (< kRecipeWrapModes). Source fields are 1x/loop when plain,
+  // 0/loop when the source is frozen.
   int32_t speed = 1 << 16;
   int32_t source_speed = 1 << 16;
   uint8_t wrap = 0;
@@ -72,6 +92,10 @@ struct PoseRecipe {
   // kMaxRecipeTimeUs. Both 0 when plain.
   int64_t fade_elapsed_us = 0;
   int64_t fade_duration_us = 0;
+  // The interrupted fade's progress, fixed (frozen recipes only, else both 0):
+  // 0 <= frozen_elapsed_us < frozen_duration_us <= kMaxRecipeTimeUs.
+  int64_t frozen_elapsed_us = 0;
+  int64_t frozen_duration_us = 0;
   // Server time since a command last changed the entity (its segment of steady motion began
   // then), 0..kMaxRecipeTimeUs (saturating): between two snapshots the motion follows the
   // older one's recipe until then and the newer one's from then on.
@@ -79,8 +103,12 @@ struct PoseRecipe {
 
   uint8_t target_count() const { return static_cast<uint8_t>(count - source_count); }
   bool crossfade() const { return source_count > 0; }
+  bool frozen() const { return frozen_source_count > 0; }
   bool operator==(const PoseRecipe& other) const {
-    if (count != other.count || source_count != other.source_count || speed != other.speed ||
+    if (count != other.count || source_count != other.source_count ||
+        frozen_source_count != other.frozen_source_count ||
+        frozen_elapsed_us != other.frozen_elapsed_us ||
+        frozen_duration_us != other.frozen_duration_us || speed != other.speed ||
         source_speed != other.source_speed || wrap != other.wrap ||
         source_wrap != other.source_wrap || fade_elapsed_us != other.fade_elapsed_us ||
         fade_duration_us != other.fade_duration_us || steady_us != other.steady_us) {
@@ -94,17 +122,32 @@ struct PoseRecipe {
 
 // True when the recipe's shape is one the evaluators accept: count 1..kMaxRecipeInputs; plain
 // with at most kMaxRecipeMotionInputs inputs, or a crossfade with 1..4 inputs on each side and
-// 0 <= fade_elapsed_us < fade_duration_us <= kMaxRecipeTimeUs; wrap modes in range; plain
-// recipes carry no fade state. Inputs themselves (clips, times, weights) are not checked here.
+// 0 <= fade_elapsed_us < fade_duration_us <= kMaxRecipeTimeUs, or a crossfade from a frozen
+// pose with 1..4 inputs in each of its three motions, 0 <= frozen_elapsed_us <
+// frozen_duration_us <= kMaxRecipeTimeUs and source speed 0, source wrap 0; wrap modes in
+// range; plain recipes carry no fade state, recipes that are not frozen no frozen state.
+// Inputs themselves (clips, times, weights) are not checked here.
 inline bool recipe_shape_valid(const PoseRecipe& r) {
   if (r.count == 0 || r.count > kMaxRecipeInputs || r.wrap >= kRecipeWrapModes ||
       r.source_wrap >= kRecipeWrapModes || r.steady_us < 0 || r.steady_us > kMaxRecipeTimeUs) {
     return false;
   }
+  if (r.frozen_source_count == 0) {
+    if (r.frozen_elapsed_us != 0 || r.frozen_duration_us != 0) return false;
+  } else {
+    // The frozen block: 1..4 inputs of the interrupted fade's source, 1..4 of its target.
+    if (r.frozen_source_count > kMaxRecipeMotionInputs || r.source_count <= r.frozen_source_count ||
+        r.source_count - r.frozen_source_count > kMaxRecipeMotionInputs ||
+        r.frozen_elapsed_us < 0 || r.frozen_elapsed_us >= r.frozen_duration_us ||
+        r.frozen_duration_us > kMaxRecipeTimeUs || r.source_speed != 0 || r.source_wrap != 0) {
+      return false;
+    }
+  }
   if (r.source_count == 0) {
     return r.count <= kMaxRecipeMotionInputs && r.fade_elapsed_us == 0 && r.fade_duration_us == 0;
   }
-  return r.source_count <= kMaxRecipeMotionInputs && r.source_count < r.count &&
+  const uint8_t max_source = r.frozen_source_count > 0 ? 2 * kMaxRecipeMotionInputs : kMaxRecipeMotionInputs;
+  return r.source_count <= max_source && r.source_count < r.count &&
          r.count - r.source_count <= kMaxRecipeMotionInputs && r.fade_elapsed_us >= 0 &&
          r.fade_elapsed_us < r.fade_duration_us && r.fade_duration_us <= kMaxRecipeTimeUs;
 }
@@ -117,6 +160,17 @@ inline float recipe_fade_alpha(const PoseRecipe& r) {
   }
   return static_cast<float>(static_cast<double>(r.fade_elapsed_us) /
                             static_cast<double>(r.fade_duration_us));
+}
+
+// The frozen source's own crossfade weight (frozen recipes): frozen_elapsed / frozen_duration
+// rounded as sim::fade_alpha rounds it for the interrupted fade (1 when not frozen).
+inline float recipe_frozen_alpha(const PoseRecipe& r) {
+  if (r.frozen_source_count == 0 || r.frozen_duration_us <= 0 ||
+      r.frozen_elapsed_us >= r.frozen_duration_us) {
+    return 1.0f;
+  }
+  return static_cast<float>(static_cast<double>(r.frozen_elapsed_us) /
+                            static_cast<double>(r.frozen_duration_us));
 }
 
 struct QuantizedPose {

@@ -59,6 +59,18 @@ enum class LayerMode : uint8_t {
 inline constexpr uint8_t kLayerModeCount = 2;
 const char* to_string(LayerMode mode);
 
+// What a frozen pose was evaluated from, when it froze a crossfade between two motions (a
+// crossfade interrupted by another, sim/src/world_commands.cpp): that fade's motions, their
+// clip phases at the interrupting command's tick, and its progress then. Evaluation never
+// reads it (the frozen pose is what the layer shows); the server describes the frozen pose to
+// clients with it (a frozen crossfade recipe, server/src/entities.cpp).
+struct FrozenOrigin {
+  Motion source;
+  Motion target;
+  int64_t fade_elapsed_us = 0;
+  int64_t fade_duration_us = 0;
+};
+
 struct Layer {
   Motion target;                  // what the layer plays (fades in during a crossfade)
   Motion source;                  // valid when fade_source == kMotion
@@ -73,6 +85,10 @@ struct Layer {
   LayerMode mode = LayerMode::kOverride;
   uint8_t reserved[2] = {0, 0};
   std::vector<Transform> frozen;  // node count entries when fade_source == kFrozenPose
+  // One entry when `frozen` froze a crossfade from a motion (FrozenOrigin), else empty: a fade
+  // in from the rest pose, an interrupted fade from a frozen pose, or a state restored from a
+  // snapshot (not serialised: it changes no pose, only which poses carry recipes).
+  std::vector<FrozenOrigin> frozen_origin;
 };
 
 struct EntityState {

@@ -83,7 +83,7 @@ const char* to_string(PresentMode mode);
 // recipe (PoseTrack::recipe_miss), for statistics and tests.
 enum class RecipeMiss : uint8_t {
   kNone,          // shown from a recipe, or nothing to derive (an exact sample, a hold)
-  kNoRecipe,      // a neighbour carries none (layers, masks, a fade from a frozen pose)
+  kNoRecipe,      // a neighbour carries none (layers, masks, a frozen pose with no origin)
   kUnverified,    // a neighbour is a carried pose or its recipe did not reproduce its pose
   kNotDerivable,  // recipe_at_time refused the pair (RecipeTiming other than kOk / kMissing)
 };

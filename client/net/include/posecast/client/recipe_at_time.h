@@ -53,7 +53,9 @@ inline constexpr int64_t kMaxRecipeSpanUs = int64_t{1} << 30;
 // (delta 0) keeps its time, so a clamped clip held at its end stays there. A zero-length clip
 // keeps time 0. The weight is lerped in float (equal weights stay bit-equal) and clamped at 0
 // when extrapolated. A crossfade's elapsed time moves with world time; past its end the
-// recipe is the target motion alone.
+// recipe is the target motion alone. A fade from a frozen pose keeps its frozen inputs and
+// their fade state (they must be equal at both records); before its start it is the frozen
+// pose (the fade at alpha 0).
 //
 // A change between the records: a command (b.steady_us < b_us - a_us: at b_us - b.steady_us;
 // a speed, weights, another clip set, a crossfade's start) or the end of a's crossfade (b is

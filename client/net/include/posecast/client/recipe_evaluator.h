@@ -3,7 +3,8 @@
 // pose, with the server evaluator's jobs (sim/src/evaluator.cpp): each input clip sampled with
 // SampleJob, a single contributing clip taken as sampled, several blended with BlendJob in the
 // recipe's order; a crossfade recipe's target motion mixed over its source (OverrideBlendJob at
-// the recipe's alpha, as the animator's crossfading layer). At a server tick the result is the
+// the recipe's alpha, as the animator's crossfading layer), a frozen source evaluated as the
+// interrupted crossfade it froze (fixed times and alpha). At a server tick the result is the
 // server's pose bit for bit.
 //
 // Why not protocol::ClipDictionary::evaluate: the same jobs, but this keeps the sampling
@@ -57,7 +58,13 @@ class RecipeEvaluator {
  private:
   std::size_t nodes_ = 0;
   std::size_t max_tracks_ = 0;
-  std::vector<uint32_t> cursors_;   // kMaxRecipeInputs x max_tracks_: per input, key hints
+  // Sampling key hints, kCursorRows x max_tracks_: one row per input of a plain or motion
+  // crossfade recipe (input i: row i); a fade from a frozen pose has up to 12 inputs, its
+  // target keeps rows 0-3 and its fixed frozen inputs share rows 4-7 (cursor_row). Rows, not
+  // one per possible input: the block is per entity, and most of it is never touched.
+  static constexpr std::size_t kCursorRows = 2 * protocol::kMaxRecipeMotionInputs;
+  static std::size_t cursor_row(const protocol::PoseRecipe& recipe, uint8_t i);
+  std::vector<uint32_t> cursors_;
   std::vector<Transform> samples_;  // own scratch: kRecipeScratchPoses x nodes_, or empty
 
   // Inputs [first, end) of `recipe` as one motion into `out` (inputs already checked); input
