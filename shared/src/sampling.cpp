@@ -76,14 +76,21 @@ float hermite(const HermiteWeights& w, float p0, float out0, float p1, float in1
 // for each of that function's target clones.
 class SlerpQueue {
  public:
+  // t: the sample time, the same for every track.
+  POSECAST_INLINE explicit SlerpQueue(float t) : t_(t) {}
+
   // key0/key1: (x, y, z, w) of the keys around t; terms: their det_slerp_terms as
-  // (sign, theta, inv_sin, near); s in [0, 1); out: the node's rotation.
-  POSECAST_INLINE void add(const float* key0, const float* key1, detail::Float4 terms, float s,
-                           float* out) {
+  // (sign, theta, inv_sin, near); t0 <= t < t1: the two keys' times; out: the node's rotation.
+  // The interpolation parameter s = (t - t0) / (t1 - t0) is computed in flush(), eight lanes
+  // per division: the same two subtractions and one division per lane as the scalar
+  // expression, so the same bits, without a scalar division per track.
+  POSECAST_INLINE void add(const float* key0, const float* key1, detail::Float4 terms, float t0,
+                           float t1, float* out) {
     key0_[size_] = detail::load4(key0);
     key1_[size_] = detail::load4(key1);
     terms_[size_] = terms;
-    s_[size_] = s;
+    t0_[size_] = t0;
+    t1_[size_] = t1;
     out_[size_] = out;
     if (++size_ == kCapacity) flush();
   }
@@ -97,12 +104,16 @@ class SlerpQueue {
       key0_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
       key1_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
       terms_[i] = detail::Float4{1.0f, 0.0f, 0.0f, 1.0f};  // no flip, near
-      s_[i] = 0.0f;
+      t0_[i] = 0.0f;  // any finite s: the lane is dropped
+      t1_[i] = 1.0f;
     }
+    const detail::Float8 t = detail::splat8(t_);
     for (int first = 0; first < size_; first += kLanes) {
+      const detail::Float8 t0 = detail::load8(t0_ + first);
+      const detail::Float8 s = (t - t0) / (detail::load8(t1_ + first) - t0);
       const detail::QuatLanes<detail::Float8> q = detail::slerp_lanes(
           detail::rows_to_lanes8(key0_ + first), detail::rows_to_lanes8(key1_ + first),
-          detail::rows_to_lanes8(terms_ + first), detail::load8(s_ + first));
+          detail::rows_to_lanes8(terms_ + first), s);
       const int count = size_ - first < kLanes ? size_ - first : kLanes;
       detail::Float4 rows[kLanes];
       detail::lanes8_to_rows(q, rows);
@@ -121,8 +132,10 @@ class SlerpQueue {
   detail::Float4 key0_[kCapacity];
   detail::Float4 key1_[kCapacity];
   detail::Float4 terms_[kCapacity];
-  float s_[kCapacity];
+  float t0_[kCapacity];
+  float t1_[kCapacity];
   float* out_[kCapacity];
+  float t_;
   int size_ = 0;
 };
 
@@ -169,15 +182,14 @@ POSECAST_INLINE detail::Float4 key_pair_terms(const float* slerp_terms, uint32_t
 }
 
 // Samples one track of `Comps` floats per value (3: translation/scale, 4: rotation) at t into
-// `out`; LINEAR rotations between two keys are queued on `slerps` instead.
+// `out`, given where t falls on the track's timeline (`at`, from find_key); LINEAR rotations
+// between two keys are queued on `slerps` instead.
 // `slerp_terms`: the track's Clip::slerp_terms (same offset as `values`), or null when the clip
 // has none.
 template <int Comps>
 POSECAST_INLINE void sample_track(const Track& track, const float* times, const float* values,
-                                  const float* slerp_terms, float t, uint32_t& cursor, float* out,
+                                  const float* slerp_terms, float t, KeyLookup at, float* out,
                                   SlerpQueue& slerps) {
-  const KeyLookup at = find_key(times, track.key_count, t, cursor);
-  cursor = at.key;
   constexpr std::size_t kBytes = sizeof(float) * Comps;
   if (track.interpolation == Interpolation::kCubicSpline) {
     // Three elements per key; the value is the middle one.
@@ -197,11 +209,12 @@ POSECAST_INLINE void sample_track(const Track& track, const float* times, const 
     return;
   }
   const float t0 = times[at.key];
-  const float s = (t - t0) / (times[at.key + 1u] - t0);
+  const float t1 = times[at.key + 1u];
   const float* key1 = key0 + Comps;
   if constexpr (Comps == 4) {
-    slerps.add(key0, key1, key_pair_terms(slerp_terms, at.key, key0, key1), s, out);
+    slerps.add(key0, key1, key_pair_terms(slerp_terms, at.key, key0, key1), t0, t1, out);
   } else {
+    const float s = (t - t0) / (t1 - t0);
     const glm::vec3 v =
         det_lerp(glm::vec3(key0[0], key0[1], key0[2]), glm::vec3(key1[0], key1[1], key1[2]), s);
     out[0] = v.x;
@@ -250,18 +263,31 @@ void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* outpu
   // Validate() checked the table is empty or exactly as long as `values`.
   const float* slerp_terms = clip.slerp_terms.empty() ? nullptr : clip.slerp_terms.data();
   const std::size_t track_count = clip.tracks.size();
-  SlerpQueue slerps;
+  SlerpQueue slerps(t);
+  // The previous track's timeline and where t fell on it. Tracks that share a timeline (the
+  // same times_offset and key_count: the importer stores identical key times once) get the
+  // same lookup without repeating it: find_key's result is a pure function of (times, t).
+  uint32_t shared_offset = 0;
+  uint32_t shared_count = 0;  // 0: none yet (every track has >= 1 key)
+  KeyLookup shared{0u, KeyPlace::kBefore};
   for (std::size_t i = 0; i < track_count; ++i) {
     const Track& track = tracks[i];
     float* out = reinterpret_cast<float*>(&output[track.node]) +
                  kTargetOffset[static_cast<uint8_t>(track.target)];
+    const float* track_times = times + track.times_offset;
+    if (track.times_offset != shared_offset || track.key_count != shared_count) {
+      shared = find_key(track_times, track.key_count, t, cursor[i]);
+      shared_offset = track.times_offset;
+      shared_count = track.key_count;
+    }
+    cursor[i] = shared.key;
     if (track.target == TrackTarget::kRotation) {
-      sample_track<4>(track, times + track.times_offset, values + track.values_offset,
+      sample_track<4>(track, track_times, values + track.values_offset,
                       slerp_terms == nullptr ? nullptr : slerp_terms + track.values_offset, t,
-                      cursor[i], out, slerps);
+                      shared, out, slerps);
     } else {
-      sample_track<3>(track, times + track.times_offset, values + track.values_offset, nullptr, t,
-                      cursor[i], out, slerps);
+      sample_track<3>(track, track_times, values + track.values_offset, nullptr, t, shared, out,
+                      slerps);
     }
   }
   slerps.flush();
