@@ -25,13 +25,19 @@ namespace {
 POSECAST_HOT_CLONES
 void local_to_model(const int16_t* parents, const Transform* locals, glm::mat4* models,
                     std::size_t nodes) {
+  detail::Affine8 previous{};
   for (std::size_t i = 0; i < nodes; ++i) {
     const int parent = parents[i];
-    const detail::Affine8 model =
-        parent == kNoParent
-            ? detail::to_matrix8(locals[i])
-            : detail::affine_mul_trs(detail::left_factor(models[parent]), locals[i]);
+    detail::Affine8 model;
+    if (parent == kNoParent) {
+      model = detail::to_matrix8(locals[i]);
+    } else if (static_cast<std::size_t>(parent) + 1u == i) {
+      model = detail::affine_mul_trs(detail::left_factor(previous), locals[i]);
+    } else {
+      model = detail::affine_mul_trs(detail::left_factor(models[parent]), locals[i]);
+    }
     detail::store_affine(models[i], model);
+    previous = model;
   }
 }
 
