@@ -181,15 +181,29 @@ POSECAST_INLINE detail::Float4 key_pair_terms(const float* slerp_terms, uint32_t
   return detail::Float4{terms.sign, terms.theta, terms.inv_sin, terms.near};
 }
 
+// Where t falls on one timeline, and the times of the keys around it (t1 == t0 unless
+// at.place is kBetween), looked up once per timeline and shared by its tracks.
+struct KeyInterval {
+  KeyLookup at;
+  float t0, t1;
+};
+
+POSECAST_INLINE KeyInterval key_interval(const float* times, uint32_t n, float t, uint32_t hint) {
+  const KeyLookup at = find_key(times, n, t, hint);
+  const float t0 = times[at.key];
+  return {at, t0, at.place == KeyPlace::kBetween ? times[at.key + 1u] : t0};
+}
+
 // Samples one track of `Comps` floats per value (3: translation/scale, 4: rotation) at t into
 // `out`, given where t falls on the track's timeline (`at`, from find_key); LINEAR rotations
 // between two keys are queued on `slerps` instead.
 // `slerp_terms`: the track's Clip::slerp_terms (same offset as `values`), or null when the clip
 // has none.
 template <int Comps>
-POSECAST_INLINE void sample_track(const Track& track, const float* times, const float* values,
-                                  const float* slerp_terms, float t, KeyLookup at, float* out,
-                                  SlerpQueue& slerps) {
+POSECAST_INLINE void sample_track(const Track& track, const KeyInterval& interval,
+                                  const float* values, const float* slerp_terms, float t,
+                                  float* out, SlerpQueue& slerps) {
+  const KeyLookup at = interval.at;
   constexpr std::size_t kBytes = sizeof(float) * Comps;
   if (track.interpolation == Interpolation::kCubicSpline) {
     // Three elements per key; the value is the middle one.
@@ -198,8 +212,8 @@ POSECAST_INLINE void sample_track(const Track& track, const float* times, const 
       std::memcpy(out, key0 + Comps, kBytes);
       return;
     }
-    const float t0 = times[at.key];
-    const float dt = times[at.key + 1u] - t0;
+    const float t0 = interval.t0;
+    const float dt = interval.t1 - t0;
     sample_cubic(key0, Comps, (t - t0) / dt, dt, out);
     return;
   }
@@ -208,8 +222,8 @@ POSECAST_INLINE void sample_track(const Track& track, const float* times, const 
     std::memcpy(out, key0, kBytes);
     return;
   }
-  const float t0 = times[at.key];
-  const float t1 = times[at.key + 1u];
+  const float t0 = interval.t0;
+  const float t1 = interval.t1;
   const float* key1 = key0 + Comps;
   if constexpr (Comps == 4) {
     slerps.add(key0, key1, key_pair_terms(slerp_terms, at.key, key0, key1), t0, t1, out);
@@ -269,25 +283,23 @@ void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* outpu
   // same lookup without repeating it: find_key's result is a pure function of (times, t).
   uint32_t shared_offset = 0;
   uint32_t shared_count = 0;  // 0: none yet (every track has >= 1 key)
-  KeyLookup shared{0u, KeyPlace::kBefore};
+  KeyInterval shared{{0u, KeyPlace::kBefore}, 0.0f, 0.0f};
   for (std::size_t i = 0; i < track_count; ++i) {
     const Track& track = tracks[i];
-    float* out = reinterpret_cast<float*>(&output[track.node]) +
-                 kTargetOffset[static_cast<uint8_t>(track.target)];
-    const float* track_times = times + track.times_offset;
     if (track.times_offset != shared_offset || track.key_count != shared_count) {
-      shared = find_key(track_times, track.key_count, t, cursor[i]);
+      shared = key_interval(times + track.times_offset, track.key_count, t, cursor[i]);
       shared_offset = track.times_offset;
       shared_count = track.key_count;
     }
-    cursor[i] = shared.key;
+    cursor[i] = shared.at.key;
+    float* node = reinterpret_cast<float*>(&output[track.node]);
     if (track.target == TrackTarget::kRotation) {
-      sample_track<4>(track, track_times, values + track.values_offset,
+      sample_track<4>(track, shared, values + track.values_offset,
                       slerp_terms == nullptr ? nullptr : slerp_terms + track.values_offset, t,
-                      shared, out, slerps);
+                      node + kTargetOffset[1], slerps);
     } else {
-      sample_track<3>(track, track_times, values + track.values_offset, nullptr, t, shared, out,
-                      slerps);
+      sample_track<3>(track, shared, values + track.values_offset, nullptr, t,
+                      node + kTargetOffset[static_cast<uint8_t>(track.target)], slerps);
     }
   }
   slerps.flush();
