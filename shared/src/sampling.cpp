@@ -76,21 +76,14 @@ float hermite(const HermiteWeights& w, float p0, float out0, float p1, float in1
 // for each of that function's target clones.
 class SlerpQueue {
  public:
-  // t: the sample time, the same for every track.
-  POSECAST_INLINE explicit SlerpQueue(float t) : t_(t) {}
-
   // key0/key1: (x, y, z, w) of the keys around t; terms: their det_slerp_terms as
-  // (sign, theta, inv_sin, near); t0 <= t < t1: the two keys' times; out: the node's rotation.
-  // The interpolation parameter s = (t - t0) / (t1 - t0) is computed in flush(), eight lanes
-  // per division: the same two subtractions and one division per lane as the scalar
-  // expression, so the same bits, without a scalar division per track.
-  POSECAST_INLINE void add(const float* key0, const float* key1, detail::Float4 terms, float t0,
-                           float t1, float* out) {
+  // (sign, theta, inv_sin, near); s in [0, 1); out: the node's rotation.
+  POSECAST_INLINE void add(const float* key0, const float* key1, detail::Float4 terms, float s,
+                           float* out) {
     key0_[size_] = detail::load4(key0);
     key1_[size_] = detail::load4(key1);
     terms_[size_] = terms;
-    t0_[size_] = t0;
-    t1_[size_] = t1;
+    s_[size_] = s;
     out_[size_] = out;
     if (++size_ == kCapacity) flush();
   }
@@ -104,16 +97,12 @@ class SlerpQueue {
       key0_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
       key1_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
       terms_[i] = detail::Float4{1.0f, 0.0f, 0.0f, 1.0f};  // no flip, near
-      t0_[i] = 0.0f;  // any finite s: the lane is dropped
-      t1_[i] = 1.0f;
+      s_[i] = 0.0f;
     }
-    const detail::Float8 t = detail::splat8(t_);
     for (int first = 0; first < size_; first += kLanes) {
-      const detail::Float8 t0 = detail::load8(t0_ + first);
-      const detail::Float8 s = (t - t0) / (detail::load8(t1_ + first) - t0);
       const detail::QuatLanes<detail::Float8> q = detail::slerp_lanes(
           detail::rows_to_lanes8(key0_ + first), detail::rows_to_lanes8(key1_ + first),
-          detail::rows_to_lanes8(terms_ + first), s);
+          detail::rows_to_lanes8(terms_ + first), detail::load8(s_ + first));
       const int count = size_ - first < kLanes ? size_ - first : kLanes;
       detail::Float4 rows[kLanes];
       detail::lanes8_to_rows(q, rows);
@@ -132,10 +121,8 @@ class SlerpQueue {
   detail::Float4 key0_[kCapacity];
   detail::Float4 key1_[kCapacity];
   detail::Float4 terms_[kCapacity];
-  float t0_[kCapacity];
-  float t1_[kCapacity];
+  float s_[kCapacity];
   float* out_[kCapacity];
-  float t_;
   int size_ = 0;
 };
 
@@ -181,17 +168,21 @@ POSECAST_INLINE detail::Float4 key_pair_terms(const float* slerp_terms, uint32_t
   return detail::Float4{terms.sign, terms.theta, terms.inv_sin, terms.near};
 }
 
-// Where t falls on one timeline, and the times of the keys around it (t1 == t0 unless
-// at.place is kBetween), looked up once per timeline and shared by its tracks.
+// Where t falls on one timeline: the key, the key times around t and the interpolation
+// parameter s = (t - t0) / (t1 - t0) (t1 == t0 and s == 0 unless at.place is kBetween).
+// Looked up and divided once per timeline, shared by its tracks: every track's own lookup and
+// division would give the same bits.
 struct KeyInterval {
   KeyLookup at;
-  float t0, t1;
+  float t0, t1, s;
 };
 
 POSECAST_INLINE KeyInterval key_interval(const float* times, uint32_t n, float t, uint32_t hint) {
   const KeyLookup at = find_key(times, n, t, hint);
   const float t0 = times[at.key];
-  return {at, t0, at.place == KeyPlace::kBetween ? times[at.key + 1u] : t0};
+  if (at.place != KeyPlace::kBetween) return {at, t0, t0, 0.0f};
+  const float t1 = times[at.key + 1u];
+  return {at, t0, t1, (t - t0) / (t1 - t0)};
 }
 
 // Samples one track of `Comps` floats per value (3: translation/scale, 4: rotation) at t into
@@ -201,8 +192,8 @@ POSECAST_INLINE KeyInterval key_interval(const float* times, uint32_t n, float t
 // has none.
 template <int Comps>
 POSECAST_INLINE void sample_track(const Track& track, const KeyInterval& interval,
-                                  const float* values, const float* slerp_terms, float t,
-                                  float* out, SlerpQueue& slerps) {
+                                  const float* values, const float* slerp_terms, float* out,
+                                  SlerpQueue& slerps) {
   const KeyLookup at = interval.at;
   constexpr std::size_t kBytes = sizeof(float) * Comps;
   if (track.interpolation == Interpolation::kCubicSpline) {
@@ -212,9 +203,7 @@ POSECAST_INLINE void sample_track(const Track& track, const KeyInterval& interva
       std::memcpy(out, key0 + Comps, kBytes);
       return;
     }
-    const float t0 = interval.t0;
-    const float dt = interval.t1 - t0;
-    sample_cubic(key0, Comps, (t - t0) / dt, dt, out);
+    sample_cubic(key0, Comps, interval.s, interval.t1 - interval.t0, out);
     return;
   }
   const float* key0 = values + std::size_t{at.key} * Comps;
@@ -222,13 +211,11 @@ POSECAST_INLINE void sample_track(const Track& track, const KeyInterval& interva
     std::memcpy(out, key0, kBytes);
     return;
   }
-  const float t0 = interval.t0;
-  const float t1 = interval.t1;
+  const float s = interval.s;
   const float* key1 = key0 + Comps;
   if constexpr (Comps == 4) {
-    slerps.add(key0, key1, key_pair_terms(slerp_terms, at.key, key0, key1), t0, t1, out);
+    slerps.add(key0, key1, key_pair_terms(slerp_terms, at.key, key0, key1), s, out);
   } else {
-    const float s = (t - t0) / (t1 - t0);
     const glm::vec3 v =
         det_lerp(glm::vec3(key0[0], key0[1], key0[2]), glm::vec3(key1[0], key1[1], key1[2]), s);
     out[0] = v.x;
@@ -277,13 +264,13 @@ void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* outpu
   // Validate() checked the table is empty or exactly as long as `values`.
   const float* slerp_terms = clip.slerp_terms.empty() ? nullptr : clip.slerp_terms.data();
   const std::size_t track_count = clip.tracks.size();
-  SlerpQueue slerps(t);
+  SlerpQueue slerps;
   // The previous track's timeline and where t fell on it. Tracks that share a timeline (the
   // same times_offset and key_count: the importer stores identical key times once) get the
   // same lookup without repeating it: find_key's result is a pure function of (times, t).
   uint32_t shared_offset = 0;
   uint32_t shared_count = 0;  // 0: none yet (every track has >= 1 key)
-  KeyInterval shared{{0u, KeyPlace::kBefore}, 0.0f, 0.0f};
+  KeyInterval shared{{0u, KeyPlace::kBefore}, 0.0f, 0.0f, 0.0f};
   for (std::size_t i = 0; i < track_count; ++i) {
     const Track& track = tracks[i];
     if (track.times_offset != shared_offset || track.key_count != shared_count) {
@@ -295,10 +282,10 @@ void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* outpu
     float* node = reinterpret_cast<float*>(&output[track.node]);
     if (track.target == TrackTarget::kRotation) {
       sample_track<4>(track, shared, values + track.values_offset,
-                      slerp_terms == nullptr ? nullptr : slerp_terms + track.values_offset, t,
+                      slerp_terms == nullptr ? nullptr : slerp_terms + track.values_offset,
                       node + kTargetOffset[1], slerps);
     } else {
-      sample_track<3>(track, shared, values + track.values_offset, nullptr, t,
+      sample_track<3>(track, shared, values + track.values_offset, nullptr,
                       node + kTargetOffset[static_cast<uint8_t>(track.target)], slerps);
     }
   }
