@@ -85,7 +85,13 @@ class SlerpQueue {
     terms_[size_] = terms;
     s_[size_] = s;
     out_[size_] = out;
-    if (++size_ == kCapacity) flush();
+    if (++size_ == kCapacity) flush_full();
+  }
+
+  // Slerps and stores a full queue: kCapacity / kLanes groups of eight, no padding.
+  POSECAST_INLINE void flush_full() {
+    for (int first = 0; first < kCapacity; first += kLanes) slerp_group8(first, kLanes);
+    size_ = 0;
   }
 
   // Slerps and stores everything queued.
@@ -93,25 +99,49 @@ class SlerpQueue {
     // Lanes past the end of the last group slerp identity to identity (dropped): defined
     // values rather than stale ones, and "nearly equal keys", so they never force the full
     // slerp on the others (slerp_lanes).
-    for (int i = size_; i % kLanes != 0; ++i) {
+    for (int i = size_; i % 4 != 0; ++i) {
       key0_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
       key1_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
       terms_[i] = detail::Float4{1.0f, 0.0f, 0.0f, 1.0f};  // no flip, near
       s_[i] = 0.0f;
     }
-    for (int first = 0; first < size_; first += kLanes) {
-      const detail::QuatLanes<detail::Float8> q = detail::slerp_lanes(
-          detail::rows_to_lanes8(key0_ + first), detail::rows_to_lanes8(key1_ + first),
-          detail::rows_to_lanes8(terms_ + first), detail::load8(s_ + first));
-      const int count = size_ - first < kLanes ? size_ - first : kLanes;
-      detail::Float4 rows[kLanes];
-      detail::lanes8_to_rows(q, rows);
-      for (int i = 0; i < count; ++i) detail::store4(out_[first + i], rows[i]);
+    int first = 0;
+    for (; size_ - first > 4; first += kLanes) {
+      if (size_ - first < kLanes) {  // five to seven left: pad to eight
+        for (int i = (size_ + 3) & ~3; i < first + kLanes && i < kCapacity; ++i) {
+          key0_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
+          key1_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
+          terms_[i] = detail::Float4{1.0f, 0.0f, 0.0f, 1.0f};
+          s_[i] = 0.0f;
+        }
+      }
+      slerp_group8(first, size_ - first < kLanes ? size_ - first : kLanes);
+    }
+    if (first < size_) {
+      // One to four left (Fox: 20 = 8 + 8 + 4): four lanes, half the work of eight. Lane i
+      // does the same operations either way (slerp_lanes is the same template).
+      const detail::QuatLanes<detail::Float4> q = detail::slerp_lanes(
+          detail::transpose4(key0_ + first), detail::transpose4(key1_ + first),
+          detail::transpose4(terms_ + first), detail::load4(s_ + first));
+      const detail::Float4 lanes[4] = {q.x, q.y, q.z, q.w};
+      const detail::QuatLanes<detail::Float4> rows = detail::transpose4(lanes);
+      const detail::Float4 row[4] = {rows.x, rows.y, rows.z, rows.w};
+      for (int i = 0; i < size_ - first; ++i) detail::store4(out_[first + i], row[i]);
     }
     size_ = 0;
   }
 
  private:
+  // Slerps queue entries [first, first + 8) (padded) and stores the first `count` of them.
+  POSECAST_INLINE void slerp_group8(int first, int count) {
+    const detail::QuatLanes<detail::Float8> q = detail::slerp_lanes(
+        detail::rows_to_lanes8(key0_ + first), detail::rows_to_lanes8(key1_ + first),
+        detail::rows_to_lanes8(terms_ + first), detail::load8(s_ + first));
+    detail::Float4 rows[kLanes];
+    detail::lanes8_to_rows(q, rows);
+    for (int i = 0; i < count; ++i) detail::store4(out_[first + i], rows[i]);
+  }
+
   static constexpr int kLanes = 8;
   // A multiple of kLanes. 32 holds every rotation track of a typical character clip (Fox: 20)
   // so all its slerps are flushed once, at the end: a flush in mid-clip would wait on the
