@@ -98,8 +98,9 @@ TEST(SharedTimeline, FoxClipsShareOneTimelineAndSampleAsBefore) {
 }
 
 TEST(SharedTimeline, HandBuiltTracksSharingAnOffsetSampleLikeCopies) {
-  // Three LINEAR tracks on one timeline (a translation and a rotation on node 1, a rotation on
-  // node 2), then one on a timeline of its own, with a hand-set shared offset.
+  // Five tracks on one timeline (CUBICSPLINE and STEP on node 0; LINEAR translation and
+  // rotation on node 1, rotation on node 2), then one on a timeline of its own, with
+  // hand-set shared offsets.
   const Skeleton skeleton = chain_skeleton(3);
   Clip clip;
   clip.name = "shared";
@@ -115,17 +116,28 @@ TEST(SharedTimeline, HandBuiltTracksSharingAnOffsetSampleLikeCopies) {
               axis_angle_xyzw(1, 0, 1, 20), axis_angle_xyzw(0, 0, 1, 170)});
   const std::vector<float> scales = {1, 1, 1, 2, 0.5f, 3};
   auto add = [&](uint16_t node, TrackTarget target, uint32_t times_offset, uint32_t keys,
-                 const std::vector<float>& values) {
+                 const std::vector<float>& values,
+                 Interpolation interpolation = Interpolation::kLinear) {
     Track t;
     t.node = node;
     t.target = target;
-    t.interpolation = Interpolation::kLinear;
+    t.interpolation = interpolation;
     t.key_count = keys;
     t.times_offset = times_offset;
     t.values_offset = static_cast<uint32_t>(clip.values.size());
     clip.values.insert(clip.values.end(), values.begin(), values.end());
     clip.tracks.push_back(t);
   };
+  // Node 0: a CUBICSPLINE translation (in-tangent, value, out-tangent per key) and a STEP
+  // rotation on the same timeline.
+  std::vector<float> cubic;
+  for (int k = 0; k < 4; ++k) {
+    const auto f = static_cast<float>(k);
+    const std::vector<float> key = {0.5f * f, -1.0f, 2.0f, f, f * f, -f, 1.0f - f, 0.25f, 3.0f};
+    cubic.insert(cubic.end(), key.begin(), key.end());
+  }
+  add(0, TrackTarget::kTranslation, 0, 4, cubic, Interpolation::kCubicSpline);
+  add(0, TrackTarget::kRotation, 0, 4, rotations_b, Interpolation::kStep);
   add(1, TrackTarget::kTranslation, 0, 4, translations);
   add(1, TrackTarget::kRotation, 0, 4, rotations_a);
   add(2, TrackTarget::kRotation, 0, 4, rotations_b);
