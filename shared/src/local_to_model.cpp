@@ -22,16 +22,28 @@ namespace {
 
 // Same bits as models[i] = affine_mul(models[parent], to_matrix(locals[i])), computed with
 // the inline vector twins (affine_kernels.h) and without materialising the local matrix.
-POSECAST_HOT_CLONES
+// POSECAST_HOT_CLONES_V4: the AVX2 clone spills one column of the register-carried parent
+// (16 vector registers), which puts a store and reload back on the chain (simd4.h).
+POSECAST_HOT_CLONES_V4
 void local_to_model(const int16_t* parents, const Transform* locals, glm::mat4* models,
                     std::size_t nodes) {
+  // The previous node's matrix stays in registers: a node whose parent is the node just before
+  // it (18 of Fox's 26 nodes, most of a chain-ordered skeleton) multiplies it from there
+  // instead of reloading what was just stored (a store-to-load forwarding delay on the
+  // chain's critical path). The same bits either way: load_affine(models[i]) == model.
+  detail::Affine8 previous{};
   for (std::size_t i = 0; i < nodes; ++i) {
     const int parent = parents[i];
-    const detail::Affine8 model =
-        parent == kNoParent
-            ? detail::to_matrix8(locals[i])
-            : detail::affine_mul_trs(detail::left_factor(models[parent]), locals[i]);
+    detail::Affine8 model;
+    if (parent == kNoParent) {
+      model = detail::to_matrix8(locals[i]);
+    } else if (static_cast<std::size_t>(parent) + 1u == i) {
+      model = detail::affine_mul_trs(detail::left_factor(previous), locals[i]);
+    } else {
+      model = detail::affine_mul_trs(detail::left_factor(models[parent]), locals[i]);
+    }
     detail::store_affine(models[i], model);
+    previous = model;
   }
 }
 

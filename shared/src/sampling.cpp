@@ -85,7 +85,13 @@ class SlerpQueue {
     terms_[size_] = terms;
     s_[size_] = s;
     out_[size_] = out;
-    if (++size_ == kCapacity) flush();
+    if (++size_ == kCapacity) flush_full();
+  }
+
+  // Slerps and stores a full queue: kCapacity / kLanes groups of eight, no padding.
+  POSECAST_INLINE void flush_full() {
+    for (int first = 0; first < kCapacity; first += kLanes) slerp_group8(first, kLanes);
+    size_ = 0;
   }
 
   // Slerps and stores everything queued.
@@ -93,25 +99,49 @@ class SlerpQueue {
     // Lanes past the end of the last group slerp identity to identity (dropped): defined
     // values rather than stale ones, and "nearly equal keys", so they never force the full
     // slerp on the others (slerp_lanes).
-    for (int i = size_; i % kLanes != 0; ++i) {
+    for (int i = size_; i % 4 != 0; ++i) {
       key0_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
       key1_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
       terms_[i] = detail::Float4{1.0f, 0.0f, 0.0f, 1.0f};  // no flip, near
       s_[i] = 0.0f;
     }
-    for (int first = 0; first < size_; first += kLanes) {
-      const detail::QuatLanes<detail::Float8> q = detail::slerp_lanes(
-          detail::rows_to_lanes8(key0_ + first), detail::rows_to_lanes8(key1_ + first),
-          detail::rows_to_lanes8(terms_ + first), detail::load8(s_ + first));
-      const int count = size_ - first < kLanes ? size_ - first : kLanes;
-      detail::Float4 rows[kLanes];
-      detail::lanes8_to_rows(q, rows);
-      for (int i = 0; i < count; ++i) detail::store4(out_[first + i], rows[i]);
+    int first = 0;
+    for (; size_ - first > 4; first += kLanes) {
+      if (size_ - first < kLanes) {  // five to seven left: pad to eight
+        for (int i = (size_ + 3) & ~3; i < first + kLanes && i < kCapacity; ++i) {
+          key0_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
+          key1_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
+          terms_[i] = detail::Float4{1.0f, 0.0f, 0.0f, 1.0f};
+          s_[i] = 0.0f;
+        }
+      }
+      slerp_group8(first, size_ - first < kLanes ? size_ - first : kLanes);
+    }
+    if (first < size_) {
+      // One to four left (Fox: 20 = 8 + 8 + 4): four lanes, half the work of eight. Lane i
+      // does the same operations either way (slerp_lanes is the same template).
+      const detail::QuatLanes<detail::Float4> q = detail::slerp_lanes(
+          detail::transpose4(key0_ + first), detail::transpose4(key1_ + first),
+          detail::transpose4(terms_ + first), detail::load4(s_ + first));
+      const detail::Float4 lanes[4] = {q.x, q.y, q.z, q.w};
+      const detail::QuatLanes<detail::Float4> rows = detail::transpose4(lanes);
+      const detail::Float4 row[4] = {rows.x, rows.y, rows.z, rows.w};
+      for (int i = 0; i < size_ - first; ++i) detail::store4(out_[first + i], row[i]);
     }
     size_ = 0;
   }
 
  private:
+  // Slerps queue entries [first, first + 8) (padded) and stores the first `count` of them.
+  POSECAST_INLINE void slerp_group8(int first, int count) {
+    const detail::QuatLanes<detail::Float8> q = detail::slerp_lanes(
+        detail::rows_to_lanes8(key0_ + first), detail::rows_to_lanes8(key1_ + first),
+        detail::rows_to_lanes8(terms_ + first), detail::load8(s_ + first));
+    detail::Float4 rows[kLanes];
+    detail::lanes8_to_rows(q, rows);
+    for (int i = 0; i < count; ++i) detail::store4(out_[first + i], rows[i]);
+  }
+
   static constexpr int kLanes = 8;
   // A multiple of kLanes. 32 holds every rotation track of a typical character clip (Fox: 20)
   // so all its slerps are flushed once, at the end: a flush in mid-clip would wait on the
@@ -168,16 +198,33 @@ POSECAST_INLINE detail::Float4 key_pair_terms(const float* slerp_terms, uint32_t
   return detail::Float4{terms.sign, terms.theta, terms.inv_sin, terms.near};
 }
 
+// Where t falls on one timeline: the key, the key times around t and the interpolation
+// parameter s = (t - t0) / (t1 - t0) (t1 == t0 and s == 0 unless at.place is kBetween).
+// Looked up and divided once per timeline, shared by its tracks: every track's own lookup and
+// division would give the same bits.
+struct KeyInterval {
+  KeyLookup at;
+  float t0, t1, s;
+};
+
+POSECAST_INLINE KeyInterval key_interval(const float* times, uint32_t n, float t, uint32_t hint) {
+  const KeyLookup at = find_key(times, n, t, hint);
+  const float t0 = times[at.key];
+  if (at.place != KeyPlace::kBetween) return {at, t0, t0, 0.0f};
+  const float t1 = times[at.key + 1u];
+  return {at, t0, t1, (t - t0) / (t1 - t0)};
+}
+
 // Samples one track of `Comps` floats per value (3: translation/scale, 4: rotation) at t into
-// `out`; LINEAR rotations between two keys are queued on `slerps` instead.
+// `out`, given where t falls on the track's timeline (`at`, from find_key); LINEAR rotations
+// between two keys are queued on `slerps` instead.
 // `slerp_terms`: the track's Clip::slerp_terms (same offset as `values`), or null when the clip
 // has none.
 template <int Comps>
-POSECAST_INLINE void sample_track(const Track& track, const float* times, const float* values,
-                                  const float* slerp_terms, float t, uint32_t& cursor, float* out,
+POSECAST_INLINE void sample_track(const Track& track, const KeyInterval& interval,
+                                  const float* values, const float* slerp_terms, float* out,
                                   SlerpQueue& slerps) {
-  const KeyLookup at = find_key(times, track.key_count, t, cursor);
-  cursor = at.key;
+  const KeyLookup at = interval.at;
   constexpr std::size_t kBytes = sizeof(float) * Comps;
   if (track.interpolation == Interpolation::kCubicSpline) {
     // Three elements per key; the value is the middle one.
@@ -186,9 +233,7 @@ POSECAST_INLINE void sample_track(const Track& track, const float* times, const 
       std::memcpy(out, key0 + Comps, kBytes);
       return;
     }
-    const float t0 = times[at.key];
-    const float dt = times[at.key + 1u] - t0;
-    sample_cubic(key0, Comps, (t - t0) / dt, dt, out);
+    sample_cubic(key0, Comps, interval.s, interval.t1 - interval.t0, out);
     return;
   }
   const float* key0 = values + std::size_t{at.key} * Comps;
@@ -196,8 +241,7 @@ POSECAST_INLINE void sample_track(const Track& track, const float* times, const 
     std::memcpy(out, key0, kBytes);
     return;
   }
-  const float t0 = times[at.key];
-  const float s = (t - t0) / (times[at.key + 1u] - t0);
+  const float s = interval.s;
   const float* key1 = key0 + Comps;
   if constexpr (Comps == 4) {
     slerps.add(key0, key1, key_pair_terms(slerp_terms, at.key, key0, key1), s, out);
@@ -251,17 +295,28 @@ void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* outpu
   const float* slerp_terms = clip.slerp_terms.empty() ? nullptr : clip.slerp_terms.data();
   const std::size_t track_count = clip.tracks.size();
   SlerpQueue slerps;
+  // The previous track's timeline and where t fell on it. Tracks that share a timeline (the
+  // same times_offset and key_count: the importer stores identical key times once) get the
+  // same lookup without repeating it: find_key's result is a pure function of (times, t).
+  uint32_t shared_offset = 0;
+  uint32_t shared_count = 0;  // 0: none yet (every track has >= 1 key)
+  KeyInterval shared{{0u, KeyPlace::kBefore}, 0.0f, 0.0f, 0.0f};
   for (std::size_t i = 0; i < track_count; ++i) {
     const Track& track = tracks[i];
-    float* out = reinterpret_cast<float*>(&output[track.node]) +
-                 kTargetOffset[static_cast<uint8_t>(track.target)];
+    if (track.times_offset != shared_offset || track.key_count != shared_count) {
+      shared = key_interval(times + track.times_offset, track.key_count, t, cursor[i]);
+      shared_offset = track.times_offset;
+      shared_count = track.key_count;
+    }
+    cursor[i] = shared.at.key;
+    float* node = reinterpret_cast<float*>(&output[track.node]);
     if (track.target == TrackTarget::kRotation) {
-      sample_track<4>(track, times + track.times_offset, values + track.values_offset,
-                      slerp_terms == nullptr ? nullptr : slerp_terms + track.values_offset, t,
-                      cursor[i], out, slerps);
+      sample_track<4>(track, shared, values + track.values_offset,
+                      slerp_terms == nullptr ? nullptr : slerp_terms + track.values_offset,
+                      node + kTargetOffset[1], slerps);
     } else {
-      sample_track<3>(track, times + track.times_offset, values + track.values_offset, nullptr, t,
-                      cursor[i], out, slerps);
+      sample_track<3>(track, shared, values + track.values_offset, nullptr,
+                      node + kTargetOffset[static_cast<uint8_t>(track.target)], slerps);
     }
   }
   slerps.flush();

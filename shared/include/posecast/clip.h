@@ -41,7 +41,10 @@ struct Clip {
   float duration_seconds = 0.0f;
   int64_t duration_us = 0;  // duration_seconds rounded to the nearest microsecond
   std::vector<Track> tracks;   // sorted by (node, target); at most one track per (node, target)
-  std::vector<float> times;    // per track, strictly increasing, finite, >= 0
+  // Per track, strictly increasing, finite, >= 0. Tracks may share a run (the same
+  // times_offset and key_count): the importer stores a timeline equal to the previous
+  // track's once, and the sampler then looks the key up once for both.
+  std::vector<float> times;
   std::vector<float> values;   // per track, finite; rotations unit length (LINEAR/STEP)
 
   // Derived from `values`, never edited by hand: for each LINEAR rotation track, the t-free

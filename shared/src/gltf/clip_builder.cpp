@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <tuple>
 
@@ -192,9 +193,19 @@ Result<Clip> bind_clip(const ImportContext& ctx, std::size_t animation_index,
     t.target = ch.target;
     t.interpolation = ch.interpolation;
     t.key_count = static_cast<uint32_t>(ch.times.size());
-    t.times_offset = static_cast<uint32_t>(clip.times.size());
     t.values_offset = static_cast<uint32_t>(clip.values.size());
-    clip.times.insert(clip.times.end(), ch.times.begin(), ch.times.end());
+    // Key times bit for bit equal to the previous track's (the usual case: exporters key every
+    // channel of an animation at the same times) are stored once and shared: the sampler then
+    // finds the key once for all the tracks of that timeline (sampling.cpp).
+    const Track* previous = clip.tracks.empty() ? nullptr : &clip.tracks.back();
+    if (previous != nullptr && previous->key_count == t.key_count &&
+        std::memcmp(clip.times.data() + previous->times_offset, ch.times.data(),
+                    ch.times.size() * sizeof(float)) == 0) {
+      t.times_offset = previous->times_offset;
+    } else {
+      t.times_offset = static_cast<uint32_t>(clip.times.size());
+      clip.times.insert(clip.times.end(), ch.times.begin(), ch.times.end());
+    }
     clip.values.insert(clip.values.end(), ch.values.begin(), ch.values.end());
     clip.tracks.push_back(t);
   }
