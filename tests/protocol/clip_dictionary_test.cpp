@@ -58,6 +58,48 @@ PoseReference history(const std::vector<QuantizedPose>& h, uint32_t age) {
   return r;
 }
 
+// 2000 damaged copies of the record `bytes` decoded against `ref`: one bit flipped, or with
+// `truncate` every fourth copy cut short instead. Each must fail cleanly or yield a recipe the
+// dictionary accepts (checked here); returns how many failed and how many decoded.
+struct DamageOutcome {
+  int failed = 0;
+  int decoded = 0;
+};
+DamageOutcome decode_damaged(const Rig& rig, ClipDictionary& dictionary,
+                             const std::vector<uint8_t>& bytes, const PoseReference& ref,
+                             uint64_t seed, bool truncate) {
+  test::TestRng rng{seed};
+  DamageOutcome outcome;
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<uint8_t> mutated = bytes;
+    if (truncate && round % 4 == 3) {
+      mutated.resize(rng() % mutated.size());
+    } else {
+      mutated[rng() % mutated.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    }
+    QuantizedPose got;
+    if (!decode_pose(rig.format, mutated, ref, got, PoseCoding::kRangeCoded, &dictionary).ok()) {
+      ++outcome.failed;
+      continue;
+    }
+    ++outcome.decoded;
+    EXPECT_TRUE(dictionary.valid(got.recipe) || got.recipe.count == 0);
+  }
+  return outcome;
+}
+
+// True when `recipe`, put on the valid record `q`, is refused by all three: the dictionary's
+// validation, the encoder and the dictionary's evaluation.
+bool refused_everywhere(const Rig& rig, ClipDictionary& dictionary, PoseEncoder& encoder,
+                        const QuantizedPose& q, const PoseRecipe& recipe) {
+  QuantizedPose bad = q;
+  bad.recipe = recipe;
+  std::vector<uint8_t> out;
+  std::vector<Transform> pose(rig.skeleton.node_count());
+  return !dictionary.valid(recipe) && !encoder.encode(bad, PoseReference{}, out) &&
+         !dictionary.evaluate(recipe, pose);
+}
+
 // The client reuses the prediction's dequantised rotations for nodes whose decoded codes equal
 // the prediction's (dequantize_pose_reusing): the result must be dequantize_pose's, bit for
 // bit, whether a node's codes match or not.
@@ -253,19 +295,7 @@ TEST(ClipDictionary, MutatedRecipeStreamsDecodeOrFailCleanly) {
   const std::vector<QuantizedPose> held = {base};
   const PoseReference ref = history(held, 3);
   ASSERT_TRUE(encoder.encode(q, ref, bytes));
-  test::TestRng rng{31};
-  int failures = 0;
-  for (int round = 0; round < 2000; ++round) {
-    std::vector<uint8_t> mutated = bytes;
-    mutated[rng() % mutated.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
-    QuantizedPose got;
-    if (!decode_pose(rig.format, mutated, ref, got, PoseCoding::kRangeCoded, &dictionary).ok()) {
-      ++failures;
-      continue;
-    }
-    EXPECT_TRUE(dictionary.valid(got.recipe) || got.recipe.count == 0);
-  }
-  EXPECT_GT(failures, 0);
+  EXPECT_GT(decode_damaged(rig, dictionary, bytes, ref, 31, /*truncate=*/false).failed, 0);
 }
 
 // A motion crossfade (the animator's crossfading layer 0): the source motion blended, the
@@ -374,12 +404,8 @@ TEST(ClipDictionary, MalformedCrossfadeRecipesAreRefused) {
   ASSERT_TRUE(dictionary.valid(q.recipe));
   std::vector<uint8_t> bytes;
   EXPECT_TRUE(encoder.encode(q, PoseReference{}, bytes));
-  const auto refused = [&](PoseRecipe r) {
-    QuantizedPose bad = q;
-    bad.recipe = r;
-    std::vector<uint8_t> out;
-    std::vector<Transform> pose(rig.skeleton.node_count());
-    return !dictionary.valid(r) && !encoder.encode(bad, PoseReference{}, out) && !dictionary.evaluate(r, pose);
+  const auto refused = [&](const PoseRecipe& r) {
+    return refused_everywhere(rig, dictionary, encoder, q, r);
   };
   PoseRecipe r = q.recipe;
   r.fade_elapsed_us = r.fade_duration_us;  // a finished fade is plain
@@ -418,23 +444,7 @@ TEST(ClipDictionary, MutatedCrossfadeRecipeStreamsDecodeOrFailCleanly) {
   for (const PoseReference& ref : {history(base, 3), PoseReference{}}) {
     std::vector<uint8_t> bytes;
     ASSERT_TRUE(encoder.encode(held[1], ref, bytes));
-    test::TestRng rng{47};
-    int failures = 0;
-    for (int round = 0; round < 2000; ++round) {
-      std::vector<uint8_t> mutated = bytes;
-      if (round % 4 == 3) {
-        mutated.resize(rng() % mutated.size());  // truncated
-      } else {
-        mutated[rng() % mutated.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
-      }
-      QuantizedPose got;
-      if (!decode_pose(rig.format, mutated, ref, got, PoseCoding::kRangeCoded, &dictionary).ok()) {
-        ++failures;
-        continue;
-      }
-      EXPECT_TRUE(dictionary.valid(got.recipe) || got.recipe.count == 0);
-    }
-    EXPECT_GT(failures, 0);
+    EXPECT_GT(decode_damaged(rig, dictionary, bytes, ref, 47, /*truncate=*/true).failed, 0);
   }
 }
 
@@ -549,12 +559,8 @@ TEST(ClipDictionary, MalformedFrozenCrossfadeRecipesAreRefused) {
   ASSERT_TRUE(dictionary.valid(q.recipe));
   std::vector<uint8_t> bytes;
   EXPECT_TRUE(encoder.encode(q, PoseReference{}, bytes));
-  const auto refused = [&](PoseRecipe r) {
-    QuantizedPose bad = q;
-    bad.recipe = r;
-    std::vector<uint8_t> out;
-    std::vector<Transform> pose(rig.skeleton.node_count());
-    return !dictionary.valid(r) && !encoder.encode(bad, PoseReference{}, out) && !dictionary.evaluate(r, pose);
+  const auto refused = [&](const PoseRecipe& r) {
+    return refused_everywhere(rig, dictionary, encoder, q, r);
   };
   PoseRecipe r = q.recipe;
   r.frozen_source_count = r.source_count;  // no frozen target
@@ -614,24 +620,9 @@ TEST(ClipDictionary, MutatedFrozenCrossfadeRecipeStreamsDecodeOrFailCleanly) {
     QuantizedPose clean;
     ASSERT_TRUE(decode_pose(rig.format, bytes, ref, clean, PoseCoding::kRangeCoded, &dictionary).ok());
     ASSERT_EQ(clean, pose);
-    test::TestRng rng{53};
-    int failures = 0;
-    for (int round = 0; round < 2000; ++round) {
-      std::vector<uint8_t> mutated = bytes;
-      if (round % 4 == 3) {
-        mutated.resize(rng() % mutated.size());  // truncated
-      } else {
-        mutated[rng() % mutated.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
-      }
-      QuantizedPose got;
-      if (!decode_pose(rig.format, mutated, ref, got, PoseCoding::kRangeCoded, &dictionary).ok()) {
-        ++failures;
-        continue;
-      }
-      ++decoded;
-      EXPECT_TRUE(dictionary.valid(got.recipe) || got.recipe.count == 0);
-    }
-    EXPECT_GT(failures, 0);
+    const DamageOutcome outcome = decode_damaged(rig, dictionary, bytes, ref, 53, /*truncate=*/true);
+    EXPECT_GT(outcome.failed, 0);
+    decoded += outcome.decoded;
   }
   EXPECT_GT(decoded, 0);
 }

@@ -128,6 +128,16 @@ bool PoseTrack::continues_from_last(PresentMode mode, uint32_t before_tick,
   return before_tick >= after_tick_;
 }
 
+void PoseTrack::note_frame(PresentMode mode, int64_t render_us, bool recipe, uint32_t before_tick,
+                           uint32_t after_tick) {
+  mode_ = mode;
+  last_render_us_ = render_us;
+  recipe_ = recipe;
+  if (recipe) ++recipe_frames_;
+  before_tick_ = before_tick;
+  after_tick_ = after_tick;
+}
+
 const PoseTrack::PairInfo& PoseTrack::pair_info(const SampleRef& a, const SampleRef& b) {
   if (pair_.a != a.sample || pair_.b != b.sample || pair_.tick_a != a.tick || pair_.tick_b != b.tick) {
     const std::size_t nodes = shown_.size();
@@ -312,12 +322,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     continues = continues_from_last(mode, before_tick, after_tick, recipe);
     if (continues && !correcting_ && source.same_as(last_source_)) {
       // The same pose as the last frame, which was shown unfaded: shown_ and palette_ hold it.
-      mode_ = mode;
-      last_render_us_ = render_us;
-      recipe_ = recipe;
-      if (recipe) ++recipe_frames_;
-      before_tick_ = before_tick;
-      after_tick_ = after_tick;
+      note_frame(mode, render_us, recipe, before_tick, after_tick);
       ++reused_frames_;
       return true;
     }
@@ -355,12 +360,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     correction_start_us_ = render_us;
     ++corrections_;
   }
-  mode_ = mode;
-  last_render_us_ = render_us;
-  recipe_ = recipe;
-  if (recipe) ++recipe_frames_;
-  before_tick_ = before_tick;
-  after_tick_ = after_tick;
+  note_frame(mode, render_us, recipe, before_tick, after_tick);
 
   float w = 0.0f;
   if (correcting_) {

@@ -168,6 +168,10 @@ class PoseTrack {
 
   bool continues_from_last(PresentMode mode, uint32_t before_tick, uint32_t after_tick,
                            bool recipe) const;
+  // Records what the frame at render_us showed (its mode, basis ticks and whether a recipe),
+  // which the next present() compares against.
+  void note_frame(PresentMode mode, int64_t render_us, bool recipe, uint32_t before_tick,
+                  uint32_t after_tick);
   // What a frame needs from a pair of samples, copied out of them once per pair: the samples
   // sit in the snapshot buffer's pool, spread over megabytes, and three frames in a row use
   // the same pair (60 Hz frames, 20 Hz snapshots). Keyed by sample address and tick: the
