@@ -88,17 +88,33 @@ DamageOutcome decode_damaged(const Rig& rig, ClipDictionary& dictionary,
   return outcome;
 }
 
-// True when `recipe`, put on the valid record `q`, is refused by all three: the dictionary's
-// validation, the encoder and the dictionary's evaluation.
-bool refused_everywhere(const Rig& rig, ClipDictionary& dictionary, PoseEncoder& encoder,
-                        const QuantizedPose& q, const PoseRecipe& recipe) {
-  QuantizedPose bad = q;
-  bad.recipe = recipe;
-  std::vector<uint8_t> out;
-  std::vector<Transform> pose(rig.skeleton.node_count());
-  return !dictionary.valid(recipe) && !encoder.encode(bad, PoseReference{}, out) &&
-         !dictionary.evaluate(recipe, pose);
-}
+// A record carrying a valid recipe, and the check that variants of that recipe are refused.
+struct RefusalCheck {
+  Rig rig;
+  ClipDictionary dictionary{rig.skeleton, rig.clips, rig.format};
+  PoseEncoder encoder{rig.format, &dictionary};
+  QuantizedPose q;
+
+  explicit RefusalCheck(const PoseRecipe& valid) {
+    q.reset(rig.format);
+    q.recipe = valid;
+  }
+  // The valid recipe passes the dictionary's validation and the encoder.
+  bool accepts_base() {
+    std::vector<uint8_t> bytes;
+    return dictionary.valid(q.recipe) && encoder.encode(q, PoseReference{}, bytes);
+  }
+  // `recipe`, put on the record instead, is refused by all three: the dictionary's
+  // validation, the encoder and the dictionary's evaluation.
+  bool refused(const PoseRecipe& recipe) {
+    QuantizedPose bad = q;
+    bad.recipe = recipe;
+    std::vector<uint8_t> out;
+    std::vector<Transform> pose(rig.skeleton.node_count());
+    return !dictionary.valid(recipe) && !encoder.encode(bad, PoseReference{}, out) &&
+           !dictionary.evaluate(recipe, pose);
+  }
+};
 
 // The client reuses the prediction's dequantised rotations for nodes whose decoded codes equal
 // the prediction's (dequantize_pose_reusing): the result must be dequantize_pose's, bit for
@@ -395,34 +411,25 @@ TEST(ClipDictionary, MotionCrossfadeRecipesEvaluateLikeTheAnimatorAndRoundTripWi
 }
 
 TEST(ClipDictionary, MalformedCrossfadeRecipesAreRefused) {
-  Rig rig;
-  ClipDictionary dictionary(rig.skeleton, rig.clips, rig.format);
-  PoseEncoder encoder(rig.format, &dictionary);
-  QuantizedPose q;
-  q.reset(rig.format);
-  q.recipe = walk_to_blend(12);
-  ASSERT_TRUE(dictionary.valid(q.recipe));
-  std::vector<uint8_t> bytes;
-  EXPECT_TRUE(encoder.encode(q, PoseReference{}, bytes));
-  const auto refused = [&](const PoseRecipe& r) {
-    return refused_everywhere(rig, dictionary, encoder, q, r);
-  };
-  PoseRecipe r = q.recipe;
+  RefusalCheck check(walk_to_blend(12));
+  ASSERT_TRUE(check.accepts_base());
+  const auto refused = [&](const PoseRecipe& r) { return check.refused(r); };
+  PoseRecipe r = check.q.recipe;
   r.fade_elapsed_us = r.fade_duration_us;  // a finished fade is plain
   EXPECT_TRUE(refused(r));
-  r = q.recipe;
+  r = check.q.recipe;
   r.fade_elapsed_us = -1;
   EXPECT_TRUE(refused(r));
-  r = q.recipe;
+  r = check.q.recipe;
   r.source_count = r.count;  // no target
   EXPECT_TRUE(refused(r));
-  r = q.recipe;
+  r = check.q.recipe;
   r.wrap = 3;
   EXPECT_TRUE(refused(r));
   r = walk_to_blend(0);
   r.fade_duration_us = 10;  // fade state on a plain recipe
   EXPECT_TRUE(refused(r));
-  r = q.recipe;  // five source inputs (a motion has at most four)
+  r = check.q.recipe;  // five source inputs (a motion has at most four)
   for (int i = 0; i < 4; ++i) r.inputs[r.count++] = r.inputs[0];
   r.source_count = 5;
   EXPECT_TRUE(refused(r));
@@ -550,37 +557,28 @@ TEST(ClipDictionary, FrozenCrossfadeRecipesEvaluateLikeTheAnimatorAndRoundTripCo
 }
 
 TEST(ClipDictionary, MalformedFrozenCrossfadeRecipesAreRefused) {
-  Rig rig;
-  ClipDictionary dictionary(rig.skeleton, rig.clips, rig.format);
-  PoseEncoder encoder(rig.format, &dictionary);
-  QuantizedPose q;
-  q.reset(rig.format);
-  q.recipe = frozen_fade(15);
-  ASSERT_TRUE(dictionary.valid(q.recipe));
-  std::vector<uint8_t> bytes;
-  EXPECT_TRUE(encoder.encode(q, PoseReference{}, bytes));
-  const auto refused = [&](const PoseRecipe& r) {
-    return refused_everywhere(rig, dictionary, encoder, q, r);
-  };
-  PoseRecipe r = q.recipe;
+  RefusalCheck check(frozen_fade(15));
+  ASSERT_TRUE(check.accepts_base());
+  const auto refused = [&](const PoseRecipe& r) { return check.refused(r); };
+  PoseRecipe r = check.q.recipe;
   r.frozen_source_count = r.source_count;  // no frozen target
   EXPECT_TRUE(refused(r));
-  r = q.recipe;
+  r = check.q.recipe;
   r.frozen_elapsed_us = r.frozen_duration_us;  // a finished fade cannot have been interrupted
   EXPECT_TRUE(refused(r));
-  r = q.recipe;
+  r = check.q.recipe;
   r.frozen_elapsed_us = -1;
   EXPECT_TRUE(refused(r));
-  r = q.recipe;
+  r = check.q.recipe;
   r.source_speed = 1 << 16;  // a frozen pose does not move
   EXPECT_TRUE(refused(r));
-  r = q.recipe;
+  r = check.q.recipe;
   r.source_wrap = 1;
   EXPECT_TRUE(refused(r));
   r = walk_to_blend(12);
   r.frozen_duration_us = 10;  // frozen state without a frozen source
   EXPECT_TRUE(refused(r));
-  r = q.recipe;  // five frozen target inputs (a motion has at most four)
+  r = check.q.recipe;  // five frozen target inputs (a motion has at most four)
   for (int i = 0; i < 3; ++i) {
     for (uint8_t k = r.count; k > r.source_count; --k) r.inputs[k] = r.inputs[k - 1];
     r.inputs[r.source_count] = r.inputs[r.frozen_source_count];
@@ -589,10 +587,10 @@ TEST(ClipDictionary, MalformedFrozenCrossfadeRecipesAreRefused) {
   }
   ASSERT_EQ(r.source_count - r.frozen_source_count, 5);
   EXPECT_TRUE(refused(r));
-  r = q.recipe;
+  r = check.q.recipe;
   r.frozen_source_count = 0;  // then it is a motion crossfade with 3 source inputs at speed 0:
   r.frozen_elapsed_us = r.frozen_duration_us = 0;  // valid, but another pose
-  EXPECT_TRUE(dictionary.valid(r));
+  EXPECT_TRUE(check.dictionary.valid(r));
 }
 
 TEST(ClipDictionary, MutatedFrozenCrossfadeRecipeStreamsDecodeOrFailCleanly) {
