@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "posecast/blending.h"
+#include "posecast/protocol/recipe_motions.h"
 #include "posecast/sampling.h"
 
 namespace posecast::protocol {
@@ -58,32 +59,12 @@ bool ClipDictionary::evaluate_motion(const PoseRecipe& recipe, uint8_t first, ui
 
 bool ClipDictionary::evaluate(const PoseRecipe& recipe, std::span<Transform> out) {
   if (!valid(recipe) || out.size() != skeleton_.node_count()) return false;
-  if (!recipe.crossfade()) return evaluate_motion(recipe, 0, recipe.count, out);
-  // sim/src/evaluator.cpp evaluate_layer: the source into the pose, then (alpha > 0) the
-  // target mixed over it. A frozen source is the interrupted fade evaluated the same way (the
-  // animator froze exactly that: sim/src/world_commands.cpp), then copied.
-  if (recipe.frozen()) {
-    if (!evaluate_motion(recipe, 0, recipe.frozen_source_count, out)) return false;
-    const float frozen_alpha = recipe_frozen_alpha(recipe);
-    if (frozen_alpha > 0.0f) {
-      if (!evaluate_motion(recipe, recipe.frozen_source_count, recipe.source_count, target_)) return false;
-      OverrideBlendJob freeze;
-      freeze.pose = out;
-      freeze.layer = target_;
-      freeze.weight = frozen_alpha;
-      if (!freeze.Run()) return false;
-    }
-  } else if (!evaluate_motion(recipe, 0, recipe.source_count, out)) {
-    return false;
-  }
-  const float alpha = recipe_fade_alpha(recipe);
-  if (!(alpha > 0.0f)) return true;
-  if (!evaluate_motion(recipe, recipe.source_count, recipe.count, target_)) return false;
-  OverrideBlendJob mix;
-  mix.pose = out;
-  mix.layer = target_;
-  mix.weight = alpha;
-  return mix.Run();
+  return evaluate_recipe_motions(
+      recipe,
+      [&](uint8_t first, uint8_t end, std::span<Transform> into) {
+        return evaluate_motion(recipe, first, end, into);
+      },
+      target_, out);
 }
 
 bool ClipDictionary::predict(const PoseRecipe& recipe, const QuantizedPose* reference,

@@ -440,6 +440,11 @@ int64_t predicted_frozen_elapsed(const PoseRecipe& r, const PoseRecipe* base, co
   return std::max<int64_t>(0, base->fade_elapsed_us + age_us(ref) - r.fade_elapsed_us);
 }
 
+// A crossfade's duration expected from a crossfading baseline (-1 without one).
+int64_t predicted_duration(const PoseRecipe* base) {
+  return base != nullptr && base->crossfade() ? base->fade_duration_us : -1;
+}
+
 // A crossfade's elapsed time expected from a baseline fading with the same duration.
 int64_t predicted_elapsed(const PoseRecipe& r, const PoseRecipe* base, const PoseReference& ref) {
   if (base == nullptr || !base->crossfade() || base->fade_duration_us != r.fade_duration_us) return -1;
@@ -498,6 +503,15 @@ struct RangeSink {
     }
     raw_bits.write(static_cast<uint32_t>(v), n);
   }
+  // `value` (0..2^32 - 1) as a residual from `predicted`, or its 32 bits raw when there is no
+  // prediction (predicted < 0). RangeSource::predicted_or_raw reads it back.
+  void predicted_or_raw(const Expectation& e, int64_t value, int64_t predicted) {
+    if (predicted >= 0) {
+      residual(e, value - predicted);
+    } else {
+      raw(static_cast<uint64_t>(value), 32);
+    }
+  }
   void recipe(const PoseFormat& format, const PoseRecipe& r, const PoseReference& ref,
               int references) {
     rc.encode(models->recipe_crossfade, r.crossfade() ? 1u : 0u);
@@ -527,55 +541,21 @@ struct RangeSink {
       }
     }
     if (r.crossfade()) {
-      if (base != nullptr && base->crossfade()) {
-        residual(exact, r.fade_duration_us - base->fade_duration_us);
-      } else {
-        raw(static_cast<uint64_t>(r.fade_duration_us), 32);
-      }
-      const int64_t elapsed = predicted_elapsed(r, base, ref);
-      if (elapsed >= 0) {
-        residual(exact, r.fade_elapsed_us - elapsed);
-      } else {
-        raw(static_cast<uint64_t>(r.fade_elapsed_us), 32);
-      }
+      predicted_or_raw(exact, r.fade_duration_us, predicted_duration(base));
+      predicted_or_raw(exact, r.fade_elapsed_us, predicted_elapsed(r, base, ref));
     }
     if (r.frozen()) {
-      const int64_t duration = predicted_frozen_duration(base);
-      if (duration >= 0) {
-        residual(exact, r.frozen_duration_us - duration);
-      } else {
-        raw(static_cast<uint64_t>(r.frozen_duration_us), 32);
-      }
-      const int64_t elapsed = predicted_frozen_elapsed(r, base, ref);
-      if (elapsed >= 0) {
-        residual(exact, r.frozen_elapsed_us - elapsed);
-      } else {
-        raw(static_cast<uint64_t>(r.frozen_elapsed_us), 32);
-      }
+      predicted_or_raw(exact, r.frozen_duration_us, predicted_frozen_duration(base));
+      predicted_or_raw(exact, r.frozen_elapsed_us, predicted_frozen_elapsed(r, base, ref));
     }
-    const int64_t steady = predicted_steady(base, ref);
-    if (steady >= 0) {
-      residual(exact, r.steady_us - steady);
-    } else {
-      raw(static_cast<uint64_t>(r.steady_us), 32);
-    }
+    predicted_or_raw(exact, r.steady_us, predicted_steady(base, ref));
+    Expectation ulps;
+    ulps.cls = kRecipeWeightClass;
     for (uint8_t i = 0; i < r.count; ++i) {
       const PoseRecipe::Input& in = r.inputs[i];
       rc.encode_direct(in.clip, clip_bits(format));
-      const int64_t predicted = predicted_time(format, r, i, ref, references);
-      if (predicted >= 0) {
-        residual(exact, in.time_us - predicted);
-      } else {
-        raw(static_cast<uint64_t>(in.time_us), 32);
-      }
-      const int64_t weight = predicted_weight_bits(r, i, ref, references);
-      if (weight >= 0) {
-        Expectation ulps;
-        ulps.cls = kRecipeWeightClass;
-        residual(ulps, static_cast<int64_t>(float_bits(in.weight)) - weight);
-      } else {
-        raw(float_bits(in.weight), 32);
-      }
+      predicted_or_raw(exact, in.time_us, predicted_time(format, r, i, ref, references));
+      predicted_or_raw(ulps, float_bits(in.weight), predicted_weight_bits(r, i, ref, references));
     }
   }
 };
@@ -615,6 +595,11 @@ struct RangeSource {
     if (n <= 32) return raw_bits.read(n);
     const uint64_t high = raw_bits.read(n - 32);
     return (high << 32) | raw_bits.read(32);
+  }
+  // What RangeSink::predicted_or_raw wrote: `predicted` plus a residual, or 32 raw bits when
+  // there is no prediction (predicted < 0). Check `failed` after.
+  int64_t predicted_or_raw(const Expectation& e, int64_t predicted) {
+    return predicted >= 0 ? predicted + residual(e) : static_cast<int64_t>(raw(32));
   }
   // False for a recipe that does not fit the format (shape, clip index, time, weight, fade
   // state): every count, index and range is checked before use.
@@ -663,42 +648,29 @@ struct RangeSource {
     }
     if (r.wrap >= kRecipeWrapModes || r.source_wrap >= kRecipeWrapModes) return false;
     if (r.crossfade()) {
-      r.fade_duration_us = base != nullptr && base->crossfade()
-                               ? base->fade_duration_us + residual(exact)
-                               : static_cast<int64_t>(raw(32));
+      r.fade_duration_us = predicted_or_raw(exact, predicted_duration(base));
       if (failed || r.fade_duration_us <= 0 || r.fade_duration_us > kMaxRecipeTimeUs) return false;
-      const int64_t elapsed = predicted_elapsed(r, base, ref);
-      r.fade_elapsed_us = elapsed >= 0 ? elapsed + residual(exact) : static_cast<int64_t>(raw(32));
+      r.fade_elapsed_us = predicted_or_raw(exact, predicted_elapsed(r, base, ref));
       if (failed || r.fade_elapsed_us < 0 || r.fade_elapsed_us >= r.fade_duration_us) return false;
     }
     if (r.frozen()) {
-      const int64_t duration = predicted_frozen_duration(base);
-      r.frozen_duration_us = duration >= 0 ? duration + residual(exact) : static_cast<int64_t>(raw(32));
+      r.frozen_duration_us = predicted_or_raw(exact, predicted_frozen_duration(base));
       if (failed || r.frozen_duration_us <= 0 || r.frozen_duration_us > kMaxRecipeTimeUs) return false;
-      const int64_t elapsed = predicted_frozen_elapsed(r, base, ref);
-      r.frozen_elapsed_us = elapsed >= 0 ? elapsed + residual(exact) : static_cast<int64_t>(raw(32));
+      r.frozen_elapsed_us = predicted_or_raw(exact, predicted_frozen_elapsed(r, base, ref));
       if (failed || r.frozen_elapsed_us < 0 || r.frozen_elapsed_us >= r.frozen_duration_us) return false;
     }
-    const int64_t steady = predicted_steady(base, ref);
-    r.steady_us = steady >= 0 ? steady + residual(exact) : static_cast<int64_t>(raw(32));
+    r.steady_us = predicted_or_raw(exact, predicted_steady(base, ref));
     if (failed || r.steady_us < 0 || r.steady_us > kMaxRecipeTimeUs) return false;
+    Expectation ulps;
+    ulps.cls = kRecipeWeightClass;
     for (uint8_t i = 0; i < r.count; ++i) {
       PoseRecipe::Input& in = r.inputs[i];
       const uint32_t clip = rc.decode_direct(clip_bits(format));
       if (clip >= format.clip_durations_us.size()) return false;
       in.clip = static_cast<uint16_t>(clip);
-      const int64_t predicted = predicted_time(format, r, i, ref, references);
-      in.time_us = predicted >= 0 ? predicted + residual(exact) : static_cast<int64_t>(raw(32));
+      in.time_us = predicted_or_raw(exact, predicted_time(format, r, i, ref, references));
       if (failed || in.time_us < 0 || in.time_us > kMaxRecipeTimeUs) return false;
-      const int64_t weight = predicted_weight_bits(r, i, ref, references);
-      int64_t bits = 0;
-      if (weight >= 0) {
-        Expectation ulps;
-        ulps.cls = kRecipeWeightClass;
-        bits = weight + residual(ulps);
-      } else {
-        bits = static_cast<int64_t>(raw(32));
-      }
+      const int64_t bits = predicted_or_raw(ulps, predicted_weight_bits(r, i, ref, references));
       if (failed || bits < 0 || bits > 0xFFFFFFFFll) return false;
       const auto word = static_cast<uint32_t>(bits);
       std::memcpy(&in.weight, &word, sizeof word);

@@ -57,13 +57,12 @@ bool base_layer_recipe(const sim::EntityState& state, const Rig& rig, protocol::
   out.count = 0;
   if (!sim::shows_base_layer_only(state)) return false;
   const sim::Layer& layer = state.layers[0];
-  const bool fade_ok = layer.fade_elapsed_us >= 0 && layer.fade_elapsed_us < layer.fade_duration_us &&
-                       layer.fade_duration_us <= protocol::kMaxRecipeTimeUs;
+  const bool fade_ok = protocol::recipe_fade_in_range(layer.fade_elapsed_us, layer.fade_duration_us);
   if (layer.fade_source == sim::FadeSource::kFrozenPose) {
     if (!fade_ok || layer.frozen_origin.size() != 1) return false;
     const sim::FrozenOrigin& origin = layer.frozen_origin[0];
-    if (origin.fade_elapsed_us < 0 || origin.fade_elapsed_us >= origin.fade_duration_us ||
-        origin.fade_duration_us > protocol::kMaxRecipeTimeUs || !append_motion(origin.source, rig, out)) {
+    if (!protocol::recipe_fade_in_range(origin.fade_elapsed_us, origin.fade_duration_us) ||
+        !append_motion(origin.source, rig, out)) {
       out.count = 0;
       return false;
     }
@@ -80,9 +79,7 @@ bool base_layer_recipe(const sim::EntityState& state, const Rig& rig, protocol::
     out.fade_elapsed_us = layer.fade_elapsed_us;
     out.fade_duration_us = layer.fade_duration_us;
   } else if (layer.fade_source == sim::FadeSource::kMotion) {
-    if (layer.fade_elapsed_us < 0 || layer.fade_elapsed_us >= layer.fade_duration_us ||
-        layer.fade_duration_us > protocol::kMaxRecipeTimeUs ||
-        !append_motion(layer.source, rig, out)) {
+    if (!fade_ok || !append_motion(layer.source, rig, out)) {
       out.count = 0;
       return false;
     }

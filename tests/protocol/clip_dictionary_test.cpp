@@ -314,18 +314,12 @@ TEST(ClipDictionary, MutatedRecipeStreamsDecodeOrFailCleanly) {
   EXPECT_GT(decode_damaged(rig, dictionary, bytes, ref, 31, /*truncate=*/false).failed, 0);
 }
 
-// A motion crossfade (the animator's crossfading layer 0): the source motion blended, the
-// target motion blended, the target mixed over the source at elapsed / duration.
-std::vector<Transform> evaluate_fade(const Rig& rig, const PoseRecipe& r) {
-  if (!r.crossfade()) return rig.evaluate(r);
-  PoseRecipe source, target;
-  for (uint8_t i = 0; i < r.count; ++i) {
-    PoseRecipe& side = i < r.source_count ? source : target;
-    side.inputs[side.count++] = r.inputs[i];
-  }
-  std::vector<Transform> pose = rig.evaluate(source);
-  const float alpha = static_cast<float>(static_cast<double>(r.fade_elapsed_us) /
-                                         static_cast<double>(r.fade_duration_us));
+// `pose` with the plain recipe `target` mixed over it at the fade weight of `fade`
+// (elapsed / duration, rounded once from double as the animator does); alpha 0 keeps `pose`.
+std::vector<Transform> mix_target_over(const Rig& rig, std::vector<Transform> pose,
+                                       const PoseRecipe& target, const PoseRecipe& fade) {
+  const float alpha = static_cast<float>(static_cast<double>(fade.fade_elapsed_us) /
+                                         static_cast<double>(fade.fade_duration_us));
   if (alpha > 0.0f) {
     const std::vector<Transform> over = rig.evaluate(target);
     OverrideBlendJob mix;
@@ -335,6 +329,18 @@ std::vector<Transform> evaluate_fade(const Rig& rig, const PoseRecipe& r) {
     EXPECT_TRUE(mix.Run());
   }
   return pose;
+}
+
+// A motion crossfade (the animator's crossfading layer 0): the source motion blended, the
+// target motion blended, the target mixed over the source at elapsed / duration.
+std::vector<Transform> evaluate_fade(const Rig& rig, const PoseRecipe& r) {
+  if (!r.crossfade()) return rig.evaluate(r);
+  PoseRecipe source, target;
+  for (uint8_t i = 0; i < r.count; ++i) {
+    PoseRecipe& side = i < r.source_count ? source : target;
+    side.inputs[side.count++] = r.inputs[i];
+  }
+  return mix_target_over(rig, rig.evaluate(source), target, r);
 }
 
 // Update u of a clip-0 walk at 1.25x that crossfades (from update 10, over 400 ms) to a
@@ -485,18 +491,7 @@ std::vector<Transform> evaluate_frozen_fade(const Rig& rig, const PoseRecipe& r)
   interrupted.fade_elapsed_us = r.frozen_elapsed_us;
   interrupted.fade_duration_us = r.frozen_duration_us;
   for (uint8_t i = r.source_count; i < r.count; ++i) target.inputs[target.count++] = r.inputs[i];
-  std::vector<Transform> pose = evaluate_fade(rig, interrupted);  // the frozen pose
-  const float alpha = static_cast<float>(static_cast<double>(r.fade_elapsed_us) /
-                                         static_cast<double>(r.fade_duration_us));
-  if (alpha > 0.0f) {
-    const std::vector<Transform> over = rig.evaluate(target);
-    OverrideBlendJob mix;
-    mix.pose = pose;
-    mix.layer = over;
-    mix.weight = alpha;
-    EXPECT_TRUE(mix.Run());
-  }
-  return pose;
+  return mix_target_over(rig, evaluate_fade(rig, interrupted), target, r);  // over the frozen pose
 }
 
 TEST(ClipDictionary, FrozenCrossfadeRecipesEvaluateLikeTheAnimatorAndRoundTripCompactly) {

@@ -26,6 +26,31 @@ class CrossfadeRecipes : public ServerFixture {
     step();
   }
 
+  // Starts a server sending every tick (a snapshot, so a quantised pose and its recipe, every
+  // tick) with one connected client (poses are quantised on the ticks some client is due) and
+  // one entity playing a two-clip blend (clips 0 and 1 at 0.6 / 0.4) at 1.25x; its quantised
+  // poses are kept in `quantized`. Returns the entity, or 0 when the client could not
+  // connect (the server's ids start at 1,000,000).
+  static constexpr sim::SpeedQ16 kBlendSpeed = 5 * (1 << 16) / 4;  // 1.25x
+  sim::EntityId start_blend_entity() {
+    server::ServerOptions options;
+    options.send_rate_hz = 60;
+    start(options);
+    const sim::EntityId id = server->spawn(0, 0, server::Vec3{0, 0, 0});
+    sim::MotionSpec blend;
+    blend.count = 2;
+    blend.clips[0] = sim::ClipWeight{0, 0.6f};
+    blend.clips[1] = sim::ClipWeight{1, 0.4f};
+    blend.speed = kBlendSpeed;
+    server->play(id, 0, blend);
+    server->on_pose_quantized(
+        [this, id](uint32_t tick, sim::EntityId e, uint16_t, const protocol::QuantizedPose& pose) {
+          if (e == id) quantized[tick] = pose;
+        });
+    RawClient& client = add_client();
+    return connect(client, 1).client_id != 0u ? id : sim::EntityId{};
+  }
+
   static bool same_bits(const std::vector<Transform>& a, const std::vector<Transform>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Transform)) == 0;
   }
@@ -35,21 +60,9 @@ class CrossfadeRecipes : public ServerFixture {
 };
 
 TEST_F(CrossfadeRecipes, EvaluateToTheWorldsPoseAtEveryTickOfTheFadeAndEndAsPlainRecipes) {
-  server::ServerOptions options;
-  options.send_rate_hz = 60;  // a snapshot, so a quantised pose and its recipe, every tick
-  start(options);
-  const sim::EntityId id = server->spawn(0, 0, server::Vec3{0, 0, 0});
-  sim::MotionSpec blend;  // a two-clip blend at 1.25x fades to a single clip at 0.75x
-  blend.count = 2;
-  blend.clips[0] = sim::ClipWeight{0, 0.6f};
-  blend.clips[1] = sim::ClipWeight{1, 0.4f};
-  blend.speed = 5 * (1 << 16) / 4;
-  server->play(id, 0, blend);
-  server->on_pose_quantized([&](uint32_t tick, sim::EntityId e, uint16_t, const protocol::QuantizedPose& pose) {
-    if (e == id) quantized[tick] = pose;
-  });
-  RawClient& client = add_client();  // poses are quantised on the ticks some client is due
-  ASSERT_NE(connect(client, 1).client_id, 0u);
+  // A two-clip blend at 1.25x fades to a single clip at 0.75x.
+  const sim::EntityId id = start_blend_entity();
+  ASSERT_NE(id, sim::EntityId{});
   for (int i = 0; i < 12; ++i) step_capturing(id, false);
   sim::MotionSpec target = clip_motion(2);
   target.speed = 3 * (1 << 16) / 4;
@@ -70,7 +83,7 @@ TEST_F(CrossfadeRecipes, EvaluateToTheWorldsPoseAtEveryTickOfTheFadeAndEndAsPlai
       ASSERT_TRUE(recipe.crossfade()) << "tick " << tick;
       EXPECT_EQ(recipe.source_count, 2);
       EXPECT_EQ(recipe.target_count(), 1);
-      EXPECT_EQ(recipe.source_speed, blend.speed);
+      EXPECT_EQ(recipe.source_speed, kBlendSpeed);
       EXPECT_EQ(recipe.speed, target.speed);
       EXPECT_EQ(recipe.fade_duration_us, 400'000);
       EXPECT_EQ(recipe.fade_elapsed_us, sim::tick_start_us(tick, 60) - sim::tick_start_us(fade_tick, 60));
@@ -108,21 +121,8 @@ TEST_F(CrossfadeRecipes, EvaluateToTheWorldsPoseAtEveryTickOfTheFadeAndEndAsPlai
 // codes, the command's tick (alpha 0: the frozen pose itself) included. A third crossfade
 // during that one (a frozen pose frozen again) carries none.
 TEST_F(CrossfadeRecipes, AnInterruptedCrossfadeCarriesAFrozenRecipeThatEvaluatesToTheWorldsPose) {
-  server::ServerOptions options;
-  options.send_rate_hz = 60;
-  start(options);
-  const sim::EntityId id = server->spawn(0, 0, server::Vec3{0, 0, 0});
-  sim::MotionSpec blend;  // a two-clip blend at 1.25x ...
-  blend.count = 2;
-  blend.clips[0] = sim::ClipWeight{0, 0.6f};
-  blend.clips[1] = sim::ClipWeight{1, 0.4f};
-  blend.speed = 5 * (1 << 16) / 4;
-  server->play(id, 0, blend);
-  server->on_pose_quantized([&](uint32_t tick, sim::EntityId e, uint16_t, const protocol::QuantizedPose& pose) {
-    if (e == id) quantized[tick] = pose;
-  });
-  RawClient& client = add_client();
-  ASSERT_NE(connect(client, 1).client_id, 0u);
+  const sim::EntityId id = start_blend_entity();  // a two-clip blend at 1.25x ...
+  ASSERT_NE(id, sim::EntityId{});
   for (int i = 0; i < 6; ++i) step_capturing(id, false);
   sim::MotionSpec first = clip_motion(1);  // ... fades to clip 1 at 0.75x over 500 ms ...
   first.speed = 3 * (1 << 16) / 4;

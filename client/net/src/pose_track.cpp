@@ -73,28 +73,8 @@ bool PoseTrack::Source::same_as(const Source& o) const {
       // Bits, not values: the blend of two frames with equal parameters is the same.
       return std::bit_cast<uint32_t>(param) == std::bit_cast<uint32_t>(o.param) &&
              (kind == Kind::kExtrapolate || rotation == o.rotation);
-    case Kind::kRecipe: {
-      // Everything evaluate() reads: the inputs, a crossfade's split and alpha, and a frozen
-      // source's split and alpha.
-      if (clips != o.clips || recipe.count != o.recipe.count ||
-          recipe.source_count != o.recipe.source_count ||
-          recipe.fade_elapsed_us != o.recipe.fade_elapsed_us ||
-          recipe.fade_duration_us != o.recipe.fade_duration_us ||
-          recipe.frozen_source_count != o.recipe.frozen_source_count ||
-          recipe.frozen_elapsed_us != o.recipe.frozen_elapsed_us ||
-          recipe.frozen_duration_us != o.recipe.frozen_duration_us) {
-        return false;
-      }
-      for (uint8_t i = 0; i < recipe.count && i < protocol::kMaxRecipeInputs; ++i) {
-        const protocol::PoseRecipe::Input& x = recipe.inputs[i];
-        const protocol::PoseRecipe::Input& y = o.recipe.inputs[i];
-        if (x.clip != y.clip || x.time_us != y.time_us ||
-            std::bit_cast<uint32_t>(x.weight) != std::bit_cast<uint32_t>(y.weight)) {
-          return false;
-        }
-      }
-      return true;
-    }
+    case Kind::kRecipe:
+      return clips == o.clips && protocol::recipe_same_evaluation(recipe, o.recipe);
   }
   return false;
 }

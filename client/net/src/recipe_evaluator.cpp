@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "posecast/blending.h"
+#include "posecast/protocol/recipe_motions.h"
 #include "posecast/sampling.h"
 
 namespace posecast::client {
@@ -83,42 +84,13 @@ bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> c
   const std::span<Transform> scratch =
       blend_scratch.empty() ? std::span<Transform>(samples_) : blend_scratch;
   if (scratch.size() < kRecipeScratchPoses * nodes_) return false;
-  if (!recipe.crossfade()) {
-    return evaluate_motion(skeleton, clips, assets_validated, recipe, 0, recipe.count, scratch, out);
-  }
-  // The animator's crossfading layer (sim/src/evaluator.cpp evaluate_layer): the source into
-  // the pose, then, once alpha > 0, the target mixed over it. A frozen source is the
-  // interrupted fade evaluated the same way (what the animator froze, world_commands.cpp).
   const std::span<Transform> target = scratch.subspan(kMaxRecipeInputs * nodes_, nodes_);
-  const uint8_t source_end = recipe.frozen() ? recipe.frozen_source_count : recipe.source_count;
-  if (!evaluate_motion(skeleton, clips, assets_validated, recipe, 0, source_end, scratch, out)) {
-    return false;
-  }
-  if (recipe.frozen()) {
-    const float frozen_alpha = protocol::recipe_frozen_alpha(recipe);
-    if (frozen_alpha > 0.0f) {
-      if (!evaluate_motion(skeleton, clips, assets_validated, recipe, recipe.frozen_source_count,
-                           recipe.source_count, scratch, target)) {
-        return false;
-      }
-      OverrideBlendJob freeze;
-      freeze.pose = out;
-      freeze.layer = target;
-      freeze.weight = frozen_alpha;
-      if (!freeze.Run()) return false;
-    }
-  }
-  const float alpha = protocol::recipe_fade_alpha(recipe);
-  if (!(alpha > 0.0f)) return true;
-  if (!evaluate_motion(skeleton, clips, assets_validated, recipe, recipe.source_count, recipe.count,
-                       scratch, target)) {
-    return false;
-  }
-  OverrideBlendJob mix;
-  mix.pose = out;
-  mix.layer = target;
-  mix.weight = alpha;
-  return mix.Run();
+  return protocol::evaluate_recipe_motions(
+      recipe,
+      [&](uint8_t first, uint8_t end, std::span<Transform> into) {
+        return evaluate_motion(skeleton, clips, assets_validated, recipe, first, end, scratch, into);
+      },
+      target, out);
 }
 
 }  // namespace posecast::client

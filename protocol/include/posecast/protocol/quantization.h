@@ -17,6 +17,7 @@
 
 #include <glm/mat4x4.hpp>
 
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -120,6 +121,11 @@ struct PoseRecipe {
   }
 };
 
+// A fade state a recipe can carry: 0 <= elapsed_us < duration_us <= kMaxRecipeTimeUs.
+inline bool recipe_fade_in_range(int64_t elapsed_us, int64_t duration_us) {
+  return elapsed_us >= 0 && elapsed_us < duration_us && duration_us <= kMaxRecipeTimeUs;
+}
+
 // True when the recipe's shape is one the evaluators accept: count 1..kMaxRecipeInputs; plain
 // with at most kMaxRecipeMotionInputs inputs, or a crossfade with 1..4 inputs on each side and
 // 0 <= fade_elapsed_us < fade_duration_us <= kMaxRecipeTimeUs, or a crossfade from a frozen
@@ -138,8 +144,8 @@ inline bool recipe_shape_valid(const PoseRecipe& r) {
     // The frozen block: 1..4 inputs of the interrupted fade's source, 1..4 of its target.
     if (r.frozen_source_count > kMaxRecipeMotionInputs || r.source_count <= r.frozen_source_count ||
         r.source_count - r.frozen_source_count > kMaxRecipeMotionInputs ||
-        r.frozen_elapsed_us < 0 || r.frozen_elapsed_us >= r.frozen_duration_us ||
-        r.frozen_duration_us > kMaxRecipeTimeUs || r.source_speed != 0 || r.source_wrap != 0) {
+        !recipe_fade_in_range(r.frozen_elapsed_us, r.frozen_duration_us) || r.source_speed != 0 ||
+        r.source_wrap != 0) {
       return false;
     }
   }
@@ -148,29 +154,50 @@ inline bool recipe_shape_valid(const PoseRecipe& r) {
   }
   const uint8_t max_source = r.frozen_source_count > 0 ? 2 * kMaxRecipeMotionInputs : kMaxRecipeMotionInputs;
   return r.source_count <= max_source && r.source_count < r.count &&
-         r.count - r.source_count <= kMaxRecipeMotionInputs && r.fade_elapsed_us >= 0 &&
-         r.fade_elapsed_us < r.fade_duration_us && r.fade_duration_us <= kMaxRecipeTimeUs;
+         r.count - r.source_count <= kMaxRecipeMotionInputs &&
+         recipe_fade_in_range(r.fade_elapsed_us, r.fade_duration_us);
+}
+
+// elapsed / duration rounded once from double to float, exactly as sim::fade_alpha computes a
+// layer's fade weight; 1 at or past the end (or for no duration).
+inline float recipe_fade_fraction(int64_t elapsed_us, int64_t duration_us) {
+  if (duration_us <= 0 || elapsed_us >= duration_us) return 1.0f;
+  return static_cast<float>(static_cast<double>(elapsed_us) / static_cast<double>(duration_us));
 }
 
 // The crossfade weight of the target: elapsed / duration rounded once from double to float, as
 // sim::fade_alpha computes it (1 when plain or elapsed >= duration).
 inline float recipe_fade_alpha(const PoseRecipe& r) {
-  if (r.source_count == 0 || r.fade_duration_us <= 0 || r.fade_elapsed_us >= r.fade_duration_us) {
-    return 1.0f;
-  }
-  return static_cast<float>(static_cast<double>(r.fade_elapsed_us) /
-                            static_cast<double>(r.fade_duration_us));
+  return r.source_count == 0 ? 1.0f : recipe_fade_fraction(r.fade_elapsed_us, r.fade_duration_us);
 }
 
 // The frozen source's own crossfade weight (frozen recipes): frozen_elapsed / frozen_duration
 // rounded as sim::fade_alpha rounds it for the interrupted fade (1 when not frozen).
 inline float recipe_frozen_alpha(const PoseRecipe& r) {
-  if (r.frozen_source_count == 0 || r.frozen_duration_us <= 0 ||
-      r.frozen_elapsed_us >= r.frozen_duration_us) {
-    return 1.0f;
+  return r.frozen_source_count == 0
+             ? 1.0f
+             : recipe_fade_fraction(r.frozen_elapsed_us, r.frozen_duration_us);
+}
+
+// True when `a` and `b` evaluate to the same pose bit for bit: the same inputs (weights
+// compared as bits) and the same crossfade and frozen splits and progress. Speeds, wraps and
+// steady_us only say how clip times move, so they are not compared.
+inline bool recipe_same_evaluation(const PoseRecipe& a, const PoseRecipe& b) {
+  if (a.count != b.count || a.source_count != b.source_count ||
+      a.fade_elapsed_us != b.fade_elapsed_us || a.fade_duration_us != b.fade_duration_us ||
+      a.frozen_source_count != b.frozen_source_count ||
+      a.frozen_elapsed_us != b.frozen_elapsed_us || a.frozen_duration_us != b.frozen_duration_us) {
+    return false;
   }
-  return static_cast<float>(static_cast<double>(r.frozen_elapsed_us) /
-                            static_cast<double>(r.frozen_duration_us));
+  for (uint8_t i = 0; i < a.count && i < kMaxRecipeInputs; ++i) {
+    const PoseRecipe::Input& x = a.inputs[i];
+    const PoseRecipe::Input& y = b.inputs[i];
+    if (x.clip != y.clip || x.time_us != y.time_us ||
+        std::bit_cast<uint32_t>(x.weight) != std::bit_cast<uint32_t>(y.weight)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 struct QuantizedPose {

@@ -1,0 +1,51 @@
+#pragma once
+// The order in which a recipe's motions are evaluated and mixed: the animator's layer 0
+// (sim/src/evaluator.cpp evaluate_layer; a frozen source is the interrupted fade it froze,
+// sim/src/world_commands.cpp). One definition for every evaluator of recipes
+// (ClipDictionary on the server's side, client::RecipeEvaluator at render time), so they
+// cannot drift apart: the same jobs in the same order give the server's pose bit for bit.
+
+#include <cstdint>
+#include <span>
+
+#include "posecast/blending.h"
+#include "posecast/protocol/quantization.h"
+#include "posecast/transform.h"
+
+namespace posecast::protocol {
+
+// Evaluates `recipe` (shape already checked: recipe_shape_valid) into `out`:
+//  - plain: motion(0, count, out);
+//  - crossfade: the source motion into `out`, then, when alpha > 0, the target motion into
+//    `target` mixed over it (OverrideBlendJob at recipe_fade_alpha);
+//  - frozen source: the interrupted fade built the same way (its source, then its target
+//    mixed at recipe_frozen_alpha) stands for the source.
+// `motion(first, end, into)` evaluates inputs [first, end) as one plain blend into `into` and
+// returns false on failure; `target` is node_count entries apart from `out`. Returns false
+// when a motion or a mix fails (`out` is then unspecified).
+template <class EvaluateMotion>
+bool evaluate_recipe_motions(const PoseRecipe& recipe, EvaluateMotion&& motion,
+                             std::span<Transform> target, std::span<Transform> out) {
+  if (!recipe.crossfade()) return motion(uint8_t{0}, recipe.count, out);
+  // Motion [first, end) mixed over `out` at `alpha` (nothing to do at alpha 0).
+  const auto mix_over = [&](uint8_t first, uint8_t end, float alpha) {
+    if (!(alpha > 0.0f)) return true;
+    if (!motion(first, end, target)) return false;
+    OverrideBlendJob mix;
+    mix.pose = out;
+    mix.layer = target;
+    mix.weight = alpha;
+    return mix.Run();
+  };
+  if (recipe.frozen()) {
+    if (!motion(uint8_t{0}, recipe.frozen_source_count, out) ||
+        !mix_over(recipe.frozen_source_count, recipe.source_count, recipe_frozen_alpha(recipe))) {
+      return false;
+    }
+  } else if (!motion(uint8_t{0}, recipe.source_count, out)) {
+    return false;
+  }
+  return mix_over(recipe.source_count, recipe.count, recipe_fade_alpha(recipe));
+}
+
+}  // namespace posecast::protocol
