@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A/B timing of two builds of one Google Benchmark program on this noisy shared VM
+# (docs/performance.md, "Two timing levels"): runs OLD and NEW alternately N times, pinned to
+# one vCPU, and prints every figure and the medians.
+#
+# Usage: scripts/ab.sh OLD NEW FILTER [N] [COUNTER] [CPU]
+#   OLD, NEW  the two benchmark binaries (copy the old one aside before rebuilding)
+#   FILTER    --benchmark_filter regex (one benchmark)
+#   N         pairs to run (default 7)
+#   COUNTER   a user counter to read (default ns_per_entity), or "cpu" for the CPU-time column
+#   CPU       the vCPU to pin to (default 0); run once per vCPU and quote both
+# Example: scripts/ab.sh /tmp/bench_client.old build/bench/bench_client 'ClientFrame/GenRig24/100$' 7 ns_per_entity 1
+set -euo pipefail
+if [[ $# -lt 3 ]]; then
+  echo "usage: $0 OLD NEW FILTER [N] [COUNTER] [CPU]" >&2
+  exit 2
+fi
+old="$1" new="$2" filter="$3" n="${4:-7}" counter="${5:-ns_per_entity}" cpu="${6:-0}"
+for bin in "$old" "$new"; do
+  [[ -x "$bin" ]] || { echo "$0: $bin is not an executable" >&2; exit 1; }
+done
+
+run() {  # prints one figure of binary $1
+  local out
+  out=$(taskset -c "$cpu" "$1" --benchmark_filter="$filter" --benchmark_min_time=0.3 2>/dev/null)
+  if [[ "$counter" == cpu ]]; then
+    awk '/^BM_/{print $4; exit}' <<<"$out"
+  else
+    grep -o "$counter=[0-9.]*[kMu]*s*" <<<"$out" | head -1 | cut -d= -f2
+  fi
+}
+median() { printf "%s\n" "$@" | sort -g | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
+
+a=() b=()
+for _ in $(seq "$n"); do
+  a+=("$(run "$old")")
+  b+=("$(run "$new")")
+done
+echo "vCPU $cpu, $filter, $counter"
+echo "old: ${a[*]} median $(median "${a[@]}")"
+echo "new: ${b[*]} median $(median "${b[@]}")"
