@@ -66,11 +66,14 @@ int main(int argc, char** argv) {
         const auto clips = setup.format->clip_durations_us.size();
         r.frozen_source_count = r.count;
         r.inputs[r.count++] = PoseRecipe::Input{static_cast<uint16_t>((r.inputs[0].clip + 1) % clips), 100'000, 1.0f};
+        // A second frozen mix (a crossfade interrupted twice in a row).
+        r.inputs[r.count++] = PoseRecipe::Input{static_cast<uint16_t>(r.inputs[0].clip), 40'000, 1.0f};
+        r.frozen_mix_count = 2;
+        r.frozen_mixes[0] = {100'000, 250'000, static_cast<uint8_t>(r.count - 1)};
+        r.frozen_mixes[1] = {30'000, 200'000, r.count};
         r.source_count = r.count;
         r.source_speed = 0;
         r.source_wrap = 0;
-        r.frozen_elapsed_us = 100'000;
-        r.frozen_duration_us = 250'000;
         r.inputs[r.count++] = PoseRecipe::Input{static_cast<uint16_t>((r.inputs[0].clip + 2) % clips), 0, 1.0f};
         r.fade_elapsed_us = 50'000;
         r.fade_duration_us = 200'000;

@@ -327,16 +327,22 @@ const PoseRecipe* baseline_recipe(const PoseReference& ref, int references) {
   return &ref.baseline->recipe;
 }
 
-// Which motion input `i` belongs to: 0 a crossfade's source (a frozen source's own source), 1
-// the target (or plain) motion, 2 a frozen source's target.
+// Which motion input `i` belongs to: 0 a crossfade's source (a frozen chain's base), 1 the
+// target (or plain) motion, 2 + k a frozen chain's mix k.
 int role_of(const PoseRecipe& r, uint8_t i) {
   if (!r.crossfade() || i >= r.source_count) return 1;
-  return r.frozen() && i >= r.frozen_source_count ? 2 : 0;
+  if (!r.frozen() || i < r.frozen_source_count) return 0;
+  int k = 0;
+  while (k + 1 < r.frozen_mix_count && i >= r.frozen_mixes[k].end) ++k;
+  return 2 + k;
 }
 
-// The role in `base` that continues `role`: a frozen source's target was the interrupted
-// fade's target (role 1) in a baseline that was that fade.
-int base_role(const PoseRecipe& base, int role) { return role == 2 && !base.frozen() ? 1 : role; }
+// The role in `base` that continues `role`: a frozen chain's last mix was the interrupted
+// fade's target (role 1) in a baseline that was that fade (whose own chain, if any, is one
+// mix shorter).
+int base_role(const PoseRecipe& base, int role) {
+  return role >= 2 && role - 2 == base.frozen_mix_count ? 1 : role;
+}
 
 // The input of `base` that continues `clip` in motion `role`: the first with the same clip and
 // role, else the first with the same clip (a plain motion that became a crossfade's source);
@@ -373,8 +379,8 @@ int64_t predicted_time(const PoseFormat& format, const PoseRecipe& recipe, uint8
   uint8_t wrap = role == 1 ? recipe.wrap : recipe.source_wrap;
   int64_t advance = age_us(ref);
   if (role != 1 && recipe.frozen()) {
-    if (base->frozen()) return base->inputs[j].time_us;
     const int played = role_of(*base, static_cast<uint8_t>(j));
+    if (base->frozen() && played != 1) return base->inputs[j].time_us;
     speed = played == 1 ? base->speed : base->source_speed;
     wrap = played == 1 ? base->wrap : base->source_wrap;
     advance = std::max<int64_t>(0, advance - recipe.fade_elapsed_us);
@@ -427,16 +433,20 @@ bool same_motion(const PoseRecipe& r, const PoseRecipe& base) {
           (r.source_speed == base.source_speed && r.source_wrap == base.source_wrap));
 }
 
-// A frozen source's fade state expected from the baseline: a frozen baseline's (it is
-// constant), or, after the interrupted fade itself, that fade's duration and its elapsed time
-// moved on to the interrupt (this fade's elapsed time before now). -1 without a prediction.
-int64_t predicted_frozen_duration(const PoseRecipe* base) {
-  if (base == nullptr || !base->crossfade()) return -1;
-  return base->frozen() ? base->frozen_duration_us : base->fade_duration_us;
+// Frozen mix k's fade state expected from the baseline: the baseline chain's mix k (it is
+// constant), or, for the mix after the baseline's chain (the baseline was the interrupted fade
+// itself), that fade's duration and its elapsed time moved on to the interrupt (this fade's
+// elapsed time before now). -1 without a prediction.
+int64_t predicted_mix_duration(const PoseRecipe* base, uint8_t k) {
+  if (base == nullptr) return -1;
+  if (k < base->frozen_mix_count) return base->frozen_mixes[k].duration_us;
+  return k == base->frozen_mix_count && base->crossfade() ? base->fade_duration_us : -1;
 }
-int64_t predicted_frozen_elapsed(const PoseRecipe& r, const PoseRecipe* base, const PoseReference& ref) {
-  if (base == nullptr || !base->crossfade()) return -1;
-  if (base->frozen()) return base->frozen_elapsed_us;
+int64_t predicted_mix_elapsed(const PoseRecipe& r, const PoseRecipe* base, uint8_t k,
+                              const PoseReference& ref) {
+  if (base == nullptr) return -1;
+  if (k < base->frozen_mix_count) return base->frozen_mixes[k].elapsed_us;
+  if (k != base->frozen_mix_count || !base->crossfade()) return -1;
   return std::max<int64_t>(0, base->fade_elapsed_us + age_us(ref) - r.fade_elapsed_us);
 }
 
@@ -519,7 +529,10 @@ struct RangeSink {
       rc.encode(models->recipe_frozen, r.frozen() ? 1u : 0u);
       if (r.frozen()) {
         rc.encode_direct(static_cast<uint32_t>(r.frozen_source_count - 1), 2);
-        rc.encode_direct(static_cast<uint32_t>(r.source_count - r.frozen_source_count - 1), 2);
+        rc.encode_direct(static_cast<uint32_t>(r.frozen_mix_count - 1), 2);
+        for (uint8_t k = 0; k < r.frozen_mix_count; ++k) {
+          rc.encode_direct(static_cast<uint32_t>(r.frozen_mixes[k].end - r.frozen_mix_begin(k) - 1), 2);
+        }
       } else {
         rc.encode_direct(static_cast<uint32_t>(r.source_count - 1), 2);
       }
@@ -544,9 +557,9 @@ struct RangeSink {
       predicted_or_raw(exact, r.fade_duration_us, predicted_duration(base));
       predicted_or_raw(exact, r.fade_elapsed_us, predicted_elapsed(r, base, ref));
     }
-    if (r.frozen()) {
-      predicted_or_raw(exact, r.frozen_duration_us, predicted_frozen_duration(base));
-      predicted_or_raw(exact, r.frozen_elapsed_us, predicted_frozen_elapsed(r, base, ref));
+    for (uint8_t k = 0; k < r.frozen_mix_count; ++k) {
+      predicted_or_raw(exact, r.frozen_mixes[k].duration_us, predicted_mix_duration(base, k));
+      predicted_or_raw(exact, r.frozen_mixes[k].elapsed_us, predicted_mix_elapsed(r, base, k, ref));
     }
     predicted_or_raw(exact, r.steady_us, predicted_steady(base, ref));
     Expectation ulps;
@@ -609,21 +622,31 @@ struct RangeSource {
     r.count = 0;
     r.source_count = 0;
     r.frozen_source_count = 0;
+    r.frozen_mix_count = 0;
+    for (PoseRecipe::FrozenMix& mix : r.frozen_mixes) mix = PoseRecipe::FrozenMix{};
     r.speed = r.source_speed = 1 << 16;
     r.wrap = r.source_wrap = 0;
     r.fade_elapsed_us = r.fade_duration_us = 0;
-    r.frozen_elapsed_us = r.frozen_duration_us = 0;
     r.steady_us = kMaxRecipeTimeUs;
     if (rc.decode(models->recipe_crossfade) != 0) {
-      // At most 4 + 4 + 4 = kMaxRecipeInputs inputs: each count is 2 bits.
+      // Each motion's count is 2 bits (1..4); a frozen chain's mix count too (1..3).
       if (rc.decode(models->recipe_frozen) != 0) {
         r.frozen_source_count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
-        r.source_count = static_cast<uint8_t>(r.frozen_source_count + rc.decode_direct(2) + 1);
+        r.frozen_mix_count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
+        if (r.frozen_mix_count > kMaxFrozenMixes) return false;
+        uint8_t end = r.frozen_source_count;
+        for (uint8_t k = 0; k < r.frozen_mix_count; ++k) {
+          end = static_cast<uint8_t>(end + rc.decode_direct(2) + 1);
+          r.frozen_mixes[k].end = end;
+        }
+        r.source_count = end;
         r.source_speed = 0;  // the frozen source does not move
       } else {
         r.source_count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
       }
       r.count = static_cast<uint8_t>(r.source_count + rc.decode_direct(2) + 1);
+      // Up to 4 + 3 x 4 + 4 = 20 motions' inputs can be announced; the array holds 16.
+      if (r.count > kMaxRecipeInputs) return false;
     } else {
       r.count = static_cast<uint8_t>(rc.decode_direct(2) + 1);
     }
@@ -653,11 +676,12 @@ struct RangeSource {
       r.fade_elapsed_us = predicted_or_raw(exact, predicted_elapsed(r, base, ref));
       if (failed || r.fade_elapsed_us < 0 || r.fade_elapsed_us >= r.fade_duration_us) return false;
     }
-    if (r.frozen()) {
-      r.frozen_duration_us = predicted_or_raw(exact, predicted_frozen_duration(base));
-      if (failed || r.frozen_duration_us <= 0 || r.frozen_duration_us > kMaxRecipeTimeUs) return false;
-      r.frozen_elapsed_us = predicted_or_raw(exact, predicted_frozen_elapsed(r, base, ref));
-      if (failed || r.frozen_elapsed_us < 0 || r.frozen_elapsed_us >= r.frozen_duration_us) return false;
+    for (uint8_t k = 0; k < r.frozen_mix_count; ++k) {
+      PoseRecipe::FrozenMix& mix = r.frozen_mixes[k];
+      mix.duration_us = predicted_or_raw(exact, predicted_mix_duration(base, k));
+      if (failed || mix.duration_us <= 0 || mix.duration_us > kMaxRecipeTimeUs) return false;
+      mix.elapsed_us = predicted_or_raw(exact, predicted_mix_elapsed(r, base, k, ref));
+      if (failed || mix.elapsed_us < 0 || mix.elapsed_us >= mix.duration_us) return false;
     }
     r.steady_us = predicted_or_raw(exact, predicted_steady(base, ref));
     if (failed || r.steady_us < 0 || r.steady_us > kMaxRecipeTimeUs) return false;

@@ -67,7 +67,7 @@ std::size_t EntityState::byte_size() const {
                       cursors.capacity() * sizeof(uint32_t);
   for (const Layer& layer : layers) {
     bytes += layer.frozen.capacity() * sizeof(Transform) +
-             layer.frozen_origin.capacity() * sizeof(FrozenOrigin);
+             layer.frozen_chain.capacity() * sizeof(FrozenStage);
   }
   return bytes;
 }

@@ -191,7 +191,7 @@ void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us) {
       layer.fade_elapsed_us = 0;
       layer.fade_duration_us = 0;
       layer.frozen.clear();
-      layer.frozen_origin.clear();
+      layer.frozen_chain.clear();
     }
   }
 }

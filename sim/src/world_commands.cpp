@@ -162,7 +162,7 @@ Status World::Impl::apply(const Command& command) {
     layer.fade_elapsed_us = 0;
     layer.fade_duration_us = 0;
     layer.frozen.clear();
-    layer.frozen_origin.clear();
+    layer.frozen_chain.clear();
     layout_cursors(state, rig);
     return {};
   }
@@ -177,7 +177,7 @@ Status World::Impl::apply(const Command& command) {
       layer.fade_source = FadeSource::kNone;
       layer.source = Motion{};
       layer.frozen.clear();
-      layer.frozen_origin.clear();
+      layer.frozen_chain.clear();
     } else if (layer.fade_source != FadeSource::kNone) {
       // Interrupted crossfade: freeze what the layer shows at this tick and fade out from it,
       // so the new fade starts exactly where the old one was (no pop).
@@ -187,19 +187,23 @@ Status World::Impl::apply(const Command& command) {
         return Error{"cannot evaluate the layer to freeze it"};
       }
       layer.frozen.assign(now.begin(), now.end());
-      // Where it came from, when that is a crossfade between two motions (a recipe can say
-      // so); a frozen pose frozen again has no such description.
-      layer.frozen_origin.clear();
+      // How it was evaluated, while the chain stays short enough to describe (a recipe can
+      // then say so): from a playing motion a new chain, from a described frozen pose that
+      // chain with the interrupted target added.
+      const FrozenStage interrupted{layer.target, layer.fade_elapsed_us, layer.fade_duration_us};
       if (layer.fade_source == FadeSource::kMotion) {
-        layer.frozen_origin.push_back(
-            FrozenOrigin{layer.source, layer.target, layer.fade_elapsed_us, layer.fade_duration_us});
+        layer.frozen_chain.assign({FrozenStage{layer.source, 0, 0}, interrupted});
+      } else if (!layer.frozen_chain.empty() && layer.frozen_chain.size() < kMaxFrozenStages) {
+        layer.frozen_chain.push_back(interrupted);
+      } else {
+        layer.frozen_chain.clear();
       }
       layer.fade_source = FadeSource::kFrozenPose;
       layer.source = Motion{};
     } else if (layer.target.count == 0) {
       // Nothing played yet: fade in from the rest pose.
       layer.frozen.assign(rig.skeleton.rest.begin(), rig.skeleton.rest.end());
-      layer.frozen_origin.clear();
+      layer.frozen_chain.assign(1, FrozenStage{});  // the base alone: no motion, the rest pose
       layer.fade_source = FadeSource::kFrozenPose;
     } else {
       layer.source = layer.target;

@@ -252,12 +252,13 @@ TEST_F(IntegrationTest, EightLossyClientsDecodeServerPalettesBitForBitAndShowThe
 }
 
 // Commands under the same conditions: every 400 ms one entity gets a crossfade (250 ms; every
-// other one interrupted 100 ms in by a second crossfade, which fades from a frozen pose), a
-// speed change, a cut to a two-clip blend, or new blend weights. Render-time recipes derive
-// the server's pose across commands, crossfade starts and ends (steady_us, speeds, fade
-// state), and through fades from a frozen pose (the frozen recipe: the interrupted fade at
-// fixed clip times under the new target): within the codec bound on clean frames and 10x in
-// gaps of up to 3 lost snapshots, on every frame.
+// other one interrupted 100 ms in by a second crossfade, which fades from a frozen pose, and
+// every fourth of those interrupted again 60 ms later and then a third time 50 ms after that:
+// rapid successive commands), a speed change, a cut to a two-clip blend, or new blend weights.
+// Render-time recipes derive the server's pose across commands, crossfade starts and ends
+// (steady_us, speeds, fade state), and through fades from a frozen pose (the frozen chain: the
+// interrupted fades at fixed clip times under the new target): within the codec bound on
+// clean frames and 10x in gaps of up to 3 lost snapshots, on every frame.
 TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrameIncludingFadesFromAFrozenPose) {
   SessionSetup setup;
   setup.capture_exact = true;
@@ -275,14 +276,24 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrame
   BitExactChecker bits;  // the server vouches for its recipes: decoded palettes must be its own
   std::set<uint32_t> command_ticks;
   uint64_t commands = 0;
-  std::pair<int64_t, sim::EntityId> interrupt{-1, 0};  // when, whom
-  const auto interrupt_crossfade = [&] {
-    command_ticks.insert(static_cast<uint32_t>(session.server().world().tick_index()));
-    session.mark_command_tick();
-    sim::MotionSpec spec;
-    spec.clips[0].clip = 0;
-    session.server().crossfade(interrupt.second, 0, spec, 200'000, true);
-    interrupt.first = -1;
+  struct Interrupt {
+    int64_t at_us;
+    sim::EntityId id;
+    uint16_t clip;
+  };
+  std::vector<Interrupt> interrupts;  // pending, in time order
+  uint64_t interrupted = 0, nested_interrupts = 0;
+  const auto interrupt_crossfades = [&] {
+    while (!interrupts.empty() && session.now() >= interrupts.front().at_us) {
+      const Interrupt next = interrupts.front();
+      interrupts.erase(interrupts.begin());
+      command_ticks.insert(static_cast<uint32_t>(session.server().world().tick_index()));
+      session.mark_command_tick();
+      sim::MotionSpec spec;
+      spec.clips[0].clip = next.clip;
+      session.server().crossfade(next.id, 0, spec, 200'000, true);
+      ++interrupted;
+    }
   };
   const auto issue_command = [&] {
     const uint64_t n = commands++;
@@ -295,8 +306,13 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrame
         spec.clips[0].clip = static_cast<uint16_t>(1 + n % 2);
         session.server().crossfade(id, 0, spec, 250'000, true);
         // Every other crossfade is interrupted 100 ms in by another (which fades from the pose
-        // frozen then: no recipe describes it).
-        if ((n / 4) % 2 == 1) interrupt = {session.now() + 100'000, id};
+        // frozen then), every fourth twice more in quick succession (fades from a frozen fade).
+        if ((n / 4) % 2 == 1) interrupts.push_back({session.now() + 100'000, id, 0});
+        if ((n / 4) % 4 == 3) {
+          interrupts.push_back({session.now() + 160'000, id, 2});
+          interrupts.push_back({session.now() + 210'000, id, 1});
+          nested_interrupts += 2;
+        }
         break;
       case 1:
         session.server().set_speed(id, 0, static_cast<sim::SpeedQ16>((3 + (n / 4) % 4) * (1 << 16) / 4));  // 0.75x..1.5x
@@ -341,7 +357,7 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrame
   std::map<std::pair<std::size_t, uint32_t>, int64_t> last_miss_us;
   session.run_until(10'000'000, [&] {
     if (session.now() >= 1'000'000 && session.now() % 400'000 < 4'000) issue_command();
-    if (interrupt.first >= 0 && session.now() >= interrupt.first) interrupt_crossfade();
+    interrupt_crossfades();
     if (session.now() % 1'000'000 < 4'000) bits.check(session);
     for (std::size_t c = 0; c < session.clients().size(); ++c) {
       const SnapshotBuffer& buffer = session.clients()[c]->buffer();
@@ -456,8 +472,9 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrame
                 name, e.size(), quantile(e, 0.5), quantile(e, 0.9), quantile(e, 0.99), quantile(e, 0.999),
                 quantile(e, 1.0), quantile(st, 0.99), quantile(st, 1.0));
   };
-  std::printf("%llu commands; errors against the server's pose at the render time, x bound:\n",
-              static_cast<unsigned long long>(commands));
+  std::printf("%llu commands, %llu interrupting crossfades (%llu of a fade from a frozen pose); errors against the server's pose at the render time, x bound:\n",
+              static_cast<unsigned long long>(commands), static_cast<unsigned long long>(interrupted),
+              static_cast<unsigned long long>(nested_interrupts));
   const char* kind_names[3] = {"clean", "gap <= 3 lost", "longer gap"};
   const char* group_names[kGroups] = {"", ", command between", ", fade from a frozen pose", ", near a fallback"};
   char name[128];
@@ -479,6 +496,7 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrame
               no_reference, frozen_reference_checks, frozen_reference_mismatches,
               static_cast<unsigned long long>(bits.compared), static_cast<unsigned long long>(bits.mismatched));
   EXPECT_GE(commands, 20u);
+  EXPECT_GE(nested_interrupts, 2u);
   EXPECT_LT(no_reference, frames.size() / 50);  // a fade ending on a command tick has no state
   // The reference for fades from a frozen pose is sound: the World's pose at ticks, bit for bit.
   EXPECT_GT(frozen_reference_checks, 10u);

@@ -134,9 +134,9 @@ class LoopbackSession {
   // anything sent), each phase advanced by the time since that tick with the animator's integer
   // law (advance_phase), a crossfade's elapsed time by the same time, evaluated with the
   // server's jobs. At a tick's start this is that tick's exact pose bit for bit (tests check it
-  // against exact_pose()). A crossfade from a frozen pose evaluates the crossfade it froze
-  // (sim::FrozenOrigin) at fixed phases under the new target. False when the pose is not
-  // layer 0's alone (layers, masks), a frozen pose without an origin, or was not captured.
+  // against exact_pose()). A crossfade from a frozen pose evaluates the chain it froze
+  // (sim::FrozenStage) at fixed phases under the new target. False when the pose is not
+  // layer 0's alone (layers, masks), a frozen pose without a chain, or was not captured.
   bool server_pose_at(uint32_t id, int64_t time_us, std::span<Transform> out) {
     if (time_us < 0) return false;
     const uint32_t tick = static_cast<uint32_t>(time_us * setup_.server.tick_rate_hz / 1'000'000);
@@ -167,17 +167,24 @@ class LoopbackSession {
       recipe.fade_elapsed_us = layer.fade_elapsed_us + dt;
       recipe.fade_duration_us = layer.fade_duration_us;
     } else if (layer.fade_source == sim::FadeSource::kFrozenPose && running) {
-      // The frozen pose from the crossfade it froze (sim::FrozenOrigin, its phases at the
-      // interrupt, not advanced), then the new target over it.
-      if (layer.frozen_origin.size() != 1) return false;
-      const sim::FrozenOrigin& origin = layer.frozen_origin[0];
-      if (!append(origin.source, 0)) return false;
-      recipe.frozen_source_count = recipe.count;
-      if (!append(origin.target, 0)) return false;
+      // The frozen pose from the chain it froze (sim::FrozenStage: each stage's phases at its
+      // interrupt, not advanced; the rest pose for a base without a motion), then the new
+      // target over it.
+      const std::vector<sim::FrozenStage>& chain = layer.frozen_chain;
+      if (chain.empty()) return false;
+      if (chain[0].motion.count == 0) {
+        recipe.inputs[recipe.count++] = protocol::kRestInput;
+      } else if (!append(chain[0].motion, 0)) {
+        return false;
+      }
+      if (chain.size() > 1) recipe.frozen_source_count = recipe.count;
+      for (std::size_t k = 1; k < chain.size(); ++k) {
+        if (!append(chain[k].motion, 0)) return false;
+        recipe.frozen_mixes[recipe.frozen_mix_count++] = protocol::PoseRecipe::FrozenMix{
+            chain[k].fade_elapsed_us, chain[k].fade_duration_us, recipe.count};
+      }
       recipe.source_count = recipe.count;
       recipe.source_speed = 0;
-      recipe.frozen_elapsed_us = origin.fade_elapsed_us;
-      recipe.frozen_duration_us = origin.fade_duration_us;
       recipe.fade_elapsed_us = layer.fade_elapsed_us + dt;
       recipe.fade_duration_us = layer.fade_duration_us;
     }

@@ -584,8 +584,8 @@ PoseRecipe fading_from_frozen(int64_t target_time, int64_t elapsed, int64_t froz
   r.inputs[1] = PoseRecipe::Input{1, 200'000, 1.0f};
   r.inputs[2] = PoseRecipe::Input{1, target_time, 1.0f};
   r.source_speed = 0;
-  r.frozen_elapsed_us = frozen_elapsed;
-  r.frozen_duration_us = 400'000;
+  r.frozen_mix_count = 1;
+  r.frozen_mixes[0] = {frozen_elapsed, 400'000, 2};
   r.fade_elapsed_us = elapsed;
   r.fade_duration_us = 200'000;
   r.steady_us = elapsed;
@@ -599,8 +599,9 @@ TEST(RecipeAtTimeTest, AFadeFromAFrozenPoseKeepsTheFrozenInputsWhileTheTargetAnd
   ASSERT_TRUE(out.frozen());
   EXPECT_EQ(out.frozen_source_count, 1);
   EXPECT_EQ(out.source_count, 2);
-  EXPECT_EQ(out.frozen_elapsed_us, 100'000);
-  EXPECT_EQ(out.frozen_duration_us, 400'000);
+  ASSERT_EQ(out.frozen_mix_count, 1);
+  EXPECT_EQ(out.frozen_mixes[0].elapsed_us, 100'000);
+  EXPECT_EQ(out.frozen_mixes[0].duration_us, 400'000);
   EXPECT_TRUE(out.inputs[0] == a.inputs[0]);
   EXPECT_TRUE(out.inputs[1] == a.inputs[1]);
   EXPECT_EQ(out.inputs[2].time_us, 270'000);
@@ -620,6 +621,63 @@ TEST(RecipeAtTimeTest, AFadeFromAFrozenPoseKeepsTheFrozenInputsWhileTheTargetAnd
   ASSERT_TRUE(out.frozen());
   EXPECT_EQ(out.fade_elapsed_us, 0);
   EXPECT_TRUE(out.inputs[1] == a.inputs[1]);
+}
+
+// A fade in from the rest pose (protocol::kRestInput as its source, at speed 0), and that fade
+// interrupted (the rest pose as a frozen chain's base): the rest input stays as it is, the
+// target and the fade move; a second interrupt adds a mix that stays fixed too.
+TEST(RecipeAtTimeTest, FadesFromTheRestPoseAndFromChainsOfFrozenFadesKeepTheirFixedInputs) {
+  const auto from_rest = [](int64_t target_time, int64_t elapsed) {
+    PoseRecipe r;
+    r.inputs[r.count++] = protocol::kRestInput;
+    r.source_count = 1;
+    r.source_speed = 0;
+    r.inputs[r.count++] = PoseRecipe::Input{1, target_time, 1.0f};
+    r.fade_elapsed_us = elapsed;
+    r.fade_duration_us = 300'000;
+    r.steady_us = elapsed;
+    return r;
+  };
+  PoseRecipe out;
+  ASSERT_EQ(recipe_at_time(from_rest(100'000, 100'000), 0, from_rest(150'000, 150'000), 50'000, 20'000,
+                           kDurations, out),
+            RecipeTiming::kOk);
+  EXPECT_TRUE(out.inputs[0] == protocol::kRestInput);
+  EXPECT_EQ(out.inputs[1].time_us, 120'000);
+  EXPECT_EQ(out.fade_elapsed_us, 120'000);
+  // Interrupted twice: rest, clip 1 frozen at 200 ms (its fade 100 of 300 ms in), clip 0
+  // frozen at 40 ms (its fade 40 of 200 ms in), then clip 1 again fading in.
+  const auto chain = [](int64_t target_time, int64_t elapsed) {
+    PoseRecipe r;
+    r.inputs[r.count++] = protocol::kRestInput;
+    r.frozen_source_count = 1;
+    r.inputs[r.count++] = PoseRecipe::Input{1, 200'000, 1.0f};
+    r.frozen_mixes[r.frozen_mix_count++] = {100'000, 300'000, r.count};
+    r.inputs[r.count++] = PoseRecipe::Input{0, 40'000, 1.0f};
+    r.frozen_mixes[r.frozen_mix_count++] = {40'000, 200'000, r.count};
+    r.source_count = r.count;
+    r.source_speed = 0;
+    r.inputs[r.count++] = PoseRecipe::Input{1, target_time, 1.0f};
+    r.fade_elapsed_us = elapsed;
+    r.fade_duration_us = 200'000;
+    r.steady_us = elapsed;
+    return r;
+  };
+  const PoseRecipe a = chain(300'000, 10'000), b = chain(350'000, 60'000);
+  ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 30'000, kDurations, out), RecipeTiming::kOk);
+  ASSERT_EQ(out.frozen_mix_count, 2);
+  for (uint8_t i = 0; i < out.source_count; ++i) EXPECT_TRUE(out.inputs[i] == a.inputs[i]) << int{i};
+  EXPECT_EQ(out.inputs[3].time_us, 330'000);
+  EXPECT_EQ(out.fade_elapsed_us, 40'000);
+  // A different chain at the newer record (a mix's state differs) is another motion.
+  PoseRecipe other = b;
+  other.frozen_mixes[1].elapsed_us = 50'000;
+  EXPECT_EQ(recipe_at_time(a, 0, other, 50'000, 30'000, kDurations, out), RecipeTiming::kClipSetChanged);
+  // A frozen mix without weight shows nothing the server evaluated: refused.
+  PoseRecipe weightless_a = a, weightless_b = b;
+  weightless_a.inputs[2].weight = weightless_b.inputs[2].weight = 0.0f;
+  EXPECT_EQ(recipe_at_time(weightless_a, 0, weightless_b, 50'000, 30'000, kDurations, out),
+            RecipeTiming::kInvalid);
 }
 
 TEST(RecipeAtTimeTest, ACrossfadeInterruptedBetweenTheRecordsIsThatFadeUntilTheCommandThenTheFrozenFade) {
@@ -692,8 +750,8 @@ TEST_F(RecipeTrackTest, AcrossAnInterruptedCrossfadeTheServersPoseIsShownBitForB
     r.frozen_source_count = 1;
     r.source_count = 2;
     r.source_speed = 0;
-    r.frozen_elapsed_us = interrupted.fade_elapsed_us;
-    r.frozen_duration_us = interrupted.fade_duration_us;
+    r.frozen_mix_count = 1;
+    r.frozen_mixes[0] = {interrupted.fade_elapsed_us, interrupted.fade_duration_us, 2};
     r.inputs[2] = {0, at(tick) - at(6), 1.0f};
     r.fade_elapsed_us = at(tick) - at(6);
     r.fade_duration_us = 200'000;

@@ -472,8 +472,8 @@ PoseRecipe frozen_fade(int u, int interrupt_u = 13) {
   r.frozen_source_count = interrupted.source_count;
   r.source_count = r.count;
   r.source_speed = 0;
-  r.frozen_elapsed_us = interrupted.fade_elapsed_us;
-  r.frozen_duration_us = interrupted.fade_duration_us;
+  r.frozen_mix_count = 1;
+  r.frozen_mixes[0] = {interrupted.fade_elapsed_us, interrupted.fade_duration_us, r.count};
   r.inputs[r.count++] = {1, (walk_to_blend(interrupt_u).inputs[2].time_us + since) % 1'000'000, 1.0f};
   r.fade_elapsed_us = since;
   r.fade_duration_us = 300'000;
@@ -488,8 +488,8 @@ std::vector<Transform> evaluate_frozen_fade(const Rig& rig, const PoseRecipe& r)
   PoseRecipe interrupted, target;
   for (uint8_t i = 0; i < r.source_count; ++i) interrupted.inputs[interrupted.count++] = r.inputs[i];
   interrupted.source_count = r.frozen_source_count;
-  interrupted.fade_elapsed_us = r.frozen_elapsed_us;
-  interrupted.fade_duration_us = r.frozen_duration_us;
+  interrupted.fade_elapsed_us = r.frozen_mixes[0].elapsed_us;
+  interrupted.fade_duration_us = r.frozen_mixes[0].duration_us;
   for (uint8_t i = r.source_count; i < r.count; ++i) target.inputs[target.count++] = r.inputs[i];
   return mix_target_over(rig, evaluate_fade(rig, interrupted), target, r);  // over the frozen pose
 }
@@ -559,10 +559,19 @@ TEST(ClipDictionary, MalformedFrozenCrossfadeRecipesAreRefused) {
   r.frozen_source_count = r.source_count;  // no frozen target
   EXPECT_TRUE(refused(r));
   r = check.q.recipe;
-  r.frozen_elapsed_us = r.frozen_duration_us;  // a finished fade cannot have been interrupted
+  r.frozen_mix_count = 0;  // a frozen base without a mix
   EXPECT_TRUE(refused(r));
   r = check.q.recipe;
-  r.frozen_elapsed_us = -1;
+  r.frozen_mixes[0].end = static_cast<uint8_t>(r.source_count - 1);  // the chain ends early
+  EXPECT_TRUE(refused(r));
+  r = check.q.recipe;
+  r.frozen_mixes[1] = {0, 10, r.source_count};  // state past the mix count
+  EXPECT_TRUE(refused(r));
+  r = check.q.recipe;
+  r.frozen_mixes[0].elapsed_us = r.frozen_mixes[0].duration_us;  // a finished fade cannot have been interrupted
+  EXPECT_TRUE(refused(r));
+  r = check.q.recipe;
+  r.frozen_mixes[0].elapsed_us = -1;
   EXPECT_TRUE(refused(r));
   r = check.q.recipe;
   r.source_speed = 1 << 16;  // a frozen pose does not move
@@ -571,7 +580,8 @@ TEST(ClipDictionary, MalformedFrozenCrossfadeRecipesAreRefused) {
   r.source_wrap = 1;
   EXPECT_TRUE(refused(r));
   r = walk_to_blend(12);
-  r.frozen_duration_us = 10;  // frozen state without a frozen source
+  r.frozen_mix_count = 1;  // frozen state without a frozen source
+  r.frozen_mixes[0] = {0, 10, r.source_count};
   EXPECT_TRUE(refused(r));
   r = check.q.recipe;  // five frozen target inputs (a motion has at most four)
   for (int i = 0; i < 3; ++i) {
@@ -580,11 +590,13 @@ TEST(ClipDictionary, MalformedFrozenCrossfadeRecipesAreRefused) {
     ++r.count;
     ++r.source_count;
   }
+  r.frozen_mixes[0].end = r.source_count;
   ASSERT_EQ(r.source_count - r.frozen_source_count, 5);
   EXPECT_TRUE(refused(r));
   r = check.q.recipe;
   r.frozen_source_count = 0;  // then it is a motion crossfade with 3 source inputs at speed 0:
-  r.frozen_elapsed_us = r.frozen_duration_us = 0;  // valid, but another pose
+  r.frozen_mix_count = 0;     // valid, but another pose
+  r.frozen_mixes[0] = {};
   EXPECT_TRUE(check.dictionary.valid(r));
 }
 

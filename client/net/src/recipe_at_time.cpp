@@ -53,15 +53,15 @@ bool well_formed(const PoseRecipe& r, std::span<const int64_t> clip_durations_us
 // from a frozen pose the same frozen pose (its inputs and fade state equal: it does not move).
 bool same_motions(const PoseRecipe& a, const PoseRecipe& b, int64_t span) {
   if (a.count != b.count || a.source_count != b.source_count ||
-      a.frozen_source_count != b.frozen_source_count) {
+      a.frozen_source_count != b.frozen_source_count || a.frozen_mix_count != b.frozen_mix_count) {
     return false;
   }
   for (uint8_t i = 0; i < a.count; ++i) {
     if (a.inputs[i].clip != b.inputs[i].clip) return false;
   }
   if (a.frozen()) {
-    if (a.frozen_elapsed_us != b.frozen_elapsed_us || a.frozen_duration_us != b.frozen_duration_us) {
-      return false;
+    for (uint8_t k = 0; k < a.frozen_mix_count; ++k) {
+      if (!(a.frozen_mixes[k] == b.frozen_mixes[k])) return false;
     }
     for (uint8_t i = 0; i < a.source_count; ++i) {
       if (!(a.inputs[i] == b.inputs[i])) return false;
@@ -104,6 +104,20 @@ bool any_weight(const PoseRecipe& r, uint8_t first, uint8_t end) {
     if (r.inputs[i].weight > 0.0f) return true;
   }
   return false;
+}
+
+// Each motion of `r` shows something: its inputs carry weight. A crossfade's source may be
+// the rest pose instead (protocol::kRestInput: a fade in from rest), and so may a frozen
+// chain's base; the target and a frozen chain's mixes never are.
+bool motions_show_something(const PoseRecipe& r) {
+  if (!any_weight(r, r.source_count, r.count)) return false;
+  if (!r.crossfade()) return true;
+  const uint8_t base_end = r.frozen() ? r.frozen_source_count : r.source_count;
+  if (!any_weight(r, 0, base_end) && !protocol::recipe_motion_is_rest(r, 0, base_end)) return false;
+  for (uint8_t k = 0; k < r.frozen_mix_count; ++k) {
+    if (!any_weight(r, r.frozen_mix_begin(k), r.frozen_mixes[k].end)) return false;
+  }
+  return true;
 }
 
 // Recipe `x` (at x_us) carried to `render_us` at its own playback into `r`: each clip time
@@ -210,14 +224,7 @@ RecipeTiming recipe_at_time(const protocol::PoseRecipe& a, int64_t a_us,
   } else {
     interpolate_recipe(a, b, span, elapsed, clip_durations_us, r);
   }
-  // Each motion must show something (a crossfade's source and target alike, both motions of
-  // a frozen source).
-  if (!any_weight(r, r.source_count, r.count) ||
-      (r.crossfade() && !r.frozen() && !any_weight(r, 0, r.source_count)) ||
-      (r.frozen() && (!any_weight(r, 0, r.frozen_source_count) ||
-                      !any_weight(r, r.frozen_source_count, r.source_count)))) {
-    return RecipeTiming::kInvalid;
-  }
+  if (!motions_show_something(r)) return RecipeTiming::kInvalid;
   out = r;
   return RecipeTiming::kOk;
 }

@@ -45,19 +45,28 @@ inline constexpr int32_t kMaxLinearCode = 1 << 30;
 //    alpha = fade_elapsed_us / fade_duration_us (recipe_fade_alpha, exactly sim::fade_alpha;
 //    alpha 0 shows the source unchanged).
 //  - crossfade from a frozen pose (frozen_source_count > 0: layer 0 fading from the pose it
-//    froze when a crossfade from a motion was interrupted): the source block
-//    [0, source_count) is that interrupted fade at the interrupting command's tick, evaluated
-//    as a crossfade itself: [0, frozen_source_count) its source motion, [frozen_source_count,
-//    source_count) its target motion, mixed at frozen_elapsed_us / frozen_duration_us
-//    (recipe_frozen_alpha). Its clip times are fixed (the frozen pose does not move:
+//    froze when a crossfade was interrupted): the source block [0, source_count) is a chain
+//    that rebuilds the frozen pose. Its base motion [0, frozen_source_count) is evaluated as a
+//    plain blend; then each of the frozen_mix_count mixes k in order evaluates its motion
+//    [previous end, frozen_mixes[k].end) and mixes it over at frozen_mixes[k]'s fixed
+//    progress (recipe_frozen_mix_alpha). One mix: a crossfade between two motions was
+//    interrupted; each further mix: a fade from such a frozen pose was interrupted again
+//    (up to kMaxFrozenMixes). Its clip times are fixed (the frozen pose does not move:
 //    source_speed 0, source_wrap 0); then the target motion is mixed over it as above.
+//  - the rest pose: a motion of one input with weight 0 (kRestInput) is the skeleton's rest
+//    pose (BlendJob with no weight gives `rest`), which is how a fade in from the rest pose is
+//    described (a crossfade from it at speed 0, or the base of a frozen chain).
 // Lets the codec predict the pose from the shared clips (clip_dictionary.h) and the client
 // evaluate the server's pose at any render time. count 0 = no recipe.
 // The speed, wrap and steady_us fields do not change what the recipe evaluates to; they say how
 // its clip times move (the client derives recipes between and past snapshots from them).
 inline constexpr uint8_t kMaxRecipeMotionInputs = 4;  // clips of one motion (sim::kMaxBlendClips)
-// A crossfade from a frozen pose: the interrupted fade's two motions and the new target.
-inline constexpr uint8_t kMaxRecipeInputs = 3 * kMaxRecipeMotionInputs;
+// Mixes in a frozen chain: a crossfade interrupted three times in a row is still described.
+inline constexpr uint8_t kMaxFrozenMixes = 3;
+// Inputs of all motions together. A chain of five 4-clip motions would need 20; the server
+// describes poses up to this many inputs (typical motions have one or two clips) and sends the
+// others without a recipe.
+inline constexpr uint8_t kMaxRecipeInputs = 16;
 inline constexpr int64_t kMaxRecipeTimeUs = (int64_t{1} << 32) - 1;
 inline constexpr uint8_t kRecipeWrapModes = 3;  // sim::WrapMode: 0 loop, 1 clamp, 2 ping-pong
 
@@ -74,14 +83,24 @@ struct PoseRecipe {
     bool operator==(const Input&) const = default;
   };
   static_assert(sizeof(Input) == 16, "recipe inputs stay small");
+  // One mix of a frozen chain: its motion ends at input `end`; its fade progress when it froze,
+  // 0 <= elapsed_us < duration_us <= kMaxRecipeTimeUs.
+  struct FrozenMix {
+    int64_t elapsed_us = 0;
+    int64_t duration_us = 0;
+    uint8_t end = 0;
+    bool operator==(const FrozenMix&) const = default;
+  };
   Input inputs[kMaxRecipeInputs];  // [0, count) used; later ones unspecified, never read
   uint8_t count = 0;
-  uint8_t source_count = 0;  // 0: plain; else 1..4 source inputs (2..8 when frozen), and 1..4
-                             // target inputs follow
+  uint8_t source_count = 0;  // 0: plain; else the source block's inputs (1..4, or a frozen
+                             // chain's), and 1..4 target inputs follow
   // 0: the crossfade's source is a playing motion (or the recipe is plain). 1..4: the source
-  // is a frozen crossfade (above): its first frozen_source_count inputs are the interrupted
-  // fade's source motion, the rest of the source block (1..4) its target motion.
+  // is a frozen chain (above): its first frozen_source_count inputs are the base motion, then
+  // frozen_mix_count (1..kMaxFrozenMixes) mixes, the last ending at source_count.
   uint8_t frozen_source_count = 0;
+  uint8_t frozen_mix_count = 0;
+  FrozenMix frozen_mixes[kMaxFrozenMixes];  // [0, frozen_mix_count) used; later ones zero
   // Playback of the target (plain) motion and of the crossfade's source: speed in signed 16.16
   // (sim::SpeedQ16) and wrap mode (< kRecipeWrapModes). Source fields are 1x/loop when plain,
   // 0/loop when the source is frozen.
@@ -93,10 +112,6 @@ struct PoseRecipe {
   // kMaxRecipeTimeUs. Both 0 when plain.
   int64_t fade_elapsed_us = 0;
   int64_t fade_duration_us = 0;
-  // The interrupted fade's progress, fixed (frozen recipes only, else both 0):
-  // 0 <= frozen_elapsed_us < frozen_duration_us <= kMaxRecipeTimeUs.
-  int64_t frozen_elapsed_us = 0;
-  int64_t frozen_duration_us = 0;
   // Server time since a command last changed the entity (its segment of steady motion began
   // then), 0..kMaxRecipeTimeUs (saturating): between two snapshots the motion follows the
   // older one's recipe until then and the newer one's from then on.
@@ -105,21 +120,35 @@ struct PoseRecipe {
   uint8_t target_count() const { return static_cast<uint8_t>(count - source_count); }
   bool crossfade() const { return source_count > 0; }
   bool frozen() const { return frozen_source_count > 0; }
+  // First input of frozen mix k's motion (k < frozen_mix_count).
+  uint8_t frozen_mix_begin(uint8_t k) const {
+    return k == 0 ? frozen_source_count : frozen_mixes[k - 1].end;
+  }
   bool operator==(const PoseRecipe& other) const {
     if (count != other.count || source_count != other.source_count ||
         frozen_source_count != other.frozen_source_count ||
-        frozen_elapsed_us != other.frozen_elapsed_us ||
-        frozen_duration_us != other.frozen_duration_us || speed != other.speed ||
+        frozen_mix_count != other.frozen_mix_count || speed != other.speed ||
         source_speed != other.source_speed || wrap != other.wrap ||
         source_wrap != other.source_wrap || fade_elapsed_us != other.fade_elapsed_us ||
         fade_duration_us != other.fade_duration_us || steady_us != other.steady_us) {
       return false;
     }
+    for (uint8_t k = 0; k < frozen_mix_count && k < kMaxFrozenMixes; ++k)
+      if (!(frozen_mixes[k] == other.frozen_mixes[k])) return false;
     for (uint8_t i = 0; i < count && i < kMaxRecipeInputs; ++i)
       if (!(inputs[i] == other.inputs[i])) return false;
     return true;
   }
 };
+
+// The input that stands for the rest pose: a motion of this input alone evaluates to the
+// skeleton's rest pose (weight 0: BlendJob with no weight gives `rest`).
+inline constexpr PoseRecipe::Input kRestInput{0, 0, 0.0f};
+
+// True when inputs [first, end) are the rest pose's motion (one input, weight 0).
+inline bool recipe_motion_is_rest(const PoseRecipe& r, uint8_t first, uint8_t end) {
+  return end == first + 1 && r.inputs[first].weight == 0.0f;
+}
 
 // A fade state a recipe can carry: 0 <= elapsed_us < duration_us <= kMaxRecipeTimeUs.
 inline bool recipe_fade_in_range(int64_t elapsed_us, int64_t duration_us) {
@@ -129,32 +158,42 @@ inline bool recipe_fade_in_range(int64_t elapsed_us, int64_t duration_us) {
 // True when the recipe's shape is one the evaluators accept: count 1..kMaxRecipeInputs; plain
 // with at most kMaxRecipeMotionInputs inputs, or a crossfade with 1..4 inputs on each side and
 // 0 <= fade_elapsed_us < fade_duration_us <= kMaxRecipeTimeUs, or a crossfade from a frozen
-// pose with 1..4 inputs in each of its three motions, 0 <= frozen_elapsed_us <
-// frozen_duration_us <= kMaxRecipeTimeUs and source speed 0, source wrap 0; wrap modes in
+// chain: a base of 1..4 inputs, 1..kMaxFrozenMixes mixes of 1..4 inputs each ending at
+// source_count, each with a fade state in range, source speed 0, source wrap 0; wrap modes in
 // range; plain recipes carry no fade state, recipes that are not frozen no frozen state.
 // Inputs themselves (clips, times, weights) are not checked here.
 inline bool recipe_shape_valid(const PoseRecipe& r) {
   if (r.count == 0 || r.count > kMaxRecipeInputs || r.wrap >= kRecipeWrapModes ||
-      r.source_wrap >= kRecipeWrapModes || r.steady_us < 0 || r.steady_us > kMaxRecipeTimeUs) {
+      r.source_wrap >= kRecipeWrapModes || r.steady_us < 0 || r.steady_us > kMaxRecipeTimeUs ||
+      r.frozen_mix_count > kMaxFrozenMixes) {
     return false;
   }
+  for (uint8_t k = r.frozen_mix_count; k < kMaxFrozenMixes; ++k) {
+    if (!(r.frozen_mixes[k] == PoseRecipe::FrozenMix{})) return false;
+  }
   if (r.frozen_source_count == 0) {
-    if (r.frozen_elapsed_us != 0 || r.frozen_duration_us != 0) return false;
+    if (r.frozen_mix_count != 0) return false;
+    if (r.source_count > kMaxRecipeMotionInputs) return false;
   } else {
-    // The frozen block: 1..4 inputs of the interrupted fade's source, 1..4 of its target.
-    if (r.frozen_source_count > kMaxRecipeMotionInputs || r.source_count <= r.frozen_source_count ||
-        r.source_count - r.frozen_source_count > kMaxRecipeMotionInputs ||
-        !recipe_fade_in_range(r.frozen_elapsed_us, r.frozen_duration_us) || r.source_speed != 0 ||
-        r.source_wrap != 0) {
+    if (r.frozen_source_count > kMaxRecipeMotionInputs || r.frozen_mix_count == 0 ||
+        r.source_speed != 0 || r.source_wrap != 0) {
       return false;
     }
+    uint8_t begin = r.frozen_source_count;
+    for (uint8_t k = 0; k < r.frozen_mix_count; ++k) {
+      const PoseRecipe::FrozenMix& mix = r.frozen_mixes[k];
+      if (mix.end <= begin || mix.end - begin > kMaxRecipeMotionInputs ||
+          !recipe_fade_in_range(mix.elapsed_us, mix.duration_us)) {
+        return false;
+      }
+      begin = mix.end;
+    }
+    if (begin != r.source_count) return false;
   }
   if (r.source_count == 0) {
     return r.count <= kMaxRecipeMotionInputs && r.fade_elapsed_us == 0 && r.fade_duration_us == 0;
   }
-  const uint8_t max_source = r.frozen_source_count > 0 ? 2 * kMaxRecipeMotionInputs : kMaxRecipeMotionInputs;
-  return r.source_count <= max_source && r.source_count < r.count &&
-         r.count - r.source_count <= kMaxRecipeMotionInputs &&
+  return r.source_count < r.count && r.count - r.source_count <= kMaxRecipeMotionInputs &&
          recipe_fade_in_range(r.fade_elapsed_us, r.fade_duration_us);
 }
 
@@ -171,12 +210,10 @@ inline float recipe_fade_alpha(const PoseRecipe& r) {
   return r.source_count == 0 ? 1.0f : recipe_fade_fraction(r.fade_elapsed_us, r.fade_duration_us);
 }
 
-// The frozen source's own crossfade weight (frozen recipes): frozen_elapsed / frozen_duration
-// rounded as sim::fade_alpha rounds it for the interrupted fade (1 when not frozen).
-inline float recipe_frozen_alpha(const PoseRecipe& r) {
-  return r.frozen_source_count == 0
-             ? 1.0f
-             : recipe_fade_fraction(r.frozen_elapsed_us, r.frozen_duration_us);
+// Frozen mix k's weight, rounded as sim::fade_alpha rounded it for the interrupted fade it
+// stands for (k < frozen_mix_count).
+inline float recipe_frozen_mix_alpha(const PoseRecipe& r, uint8_t k) {
+  return recipe_fade_fraction(r.frozen_mixes[k].elapsed_us, r.frozen_mixes[k].duration_us);
 }
 
 // True when `a` and `b` evaluate to the same pose bit for bit: the same inputs (weights
@@ -186,8 +223,11 @@ inline bool recipe_same_evaluation(const PoseRecipe& a, const PoseRecipe& b) {
   if (a.count != b.count || a.source_count != b.source_count ||
       a.fade_elapsed_us != b.fade_elapsed_us || a.fade_duration_us != b.fade_duration_us ||
       a.frozen_source_count != b.frozen_source_count ||
-      a.frozen_elapsed_us != b.frozen_elapsed_us || a.frozen_duration_us != b.frozen_duration_us) {
+      a.frozen_mix_count != b.frozen_mix_count) {
     return false;
+  }
+  for (uint8_t k = 0; k < a.frozen_mix_count && k < kMaxFrozenMixes; ++k) {
+    if (!(a.frozen_mixes[k] == b.frozen_mixes[k])) return false;
   }
   for (uint8_t i = 0; i < a.count && i < kMaxRecipeInputs; ++i) {
     const PoseRecipe::Input& x = a.inputs[i];

@@ -18,8 +18,8 @@ namespace posecast::protocol {
 //  - plain: motion(0, count, out);
 //  - crossfade: the source motion into `out`, then, when alpha > 0, the target motion into
 //    `target` mixed over it (OverrideBlendJob at recipe_fade_alpha);
-//  - frozen source: the interrupted fade built the same way (its source, then its target
-//    mixed at recipe_frozen_alpha) stands for the source.
+//  - frozen source: the chain that froze it rebuilt the same way (its base motion, then each
+//    frozen mix's motion mixed over at recipe_frozen_mix_alpha) stands for the source.
 // `motion(first, end, into)` evaluates inputs [first, end) as one plain blend into `into` and
 // returns false on failure; `target` is node_count entries apart from `out`. Returns false
 // when a motion or a mix fails (`out` is then unspecified).
@@ -38,9 +38,12 @@ bool evaluate_recipe_motions(const PoseRecipe& recipe, EvaluateMotion&& motion,
     return mix.Run();
   };
   if (recipe.frozen()) {
-    if (!motion(uint8_t{0}, recipe.frozen_source_count, out) ||
-        !mix_over(recipe.frozen_source_count, recipe.source_count, recipe_frozen_alpha(recipe))) {
-      return false;
+    if (!motion(uint8_t{0}, recipe.frozen_source_count, out)) return false;
+    for (uint8_t k = 0; k < recipe.frozen_mix_count; ++k) {
+      if (!mix_over(recipe.frozen_mix_begin(k), recipe.frozen_mixes[k].end,
+                    recipe_frozen_mix_alpha(recipe, k))) {
+        return false;
+      }
     }
   } else if (!motion(uint8_t{0}, recipe.source_count, out)) {
     return false;

@@ -24,8 +24,7 @@ struct ServerOptions {
   bool spread_send_phases = true;
   // Attach a PoseRecipe (clips, times, weights; a crossfade's two motions and fade state) to the
   // poses of entities whose pose is layer 0's alone (one full-weight override layer, no mask;
-  // a fade from a frozen pose only when that pose froze a crossfade between two motions,
-  // sim::FrozenOrigin): the codec then
+  // a fade from a frozen pose when its chain is known, sim::FrozenStage): the codec then
   // predicts them from the shared clips (docs/codec.md, "Clip-dictionary prediction"): far
   // fewer bytes, about 2-3x the encoding time.
   bool attach_recipes = true;

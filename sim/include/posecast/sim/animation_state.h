@@ -59,17 +59,23 @@ enum class LayerMode : uint8_t {
 inline constexpr uint8_t kLayerModeCount = 2;
 const char* to_string(LayerMode mode);
 
-// What a frozen pose was evaluated from, when it froze a crossfade between two motions (a
-// crossfade interrupted by another, sim/src/world_commands.cpp): that fade's motions, their
-// clip phases at the interrupting command's tick, and its progress then. Evaluation never
-// reads it (the frozen pose is what the layer shows); the server describes the frozen pose to
-// clients with it (a frozen crossfade recipe, server/src/entities.cpp).
-struct FrozenOrigin {
-  Motion source;
-  Motion target;
+// One stage of the chain that rebuilds a frozen pose (Layer::frozen_chain): what the pose
+// was evaluated from when a crossfade was interrupted (sim/src/world_commands.cpp). Stage 0 is
+// the base: a motion (the interrupted fade's source, at its clip phases at the interrupting
+// command's tick), or no motion (count 0) for the rest pose; its fade fields are 0. Each
+// later stage is the target of a fade that was interrupted in turn, with its phases and its
+// fade progress at that interrupt: evaluating the base and mixing each later stage over it at
+// elapsed / duration (as the layer evaluated it) gives the frozen pose bit for bit.
+// Evaluation never reads it (the frozen pose is what the layer shows); the server describes
+// the frozen pose to clients with it (a frozen chain recipe, server/src/entities.cpp).
+struct FrozenStage {
+  Motion motion;
   int64_t fade_elapsed_us = 0;
   int64_t fade_duration_us = 0;
 };
+// Longest chain kept: a base and three interrupted fades (protocol::kMaxFrozenMixes mixes).
+// A fourth interrupt leaves the frozen pose without a description.
+inline constexpr std::size_t kMaxFrozenStages = 4;
 
 struct Layer {
   Motion target;                  // what the layer plays (fades in during a crossfade)
@@ -85,10 +91,11 @@ struct Layer {
   LayerMode mode = LayerMode::kOverride;
   uint8_t reserved[2] = {0, 0};
   std::vector<Transform> frozen;  // node count entries when fade_source == kFrozenPose
-  // One entry when `frozen` froze a crossfade from a motion (FrozenOrigin), else empty: a fade
-  // in from the rest pose, an interrupted fade from a frozen pose, or a state restored from a
-  // snapshot (not serialised: it changes no pose, only which poses carry recipes).
-  std::vector<FrozenOrigin> frozen_origin;
+  // When `frozen` is known to be a chain of motions (FrozenStage: a crossfade from a motion
+  // interrupted, a fade in from the rest pose, either interrupted again up to
+  // kMaxFrozenStages stages), that chain; else empty: a longer chain, or a state restored from
+  // a snapshot (not serialised: it changes no pose, only which poses carry recipes).
+  std::vector<FrozenStage> frozen_chain;
 };
 
 struct EntityState {
