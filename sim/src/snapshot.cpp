@@ -1,4 +1,4 @@
-// World snapshot format, version 1 (docs/determinism.md, "Snapshots"). Every field little-endian,
+// World snapshot format, version 2 (docs/determinism.md, "Snapshots"; version 1 is read too). Every field little-endian,
 // floats as IEEE-754 bit patterns:
 //
 //   "PCWS"  u32 version  u32 tick_rate_hz  u64 tick
@@ -12,6 +12,9 @@
 //            i64 fade_elapsed_us  i64 fade_duration_us  motion target
 //            [motion source]                        when fade_source == motion
 //            [u32 nodes  f32 t.xyz r.xyzw s.xyz]     when fade_source == frozen pose
+//            [u8 stages { motion  i64 fade_elapsed_us  i64 fade_duration_us }[stages]]
+//                                                    then, version 2: its frozen chain
+//                                                    (0..4 stages, Layer::frozen_chain)
 //   motion = u8 count  u8 wrap  i32 speed_q16  { u16 clip  f32 weight  i64 phase }[count]
 //
 // Additive reference poses are not stored: they are resampled from (clip, time) on restore,
@@ -29,7 +32,10 @@ namespace posecast::sim {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'P', 'C', 'W', 'S'};
-constexpr uint32_t kSnapshotVersion = 1;
+constexpr uint32_t kSnapshotVersion = 2;
+// Version 1 had no frozen chains: a restored fade from a frozen pose then has none (it shows
+// the same pose; only the server's recipes for it are missing until the fade ends).
+constexpr uint32_t kOldestSnapshotVersion = 1;
 // About 580 years at 60 Hz: far below where tick_start_us could overflow at any rate.
 constexpr uint64_t kMaxSnapshotTick = uint64_t{1} << 40;
 
@@ -68,6 +74,12 @@ void write_layer(ByteWriter& w, const Layer& l) {
       w.f32(t.scale.y);
       w.f32(t.scale.z);
     }
+    w.u8(static_cast<uint8_t>(l.frozen_chain.size()));
+    for (const FrozenStage& stage : l.frozen_chain) {
+      write_motion(w, stage.motion);
+      w.i64(stage.fade_elapsed_us);
+      w.i64(stage.fade_duration_us);
+    }
   }
 }
 
@@ -92,9 +104,10 @@ class SnapshotParser {
     for (uint8_t m : kMagic) {
       if (in_.u8() != m) return fail("snapshot", "not a posecast world snapshot (bad magic)");
     }
-    const uint32_t version = in_.u32();
-    if (version != kSnapshotVersion) {
-      return fail("snapshot.version", num(version) + " is not supported (expected " + num(kSnapshotVersion) + ")");
+    version_ = in_.u32();
+    if (version_ < kOldestSnapshotVersion || version_ > kSnapshotVersion) {
+      return fail("snapshot.version", num(version_) + " is not supported (expected " +
+                                          num(kOldestSnapshotVersion) + " to " + num(kSnapshotVersion) + ")");
     }
     const uint32_t rate = in_.u32();
     if (rate != expected_rate) {
@@ -279,6 +292,32 @@ class SnapshotParser {
         }
       }
       if (in_.failed()) return truncated(where + ".frozen");
+      if (version_ >= 2) return parse_frozen_chain(l, rig, where + ".frozen_chain");
+    }
+    return {};
+  }
+
+  // The stages that rebuild a frozen pose (Layer::frozen_chain): a base (a motion, or none for
+  // the rest pose) with no fade, then motions with their fade state at their interrupt. Its
+  // agreement with the frozen pose is not checked here: the server verifies every recipe it
+  // builds from it against the pose before vouching for it (docs/codec.md).
+  Status parse_frozen_chain(Layer& l, const Rig& rig, const std::string& where) {
+    const uint8_t stages = in_.u8();
+    if (in_.failed()) return truncated(where);
+    if (stages > kMaxFrozenStages) return fail(where, num(stages) + " stages (at most " + num(kMaxFrozenStages) + ")");
+    l.frozen_chain.resize(stages);
+    for (uint8_t k = 0; k < stages; ++k) {
+      const std::string stage = where + "[" + num(k) + "]";
+      FrozenStage& st = l.frozen_chain[k];
+      if (Status s = parse_motion(st.motion, rig, stage + ".motion"); !s) return s;
+      st.fade_elapsed_us = in_.i64();
+      st.fade_duration_us = in_.i64();
+      if (in_.failed()) return truncated(stage);
+      const bool fade_ok = k == 0 ? st.fade_elapsed_us == 0 && st.fade_duration_us == 0
+                                  : st.fade_duration_us > 0 && st.fade_elapsed_us >= 0 &&
+                                        st.fade_elapsed_us < st.fade_duration_us;
+      if (!fade_ok) return fail(stage, "fade times out of range");
+      if (k > 0 && st.motion.count == 0) return fail(stage + ".motion", "only the base may be the rest pose");
     }
     return {};
   }
@@ -309,6 +348,7 @@ class SnapshotParser {
   }
 
   std::span<const uint8_t> bytes_;
+  uint32_t version_ = 0;
   ByteReader in_;
   const WorldTables& current_;
 };

@@ -551,6 +551,86 @@ TEST(ClipDictionary, FrozenCrossfadeRecipesEvaluateLikeTheAnimatorAndRoundTripCo
   EXPECT_LT(static_cast<double>(frozen_bytes) / static_cast<double>(frozen_records), 12.0);
 }
 
+// frozen_fade (interrupted at update 13) interrupted again at update `again`: a chain of two
+// frozen mixes (the first fade's, then frozen_fade's target at its progress then), fading over
+// 200 ms to clip 0 at 1x; the recipe the server attaches at update u.
+PoseRecipe chained_fade(int u, int again = 16) {
+  const PoseRecipe interrupted = frozen_fade(again);
+  const int64_t since = (u - again) * int64_t{50'000};
+  PoseRecipe r = interrupted;
+  r.frozen_mixes[r.frozen_mix_count++] = {interrupted.fade_elapsed_us, interrupted.fade_duration_us, r.count};
+  r.source_count = r.count;
+  r.inputs[r.count++] = {0, (700'000 + since) % 2'000'000, 1.0f};
+  r.speed = 1 << 16;
+  r.fade_elapsed_us = since;
+  r.fade_duration_us = 200'000;
+  r.steady_us = since;
+  return r;
+}
+
+TEST(ClipDictionary, ChainedFrozenRecipesEvaluateLikeTheAnimatorAndPredictTheNewMixFromTheBaseline) {
+  Rig rig;
+  ClipDictionary server_dictionary(rig.skeleton, rig.clips, rig.format);
+  ClipDictionary client_dictionary(rig.skeleton, rig.clips, rig.format);
+  PoseQuantizer quantizer(rig.format);
+  PoseEncoder encoder(rig.format, &server_dictionary);
+  std::vector<QuantizedPose> sent, received;
+  std::vector<Transform> evaluated(rig.skeleton.node_count());
+  std::size_t frozen_first = 0, chained_first = 0, chained_bytes = 0, chained_records = 0;
+  // The motion crossfade at 12, the fade from its frozen pose (updates 13-15), interrupted at
+  // 16 (alpha 0: the chain's frozen pose itself), the fade from that chain until 19.
+  for (int u = 12; u < 20; ++u) {
+    if (u == 12) {
+      QuantizedPose q;
+      ASSERT_TRUE(quantizer.quantize(evaluate_fade(rig, walk_to_blend(12)), nullptr, q));
+      q.recipe = walk_to_blend(12);
+      sent.push_back(q);
+      received.push_back(q);
+      continue;
+    }
+    const PoseRecipe recipe = u < 16 ? frozen_fade(u) : chained_fade(u);
+    ASSERT_TRUE(server_dictionary.valid(recipe)) << "update " << u;
+    // The animator's pose: the frozen fade as it froze it, then the new target over it.
+    std::vector<Transform> pose = evaluate_frozen_fade(rig, recipe.frozen_mix_count == 1 ? recipe : frozen_fade(16));
+    if (recipe.frozen_mix_count == 2) {
+      PoseRecipe target;
+      target.inputs[target.count++] = recipe.inputs[recipe.source_count];
+      pose = mix_target_over(rig, pose, target, recipe);
+    }
+    ASSERT_TRUE(client_dictionary.evaluate(recipe, evaluated));
+    ASSERT_EQ(std::memcmp(evaluated.data(), pose.data(), pose.size() * sizeof(Transform)), 0) << "update " << u;
+    QuantizedPose q;
+    ASSERT_TRUE(quantizer.quantize(pose, sent.empty() ? nullptr : &sent.back(), q));
+    q.recipe = recipe;
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(encoder.encode(q, history(sent, 3), bytes));
+    QuantizedPose got;
+    bool from_dictionary = false;
+    const Status st = decode_pose(rig.format, bytes, history(received, 3), got,
+                                  PoseCoding::kRangeCoded, &client_dictionary, nullptr, &from_dictionary);
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    ASSERT_EQ(got, q) << "update " << u;  // codes and the whole recipe, the chain included
+    EXPECT_TRUE(from_dictionary) << "update " << u;
+    if (u == 13) frozen_first = bytes.size();
+    if (u == 16) chained_first = bytes.size();
+    if (u > 16) {
+      chained_bytes += bytes.size();
+      ++chained_records;
+    }
+    sent.push_back(q);
+    received.push_back(got);
+  }
+  std::printf("fade from a chain of two frozen mixes: first record %zu bytes (a one-mix chain's first: "
+              "%zu), then %.1f bytes per record\n",
+              chained_first, frozen_first, static_cast<double>(chained_bytes) / static_cast<double>(chained_records));
+  // The interrupt's record predicts the new mix (times and fade state) from the baseline, which
+  // was the interrupted fade, and the older mix as the baseline's: no dearer than the first
+  // interrupt's. The next ones predict everything frozen as constant (one input and one mix
+  // state more than a one-mix chain's records, which take about 10 bytes).
+  EXPECT_LE(chained_first, frozen_first);
+  EXPECT_LT(static_cast<double>(chained_bytes) / static_cast<double>(chained_records), 14.0);
+}
+
 TEST(ClipDictionary, MalformedFrozenCrossfadeRecipesAreRefused) {
   RefusalCheck check(frozen_fade(15));
   ASSERT_TRUE(check.accepts_base());

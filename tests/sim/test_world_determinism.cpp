@@ -195,6 +195,46 @@ TEST(Snapshot, RestorePlusNTicksGivesTheSameHashesAsTheOriginalRun) {
   EXPECT_EQ(restored.run(150), expected);
 }
 
+// Stages, fade states and motions of every frozen chain (Layer::frozen_chain), in entity
+// order: what the server describes frozen poses with.
+std::vector<int64_t> frozen_chains(const World& world) {
+  std::vector<int64_t> out;
+  for (EntityId id = 0; id < Script::kEntities; ++id) {
+    const EntityState* e = world.find_entity(id);
+    if (e == nullptr) continue;
+    for (const Layer& l : e->layers) {
+      out.push_back(static_cast<int64_t>(l.frozen_chain.size()));
+      for (const FrozenStage& st : l.frozen_chain) {
+        out.insert(out.end(), {st.fade_elapsed_us, st.fade_duration_us, st.motion.count, st.motion.speed});
+        for (uint8_t i = 0; i < st.motion.count; ++i) {
+          out.insert(out.end(), {st.motion.slots[i].clip, st.motion.slots[i].phase});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+TEST(Snapshot, RestoredFadesFromAFrozenPoseKeepTheChainThatDescribesTheirPose) {
+  ScriptedWorld original(1);
+  std::size_t longest = 0;
+  for (int t = 0; t < 200 && longest < 3; ++t) {
+    original.run(1);
+    for (EntityId id = 0; id < Script::kEntities; ++id) {
+      const EntityState* e = original.w.world.find_entity(id);
+      if (e != nullptr && !e->layers.empty()) longest = std::max(longest, e->layers[0].frozen_chain.size());
+    }
+  }
+  ASSERT_GE(longest, 3u) << "the script interrupts a fade from a frozen pose";
+  const std::vector<uint8_t> bytes = original.w.world.snapshot();
+  ScriptedWorld restored(1);
+  Status status = restored.w.world.restore(bytes);
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  EXPECT_EQ(frozen_chains(restored.w.world), frozen_chains(original.w.world));
+  EXPECT_EQ(original.run(40), restored.run(40));
+  EXPECT_EQ(frozen_chains(restored.w.world), frozen_chains(original.w.world));
+}
+
 TEST(Snapshot, SnapshotsAreIdenticalWhateverTheThreadCount) {
   ScriptedWorld a(1), b(3);
   a.run(64);

@@ -26,7 +26,9 @@ namespace posecast::protocol {
 // per-context symbol tables instead of adaptive unary bins (residual_tables.h), and the recipe
 // carries crossfades, motion speeds and wraps and the steady time (docs/codec.md
 // "Clip-dictionary prediction").
-inline constexpr uint16_t kProtocolVersion = 4;
+// Version 5 changed the recipe's frozen source into a chain of up to three frozen mixes (fades
+// interrupted again, fades in from the rest pose; docs/codec.md).
+inline constexpr uint16_t kProtocolVersion = 5;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
 // decode_message() refuses anything larger before looking at it.

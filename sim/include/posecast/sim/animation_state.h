@@ -94,7 +94,7 @@ struct Layer {
   // When `frozen` is known to be a chain of motions (FrozenStage: a crossfade from a motion
   // interrupted, a fade in from the rest pose, either interrupted again up to
   // kMaxFrozenStages stages), that chain; else empty: a longer chain, or a state restored from
-  // a snapshot (not serialised: it changes no pose, only which poses carry recipes).
+  // a version-1 snapshot. It changes no pose, only which poses carry recipes.
   std::vector<FrozenStage> frozen_chain;
 };
 
