@@ -627,41 +627,35 @@ TEST(RecipeAtTimeTest, AFadeFromAFrozenPoseKeepsTheFrozenInputsWhileTheTargetAnd
 // interrupted (the rest pose as a frozen chain's base): the rest input stays as it is, the
 // target and the fade move; a second interrupt adds a mix that stays fixed too.
 TEST(RecipeAtTimeTest, FadesFromTheRestPoseAndFromChainsOfFrozenFadesKeepTheirFixedInputs) {
-  const auto from_rest = [](int64_t target_time, int64_t elapsed) {
-    PoseRecipe r;
-    r.inputs[r.count++] = protocol::kRestInput;
-    r.source_count = 1;
+  // `source` (a source block) fading to clip 1 at `target_time`, `elapsed` into `duration`.
+  const auto fading_to_clip_1 = [](PoseRecipe r, int64_t target_time, int64_t elapsed, int64_t duration) {
+    r.source_count = r.count;
     r.source_speed = 0;
     r.inputs[r.count++] = PoseRecipe::Input{1, target_time, 1.0f};
     r.fade_elapsed_us = elapsed;
-    r.fade_duration_us = 300'000;
+    r.fade_duration_us = duration;
     r.steady_us = elapsed;
     return r;
   };
+  PoseRecipe rest;
+  rest.inputs[rest.count++] = protocol::kRestInput;
   PoseRecipe out;
-  ASSERT_EQ(recipe_at_time(from_rest(100'000, 100'000), 0, from_rest(150'000, 150'000), 50'000, 20'000,
-                           kDurations, out),
+  ASSERT_EQ(recipe_at_time(fading_to_clip_1(rest, 100'000, 100'000, 300'000), 0,
+                           fading_to_clip_1(rest, 150'000, 150'000, 300'000), 50'000, 20'000, kDurations, out),
             RecipeTiming::kOk);
   EXPECT_TRUE(out.inputs[0] == protocol::kRestInput);
   EXPECT_EQ(out.inputs[1].time_us, 120'000);
   EXPECT_EQ(out.fade_elapsed_us, 120'000);
   // Interrupted twice: rest, clip 1 frozen at 200 ms (its fade 100 of 300 ms in), clip 0
   // frozen at 40 ms (its fade 40 of 200 ms in), then clip 1 again fading in.
-  const auto chain = [](int64_t target_time, int64_t elapsed) {
-    PoseRecipe r;
-    r.inputs[r.count++] = protocol::kRestInput;
-    r.frozen_source_count = 1;
-    r.inputs[r.count++] = PoseRecipe::Input{1, 200'000, 1.0f};
-    r.frozen_mixes[r.frozen_mix_count++] = {100'000, 300'000, r.count};
-    r.inputs[r.count++] = PoseRecipe::Input{0, 40'000, 1.0f};
-    r.frozen_mixes[r.frozen_mix_count++] = {40'000, 200'000, r.count};
-    r.source_count = r.count;
-    r.source_speed = 0;
-    r.inputs[r.count++] = PoseRecipe::Input{1, target_time, 1.0f};
-    r.fade_elapsed_us = elapsed;
-    r.fade_duration_us = 200'000;
-    r.steady_us = elapsed;
-    return r;
+  PoseRecipe frozen = rest;
+  frozen.frozen_source_count = 1;
+  frozen.inputs[frozen.count++] = PoseRecipe::Input{1, 200'000, 1.0f};
+  frozen.frozen_mixes[frozen.frozen_mix_count++] = {100'000, 300'000, frozen.count};
+  frozen.inputs[frozen.count++] = PoseRecipe::Input{0, 40'000, 1.0f};
+  frozen.frozen_mixes[frozen.frozen_mix_count++] = {40'000, 200'000, frozen.count};
+  const auto chain = [&](int64_t target_time, int64_t elapsed) {
+    return fading_to_clip_1(frozen, target_time, elapsed, 200'000);
   };
   const PoseRecipe a = chain(300'000, 10'000), b = chain(350'000, 60'000);
   ASSERT_EQ(recipe_at_time(a, 0, b, 50'000, 30'000, kDurations, out), RecipeTiming::kOk);

@@ -494,14 +494,54 @@ std::vector<Transform> evaluate_frozen_fade(const Rig& rig, const PoseRecipe& r)
   return mix_target_over(rig, evaluate_fade(rig, interrupted), target, r);  // over the frozen pose
 }
 
+// Poses with their recipes sent as the server and a client do: the client's dictionary must
+// evaluate the recipe to the animator's pose bit for bit; each pose is quantised against the
+// previous one, encoded against the last three sent and decoded against the last three
+// received, and must come back as the quantised pose and recipe, predicted from the dictionary.
+struct DictionaryLink {
+  explicit DictionaryLink(const Rig& r)
+      : rig(r),
+        server_dictionary(r.skeleton, r.clips, r.format),
+        client_dictionary(r.skeleton, r.clips, r.format),
+        quantizer(r.format),
+        encoder(r.format, &server_dictionary),
+        evaluated(r.skeleton.node_count()) {}
+
+  // Sends `pose` (the animator's) with `recipe`; the record's size, or 0 after a test failure.
+  std::size_t send(const std::vector<Transform>& pose, const PoseRecipe& recipe, int u) {
+    if (!server_dictionary.valid(recipe) || !client_dictionary.evaluate(recipe, evaluated) ||
+        std::memcmp(evaluated.data(), pose.data(), pose.size() * sizeof(Transform)) != 0) {
+      ADD_FAILURE() << "update " << u << ": the recipe does not evaluate to the animator's pose";
+      return 0;
+    }
+    QuantizedPose q;
+    std::vector<uint8_t> bytes;
+    if (!quantizer.quantize(pose, sent.empty() ? nullptr : &sent.back(), q)) return 0;
+    q.recipe = recipe;
+    if (!encoder.encode(q, history(sent, 3), bytes)) return 0;
+    QuantizedPose got;
+    bool from_dictionary = false;
+    const Status st = decode_pose(rig.format, bytes, history(received, 3), got,
+                                  PoseCoding::kRangeCoded, &client_dictionary, nullptr, &from_dictionary);
+    EXPECT_TRUE(st.ok()) << "update " << u << ": " << (st.ok() ? "" : st.error().message);
+    EXPECT_EQ(got, q) << "update " << u;  // codes and the whole recipe, frozen state included
+    EXPECT_TRUE(from_dictionary) << "update " << u;
+    sent.push_back(q);
+    received.push_back(got);
+    return st.ok() && got == q ? bytes.size() : 0;
+  }
+
+  const Rig& rig;
+  ClipDictionary server_dictionary, client_dictionary;
+  PoseQuantizer quantizer;
+  PoseEncoder encoder;
+  std::vector<QuantizedPose> sent, received;
+  std::vector<Transform> evaluated;
+};
+
 TEST(ClipDictionary, FrozenCrossfadeRecipesEvaluateLikeTheAnimatorAndRoundTripCompactly) {
   Rig rig;
-  ClipDictionary server_dictionary(rig.skeleton, rig.clips, rig.format);
-  ClipDictionary client_dictionary(rig.skeleton, rig.clips, rig.format);
-  PoseQuantizer quantizer(rig.format);
-  PoseEncoder encoder(rig.format, &server_dictionary);
-  std::vector<QuantizedPose> sent, received;
-  std::vector<Transform> evaluated(rig.skeleton.node_count());
+  DictionaryLink link(rig);
   std::size_t motion_first_bytes = 0, first_bytes = 0, frozen_bytes = 0, frozen_records = 0;
   // The motion crossfade until update 13, its interruption at 13 (alpha 0: the frozen pose
   // itself), the fade from the frozen pose until 18, its target alone from 19 on.
@@ -513,32 +553,15 @@ TEST(ClipDictionary, FrozenCrossfadeRecipesEvaluateLikeTheAnimatorAndRoundTripCo
       plain.steady_us = recipe.steady_us;
       recipe = plain;
     }
-    ASSERT_TRUE(server_dictionary.valid(recipe)) << "update " << u;
-    const std::vector<Transform> pose =
-        recipe.frozen() ? evaluate_frozen_fade(rig, recipe) : evaluate_fade(rig, recipe);
-    ASSERT_TRUE(client_dictionary.evaluate(recipe, evaluated));
-    ASSERT_EQ(std::memcmp(evaluated.data(), pose.data(), pose.size() * sizeof(Transform)), 0)
-        << "update " << u;
-    QuantizedPose q;
-    ASSERT_TRUE(quantizer.quantize(pose, sent.empty() ? nullptr : &sent.back(), q));
-    q.recipe = recipe;
-    std::vector<uint8_t> bytes;
-    ASSERT_TRUE(encoder.encode(q, history(sent, 3), bytes));
-    QuantizedPose got;
-    bool from_dictionary = false;
-    const Status st = decode_pose(rig.format, bytes, history(received, 3), got,
-                                  PoseCoding::kRangeCoded, &client_dictionary, nullptr, &from_dictionary);
-    ASSERT_TRUE(st.ok()) << st.error().message;
-    ASSERT_EQ(got, q) << "update " << u;  // codes and the whole recipe, frozen state included
-    EXPECT_TRUE(from_dictionary) << "update " << u;
-    if (u == 10) motion_first_bytes = bytes.size();
-    if (u == 13) first_bytes = bytes.size();
+    const std::size_t bytes =
+        link.send(recipe.frozen() ? evaluate_frozen_fade(rig, recipe) : evaluate_fade(rig, recipe), recipe, u);
+    ASSERT_GT(bytes, 0u);
+    if (u == 10) motion_first_bytes = bytes;
+    if (u == 13) first_bytes = bytes;
     if (recipe.frozen() && u > 13) {
-      frozen_bytes += bytes.size();
+      frozen_bytes += bytes;
       ++frozen_records;
     }
-    sent.push_back(q);
-    received.push_back(got);
   }
   ASSERT_EQ(frozen_records, 5u);
   std::printf("fade from a frozen pose: first record %zu bytes (a motion crossfade's first: %zu), then %.1f bytes per record\n",
@@ -570,55 +593,28 @@ PoseRecipe chained_fade(int u, int again = 16) {
 
 TEST(ClipDictionary, ChainedFrozenRecipesEvaluateLikeTheAnimatorAndPredictTheNewMixFromTheBaseline) {
   Rig rig;
-  ClipDictionary server_dictionary(rig.skeleton, rig.clips, rig.format);
-  ClipDictionary client_dictionary(rig.skeleton, rig.clips, rig.format);
-  PoseQuantizer quantizer(rig.format);
-  PoseEncoder encoder(rig.format, &server_dictionary);
-  std::vector<QuantizedPose> sent, received;
-  std::vector<Transform> evaluated(rig.skeleton.node_count());
+  DictionaryLink link(rig);
   std::size_t frozen_first = 0, chained_first = 0, chained_bytes = 0, chained_records = 0;
   // The motion crossfade at 12, the fade from its frozen pose (updates 13-15), interrupted at
   // 16 (alpha 0: the chain's frozen pose itself), the fade from that chain until 19.
-  for (int u = 12; u < 20; ++u) {
-    if (u == 12) {
-      QuantizedPose q;
-      ASSERT_TRUE(quantizer.quantize(evaluate_fade(rig, walk_to_blend(12)), nullptr, q));
-      q.recipe = walk_to_blend(12);
-      sent.push_back(q);
-      received.push_back(q);
-      continue;
-    }
+  ASSERT_GT(link.send(evaluate_fade(rig, walk_to_blend(12)), walk_to_blend(12), 12), 0u);
+  for (int u = 13; u < 20; ++u) {
     const PoseRecipe recipe = u < 16 ? frozen_fade(u) : chained_fade(u);
-    ASSERT_TRUE(server_dictionary.valid(recipe)) << "update " << u;
     // The animator's pose: the frozen fade as it froze it, then the new target over it.
-    std::vector<Transform> pose = evaluate_frozen_fade(rig, recipe.frozen_mix_count == 1 ? recipe : frozen_fade(16));
-    if (recipe.frozen_mix_count == 2) {
+    std::vector<Transform> pose = evaluate_frozen_fade(rig, u < 16 ? recipe : frozen_fade(16));
+    if (u >= 16) {
       PoseRecipe target;
       target.inputs[target.count++] = recipe.inputs[recipe.source_count];
       pose = mix_target_over(rig, pose, target, recipe);
     }
-    ASSERT_TRUE(client_dictionary.evaluate(recipe, evaluated));
-    ASSERT_EQ(std::memcmp(evaluated.data(), pose.data(), pose.size() * sizeof(Transform)), 0) << "update " << u;
-    QuantizedPose q;
-    ASSERT_TRUE(quantizer.quantize(pose, sent.empty() ? nullptr : &sent.back(), q));
-    q.recipe = recipe;
-    std::vector<uint8_t> bytes;
-    ASSERT_TRUE(encoder.encode(q, history(sent, 3), bytes));
-    QuantizedPose got;
-    bool from_dictionary = false;
-    const Status st = decode_pose(rig.format, bytes, history(received, 3), got,
-                                  PoseCoding::kRangeCoded, &client_dictionary, nullptr, &from_dictionary);
-    ASSERT_TRUE(st.ok()) << st.error().message;
-    ASSERT_EQ(got, q) << "update " << u;  // codes and the whole recipe, the chain included
-    EXPECT_TRUE(from_dictionary) << "update " << u;
-    if (u == 13) frozen_first = bytes.size();
-    if (u == 16) chained_first = bytes.size();
+    const std::size_t bytes = link.send(pose, recipe, u);
+    ASSERT_GT(bytes, 0u);
+    if (u == 13) frozen_first = bytes;
+    if (u == 16) chained_first = bytes;
     if (u > 16) {
-      chained_bytes += bytes.size();
+      chained_bytes += bytes;
       ++chained_records;
     }
-    sent.push_back(q);
-    received.push_back(got);
   }
   std::printf("fade from a chain of two frozen mixes: first record %zu bytes (a one-mix chain's first: "
               "%zu), then %.1f bytes per record\n",
