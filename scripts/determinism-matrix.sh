@@ -8,7 +8,12 @@
 # into the middle: every replayed tick's world hash must equal the recorded one on every cell.
 # Scenarios using the public sample assets (../shared/assets) run only when that folder exists.
 #
-#   scripts/determinism-matrix.sh                    all eight cells
+# Two more cells run the gcc-x86_64-O2 build under qemu-x86_64 emulating older CPUs, so that
+# the kernels compiled several times (target_clones: AVX-512, AVX2 and baseline versions, picked
+# at load time from the CPU's features; shared/src/simd4.h) are all checked, not only the ones
+# this machine's CPU selects: "+Haswell" (AVX2, no AVX-512) and "+qemu64" (baseline x86-64).
+#
+#   scripts/determinism-matrix.sh                    all ten cells
 #   scripts/determinism-matrix.sh --cells "gcc-x86_64-O2 clang-aarch64-O0"
 #   scripts/determinism-matrix.sh --update-goldens   rewrite tests/golden/*.hashes from the
 #                                                     gcc-x86_64-O2 cell (intended changes only)
@@ -22,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-all_cells="gcc-x86_64-O0 gcc-x86_64-O2 clang-x86_64-O0 clang-x86_64-O2 gcc-aarch64-O0 gcc-aarch64-O2 clang-aarch64-O0 clang-aarch64-O2"
+all_cells="gcc-x86_64-O0 gcc-x86_64-O2 clang-x86_64-O0 clang-x86_64-O2 gcc-aarch64-O0 gcc-aarch64-O2 clang-aarch64-O0 clang-aarch64-O2 gcc-x86_64-O2+Haswell gcc-x86_64-O2+qemu64"
 cells=$all_cells
 jobs=$(nproc)
 build_root=build-matrix
@@ -80,11 +85,18 @@ configure_cell() {
   cmake "${args[@]}" >"$dir.configure.log" 2>&1
 }
 
-# run_cell CELL SCENARIO THREADS: prints "FINAL RUN" hashes, or nothing on failure.
+# emulator CELL: the command prefix that runs the cell's binaries (none for native x86-64).
+emulator() {
+  case $1 in
+    *aarch64*) echo "qemu-aarch64 -L /usr/aarch64-linux-gnu" ;;
+    *+*) echo "qemu-x86_64 -cpu ${1#*+}" ;;
+  esac
+}
+
+# run_scenario CELL DIR SCENARIO THREADS: prints "FINAL RUN" hashes, or nothing on failure.
 run_scenario() {
   local cell=$1 dir=$2 scenario=$3 threads=$4 out
-  local cmd=("$dir/cli/posecast" run "tests/golden/$scenario.json" --threads "$threads" --no-progress)
-  [[ $cell == *aarch64* ]] && cmd=(qemu-aarch64 -L /usr/aarch64-linux-gnu "${cmd[@]}")
+  local cmd=($(emulator "$cell") "$dir/cli/posecast" run "tests/golden/$scenario.json" --threads "$threads" --no-progress)
   if ! out=$("${cmd[@]}" 2>"$dir.run.log"); then
     return 1
   fi
@@ -95,8 +107,7 @@ run_scenario() {
 # when > 0) with --verify; fails on any divergence from the recorded hashes.
 replay_recording() {
   local cell=$1 dir=$2 name=$3 from=$4
-  local cmd=("$dir/cli/posecast" replay "tests/regress/$name.pcrec" --verify --from "$from")
-  [[ $cell == *aarch64* ]] && cmd=(qemu-aarch64 -L /usr/aarch64-linux-gnu "${cmd[@]}")
+  local cmd=($(emulator "$cell") "$dir/cli/posecast" replay "tests/regress/$name.pcrec" --verify --from "$from")
   "${cmd[@]}" >"$dir.replay.log" 2>&1
 }
 # The tick in the middle of a recording's scenario (not on a checkpoint, so the seek restores
@@ -130,11 +141,12 @@ failures=0
 timing=()
 for cell in $cells; do
   [[ " $all_cells " == *" $cell "* ]] || { echo "determinism-matrix: unknown cell $cell" >&2; exit 2; }
-  dir="$build_root/$cell"
+  base=${cell%%+*}  # an emulated-CPU cell runs its base cell's build
+  dir="$build_root/$base"
   t0=$(date +%s)
   child_cpu c0
   echo "--- $cell: building ($(date +%T))"
-  if ! { [[ -f $dir/build.ninja ]] || configure_cell "$cell" "$dir"; } ||
+  if ! { [[ -f $dir/build.ninja ]] || configure_cell "$base" "$dir"; } ||
      ! cmake --build "$dir" -j"$jobs" --target posecast >"$dir.build.log" 2>&1; then
     echo "    BUILD FAILED, see $dir.configure.log / $dir.build.log"
     for s in "${scenarios[@]}"; do result[$cell,$s]="build-failed"; done

@@ -10,9 +10,11 @@
 #                                     builds above (gcc x86-64 -O3 and -O0, both running the
 #                                     golden-hash tests), cover every pair of compiler, target and
 #                                     optimisation level: clang-x86_64-O0 gcc-aarch64-O0
-#                                     clang-aarch64-O2 (docs/determinism.md);
+#                                     clang-aarch64-O2, and gcc-x86_64-O2 under qemu-x86_64 as
+#                                     an AVX2-only and a baseline x86-64 CPU (the kernels' other
+#                                     target_clones versions; docs/determinism.md);
 #                                   - a short fuzzing pass (20 s a target).
-#   --matrix-all                    with --full: all eight matrix cells (about 5 more minutes)
+#   --matrix-all                    with --full: all ten matrix cells (about 5 more minutes)
 #   --werror                        warnings as errors (CI)
 # Exit code: non-zero when any step fails.
 set -euo pipefail
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 full=0
 werror=OFF
-matrix_cells="clang-x86_64-O0 gcc-aarch64-O0 clang-aarch64-O2"
+matrix_cells="clang-x86_64-O0 gcc-aarch64-O0 clang-aarch64-O2 gcc-x86_64-O2+Haswell gcc-x86_64-O2+qemu64"
 for arg in "$@"; do
   case "$arg" in
     --full) full=1 ;;
