@@ -1,5 +1,6 @@
 #include "evaluator.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "posecast/blending.h"
@@ -88,6 +89,36 @@ bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> curs
   mix.layer = target;
   mix.weight = alpha;
   return mix.Run();
+}
+
+bool frozen_chain_rebuilds_pose(const Rig& rig, const Layer& layer, EvalScratch& scratch) {
+  const std::size_t nodes = rig.skeleton.node_count();
+  if (layer.frozen_chain.empty() || layer.frozen.size() != nodes) return false;
+  scratch.ensure(nodes);
+  std::size_t tracks = 0;
+  for (const Clip& clip : rig.clips) tracks = std::max(tracks, clip.tracks.size());
+  std::vector<uint32_t> cursors(tracks, 0u);
+  const auto own_cursors = [](Motion m) {  // every slot on the one cursor block above
+    for (ClipSlot& slot : m.slots) slot.cursor_offset = 0;
+    return m;
+  };
+  // The chain so far, as the frozen source of a crossfading layer fading to the next stage.
+  Layer step;
+  step.fade_source = FadeSource::kFrozenPose;
+  step.frozen.resize(nodes);
+  if (!evaluate_motion(rig, own_cursors(layer.frozen_chain[0].motion), cursors, step.frozen, scratch)) {
+    return false;
+  }
+  std::span<Transform> next(scratch.layer.data(), nodes);
+  for (std::size_t k = 1; k < layer.frozen_chain.size(); ++k) {
+    const FrozenStage& stage = layer.frozen_chain[k];
+    step.target = own_cursors(stage.motion);
+    step.fade_elapsed_us = stage.fade_elapsed_us;
+    step.fade_duration_us = stage.fade_duration_us;
+    if (!evaluate_layer(rig, step, cursors, next, scratch)) return false;
+    copy_pose(next, step.frozen);
+  }
+  return std::memcmp(step.frozen.data(), layer.frozen.data(), nodes * sizeof(Transform)) == 0;
 }
 
 bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Rig& rig,

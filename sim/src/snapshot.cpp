@@ -26,6 +26,7 @@
 #include "posecast/hash.h"
 #include "posecast/sampling.h"
 #include "posecast/sim/byte_io.h"
+#include "evaluator.h"
 #include "world_impl.h"
 
 namespace posecast::sim {
@@ -298,9 +299,10 @@ class SnapshotParser {
   }
 
   // The stages that rebuild a frozen pose (Layer::frozen_chain): a base (a motion, or none for
-  // the rest pose) with no fade, then motions with their fade state at their interrupt. Its
-  // agreement with the frozen pose is not checked here: the server verifies every recipe it
-  // builds from it against the pose before vouching for it (docs/codec.md).
+  // the rest pose) with no fade, then motions with their fade state at their interrupt. They
+  // must rebuild the frozen pose bit for bit: the server vouches that the recipes it builds
+  // from them reproduce the pose (PoseEncodeOptions::recipe_reproduces_pose), so a chain that
+  // did not would make clients decode another pose.
   Status parse_frozen_chain(Layer& l, const Rig& rig, const std::string& where) {
     const uint8_t stages = in_.u8();
     if (in_.failed()) return truncated(where);
@@ -318,6 +320,9 @@ class SnapshotParser {
                                         st.fade_elapsed_us < st.fade_duration_us;
       if (!fade_ok) return fail(stage, "fade times out of range");
       if (k > 0 && st.motion.count == 0) return fail(stage + ".motion", "only the base may be the rest pose");
+    }
+    if (stages > 0 && !frozen_chain_rebuilds_pose(rig, l, scratch_)) {
+      return fail(where, "does not rebuild the frozen pose");
     }
     return {};
   }
@@ -349,6 +354,7 @@ class SnapshotParser {
 
   std::span<const uint8_t> bytes_;
   uint32_t version_ = 0;
+  EvalScratch scratch_;  // frozen chains' evaluation
   ByteReader in_;
   const WorldTables& current_;
 };

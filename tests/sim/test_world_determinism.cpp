@@ -235,6 +235,49 @@ TEST(Snapshot, RestoredFadesFromAFrozenPoseKeepTheChainThatDescribesTheirPose) {
   EXPECT_EQ(frozen_chains(restored.w.world), frozen_chains(original.w.world));
 }
 
+// A frozen chain must rebuild its frozen pose bit for bit (the server vouches for the recipes
+// it builds from it): a snapshot whose chain was altered (one stage's fade progress moved by a
+// microsecond, the checksum recomputed) is refused, and the world is left as it was.
+TEST(Snapshot, AFrozenChainThatDoesNotRebuildItsPoseIsRefused) {
+  TestWorld source;
+  source.spawn(0);
+  source.world.submit(0, at(0, 0, PlayCommand{0, clip_motion(0)}));
+  source.world.submit(0, at(3, 0, CrossfadeCommand{0, clip_motion(1), 300'000, false}));
+  source.world.submit(0, at(9, 0, CrossfadeCommand{0, clip_motion(2), 300'000, false}));
+  source.world.submit(0, at(14, 0, CrossfadeCommand{0, clip_motion(0), 300'000, false}));
+  source.run_to(16);
+  const EntityState* state = source.world.find_entity(0);
+  ASSERT_NE(state, nullptr);
+  ASSERT_EQ(state->layers[0].frozen_chain.size(), 3u);  // the base and two interrupted fades
+  const std::vector<uint8_t> bytes = source.world.snapshot();
+
+  TestWorld target;
+  ASSERT_TRUE(target.world.restore(bytes).ok());  // as written, the chain rebuilds the pose
+  TestWorld untouched;
+  const std::vector<uint8_t> before = untouched.world.snapshot();
+  // The last stage's fade progress is the second-last i64 before the 8-byte checksum (one
+  // entity, one layer: its chain ends the entity records).
+  std::vector<uint8_t> altered = bytes;
+  const std::size_t elapsed_at = altered.size() - 8 - 16;
+  ByteReader elapsed_reader(std::span<const uint8_t>(altered).subspan(elapsed_at, 8));
+  const int64_t elapsed = elapsed_reader.i64();
+  ASSERT_GT(elapsed, 0);  // the second fade had run some ticks when it was interrupted
+  ASSERT_LT(elapsed + 1, 300'000);
+  std::vector<uint8_t> moved;
+  ByteWriter w(moved);
+  w.i64(elapsed + 1);
+  std::copy(moved.begin(), moved.end(), altered.begin() + static_cast<std::ptrdiff_t>(elapsed_at));
+  std::vector<uint8_t> checksum;
+  ByteWriter cw(checksum);
+  cw.u64(hash_bytes(std::span<const uint8_t>(altered).first(altered.size() - 8)));
+  std::copy(checksum.begin(), checksum.end(), altered.end() - 8);
+  const Status refused = untouched.world.restore(altered);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("frozen_chain: does not rebuild the frozen pose"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(untouched.world.snapshot(), before);
+}
+
 TEST(Snapshot, SnapshotsAreIdenticalWhateverTheThreadCount) {
   ScriptedWorld a(1), b(3);
   a.run(64);
