@@ -59,6 +59,99 @@ void Clip::derive_slerp_terms() {
   }
 }
 
+namespace {
+
+// The derived tables of derive_rotation_blocks(), built without touching the clip.
+struct RotationTables {
+  std::vector<RotationBlock> blocks;
+  std::vector<float> lanes;
+  std::vector<uint32_t> loose;
+};
+
+bool in_bounds(const Clip& clip, const Track& t) {
+  return uint64_t{t.times_offset} + t.key_count <= clip.times.size() &&
+         uint64_t{t.values_offset} + 4u * uint64_t{t.key_count} <= clip.values.size();
+}
+
+// Writes one block's lanes (key_count * kRotationBlockStride floats at `out`).
+void fill_block_lanes(const Clip& clip, const RotationBlock& block, float* out) {
+  for (uint32_t k = 0; k < block.key_count; ++k) {
+    float* key = out + std::size_t{k} * kRotationBlockStride;
+    for (int lane = 0; lane < 8; ++lane) {
+      float q[4] = {0.0f, 0.0f, 0.0f, 1.0f};  // padding: identity, "near" terms
+      SlerpTerms terms{1.0f, 0.0f, 0.0f, 1.0f};
+      if (lane < block.count) {
+        const Track& t = clip.tracks[block.tracks[static_cast<std::size_t>(lane)]];
+        const float* key0 = &clip.values[t.values_offset + std::size_t{4} * k];
+        std::memcpy(q, key0, sizeof q);
+        if (k + 1 < block.key_count) terms = key_pair_terms(key0);
+      }
+      for (int c = 0; c < 4; ++c) key[c * 8 + lane] = q[c];
+      key[32 + lane] = terms.sign;
+      key[40 + lane] = terms.theta;
+      key[48 + lane] = terms.inv_sin;
+      key[56 + lane] = terms.near;
+    }
+  }
+}
+
+RotationTables build_rotation_tables(const Clip& clip) {
+  RotationTables out;
+  // Open block per timeline, in order of first appearance: (times_offset, key_count) -> index.
+  std::vector<std::size_t> open;
+  for (std::size_t i = 0; i < clip.tracks.size(); ++i) {
+    const Track& t = clip.tracks[i];
+    const bool blockable = has_slerp_terms(t) && t.key_count >= 2 && i <= UINT16_MAX &&
+                           in_bounds(clip, t);
+    if (!blockable) {
+      out.loose.push_back(static_cast<uint32_t>(i));
+      continue;
+    }
+    RotationBlock* block = nullptr;
+    for (std::size_t b : open) {
+      RotationBlock& candidate = out.blocks[b];
+      if (candidate.times_offset == t.times_offset && candidate.key_count == t.key_count &&
+          candidate.count < 8) {
+        block = &candidate;
+      }
+    }
+    if (block == nullptr) {
+      open.push_back(out.blocks.size());
+      block = &out.blocks.emplace_back();
+      block->times_offset = t.times_offset;
+      block->key_count = t.key_count;
+    }
+    block->tracks[block->count] = static_cast<uint16_t>(i);
+    block->nodes[block->count] = t.node;
+    ++block->count;
+  }
+  std::size_t floats = 0;
+  for (RotationBlock& block : out.blocks) {
+    block.lanes_offset = static_cast<uint32_t>(floats);
+    floats += std::size_t{block.key_count} * kRotationBlockStride;
+  }
+  out.lanes.assign(floats, 0.0f);
+  for (const RotationBlock& block : out.blocks) {
+    fill_block_lanes(clip, block, out.lanes.data() + block.lanes_offset);
+  }
+  return out;
+}
+
+bool same_block(const RotationBlock& a, const RotationBlock& b) {
+  return a.times_offset == b.times_offset && a.key_count == b.key_count &&
+         a.lanes_offset == b.lanes_offset && a.count == b.count && a.tracks == b.tracks &&
+         a.nodes == b.nodes;
+}
+
+}  // namespace
+
+void Clip::derive_rotation_blocks() {
+  RotationTables tables = build_rotation_tables(*this);
+  rotation_blocks = std::move(tables.blocks);
+  rotation_lanes = std::move(tables.lanes);
+  loose_tracks = std::move(tables.loose);
+}
+
 Status Clip::validate(const Skeleton& skeleton) const {
   if (!std::isfinite(duration_seconds) || duration_seconds < 0.0f)
     return invalid(*this, "duration_seconds is negative or not finite");
@@ -123,6 +216,24 @@ Status Clip::validate(const Skeleton& skeleton) const {
           return invalid(*this, track_name(i) + " slerp_terms of key pair " + std::to_string(k) +
                                     " do not match its keys (derive_slerp_terms after editing)");
       }
+    }
+  }
+  if (!rotation_blocks.empty() || !rotation_lanes.empty() || !loose_tracks.empty()) {
+    // The sampler trusts the blocks instead of the tracks' values: they must be exactly the
+    // derived ones, bit for bit (the bounds above hold, so the derivation reads in bounds).
+    const RotationTables expected = build_rotation_tables(*this);
+    bool same = expected.blocks.size() == rotation_blocks.size() &&
+                expected.loose == loose_tracks && expected.lanes.size() == rotation_lanes.size();
+    for (std::size_t b = 0; same && b < rotation_blocks.size(); ++b) {
+      same = same_block(expected.blocks[b], rotation_blocks[b]);
+    }
+    if (same && !rotation_lanes.empty()) {
+      same = std::memcmp(expected.lanes.data(), rotation_lanes.data(),
+                         rotation_lanes.size() * sizeof(float)) == 0;
+    }
+    if (!same) {
+      return invalid(*this, "rotation_blocks do not match the tracks and values "
+                            "(derive_rotation_blocks after editing)");
     }
   }
   return {};

@@ -214,6 +214,7 @@ Result<Model> build_model(const ImportContext& ctx, const gltf::PrepassResult& p
       Result<Clip> clip = gltf::bind_clip(ctx, a, animations.value()[a], skeletons[r]);
       if (!clip) return clip.error();
       clip.value().derive_slerp_terms();
+      clip.value().derive_rotation_blocks();
       if (Status s = clip.value().validate(rig.skeleton); !s)
         return ctx.error(at("animations", a), "clip failed validation for " + rig_path + ": " + s.error().message);
       rig.clips.push_back(std::move(clip).value());

@@ -263,6 +263,23 @@ bool SampleJob::Validate() const {
   // Run() reads the table at the offsets of `values` whenever it is not empty.
   if (!clip->slerp_terms.empty() && clip->slerp_terms.size() != clip->values.size()) return false;
   if (assets_validated) return true;  // Clip::validate checked every bound below
+  // Bounds of the rotation blocks and loose tracks (Clip::validate checks that they are the
+  // derived ones; here only that Run() stays inside the clip, the cursors and the output).
+  const std::size_t track_count = clip->tracks.size();
+  for (const uint32_t i : clip->loose_tracks) {
+    if (i >= track_count) return false;
+  }
+  for (const RotationBlock& block : clip->rotation_blocks) {
+    if (block.count == 0 || block.count > 8 || block.key_count < 2) return false;
+    if (uint64_t{block.times_offset} + block.key_count > clip->times.size()) return false;
+    if (uint64_t{block.lanes_offset} + uint64_t{block.key_count} * kRotationBlockStride >
+        clip->rotation_lanes.size()) {
+      return false;
+    }
+    for (std::size_t lane = 0; lane < block.count; ++lane) {
+      if (block.tracks[lane] >= track_count || block.nodes[lane] >= nodes) return false;
+    }
+  }
   // Bounds of every track, so Run() cannot read or write outside the clip and the output
   // whatever the clip holds (Clip::validate checks the rest: ordering, finiteness, unit
   // rotations).
@@ -284,38 +301,126 @@ bool SampleJob::Validate() const {
 
 namespace {
 
-// Run()'s loop over the tracks, after validation and the rest-pose copy.
+// The previous timeline looked up and where t fell on it. Tracks and blocks that share a
+// timeline (the same times_offset and key_count: the importer stores identical key times
+// once) get the same lookup without repeating it: find_key's result is a pure function of
+// (times, t).
+class TimelineCache {
+ public:
+  POSECAST_INLINE const KeyInterval& at(const float* times, uint32_t offset, uint32_t count,
+                                        float t, uint32_t hint) {
+    if (offset != offset_ || count != count_) {
+      interval_ = key_interval(times + offset, count, t, hint);
+      offset_ = offset;
+      count_ = count;
+    }
+    return interval_;
+  }
+
+ private:
+  uint32_t offset_ = 0;
+  uint32_t count_ = 0;  // 0: none yet (every track has >= 1 key)
+  KeyInterval interval_{{0u, KeyPlace::kBefore}, 0.0f, 0.0f, 0.0f};
+};
+
+// The four rotation lanes (x, y, z, w) of one key of a RotationBlock, `V` wide (the first
+// four lanes for a Float4).
+template <class V>
+POSECAST_INLINE detail::QuatLanes<V> load_block_lanes(const float* key) {
+  if constexpr (sizeof(V) == sizeof(detail::Float8)) {
+    return {detail::load8(key), detail::load8(key + 8), detail::load8(key + 16),
+            detail::load8(key + 24)};
+  } else {
+    return {detail::load4(key), detail::load4(key + 8), detail::load4(key + 16),
+            detail::load4(key + 24)};
+  }
+}
+
+// Slerps the lanes of one RotationBlock at `interval` (the block's timeline) into rows[lane]
+// as (x, y, z, w): lane by lane det_slerp's bits (slerp_lanes.h), or the key's value as is
+// when t is outside the keys.
+template <class V>
+POSECAST_INLINE void block_rows(const float* key0, const KeyInterval& interval,
+                                detail::Float4* rows) {
+  const detail::QuatLanes<V> a = load_block_lanes<V>(key0);
+  detail::QuatLanes<V> q = a;
+  if (interval.at.place == KeyPlace::kBetween) {
+    q = detail::slerp_lanes(a, load_block_lanes<V>(key0 + kRotationBlockStride),
+                            load_block_lanes<V>(key0 + 32), detail::splat_as<V>(interval.s));
+  }
+  if constexpr (sizeof(V) == sizeof(detail::Float8)) {
+    detail::lanes8_to_rows(q, rows);
+  } else {
+    const detail::Float4 lanes[4] = {q.x, q.y, q.z, q.w};
+    const detail::QuatLanes<detail::Float4> r = detail::transpose4(lanes);
+    rows[0] = r.x;
+    rows[1] = r.y;
+    rows[2] = r.z;
+    rows[3] = r.w;
+  }
+}
+
+// Samples the rotation tracks of one block into their nodes and moves their cursors.
+POSECAST_INLINE void sample_block(const Clip& clip, const RotationBlock& block, float t,
+                                  TimelineCache& timelines, uint32_t* cursor, Transform* output) {
+  const KeyInterval& interval = timelines.at(clip.times.data(), block.times_offset,
+                                             block.key_count, t, cursor[block.tracks[0]]);
+  const float* key0 = clip.rotation_lanes.data() + block.lanes_offset +
+                      std::size_t{interval.at.key} * kRotationBlockStride;
+  detail::Float4 rows[8];
+  // A block of four or fewer tracks (Fox: 20 rotations = 8 + 8 + 4) takes four lanes, half
+  // the work; lane i does the same operations either way, so the bits do not depend on it.
+  if (block.count <= 4) {
+    block_rows<detail::Float4>(key0, interval, rows);
+  } else {
+    block_rows<detail::Float8>(key0, interval, rows);
+  }
+  for (int lane = 0; lane < block.count; ++lane) {
+    cursor[block.tracks[static_cast<std::size_t>(lane)]] = interval.at.key;
+    detail::store4(reinterpret_cast<float*>(&output[block.nodes[static_cast<std::size_t>(lane)]]) +
+                       kTargetOffset[1],
+                   rows[lane]);
+  }
+}
+
+// Samples track `i` (any kind) through its own values.
+POSECAST_INLINE void sample_loose_track(const Clip& clip, std::size_t i, float t,
+                                        const float* slerp_terms, TimelineCache& timelines,
+                                        uint32_t* cursor, Transform* output, SlerpQueue& slerps) {
+  const Track& track = clip.tracks[i];
+  const KeyInterval& interval =
+      timelines.at(clip.times.data(), track.times_offset, track.key_count, t, cursor[i]);
+  cursor[i] = interval.at.key;
+  const float* values = clip.values.data() + track.values_offset;
+  float* node = reinterpret_cast<float*>(&output[track.node]);
+  if (track.target == TrackTarget::kRotation) {
+    sample_track<4>(track, interval, values,
+                    slerp_terms == nullptr ? nullptr : slerp_terms + track.values_offset,
+                    node + kTargetOffset[1], slerps);
+  } else {
+    sample_track<3>(track, interval, values, nullptr,
+                    node + kTargetOffset[static_cast<uint8_t>(track.target)], slerps);
+  }
+}
+
+// Run()'s loop over the tracks, after validation and the rest-pose copy: the clip's rotation
+// blocks, then its loose tracks (every track when the blocks are not derived).
 POSECAST_HOT_CLONES
 void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* output) {
-  const Track* tracks = clip.tracks.data();
-  const float* times = clip.times.data();
-  const float* values = clip.values.data();
   // Validate() checked the table is empty or exactly as long as `values`.
   const float* slerp_terms = clip.slerp_terms.empty() ? nullptr : clip.slerp_terms.data();
-  const std::size_t track_count = clip.tracks.size();
+  TimelineCache timelines;
   SlerpQueue slerps;
-  // The previous track's timeline and where t fell on it. Tracks that share a timeline (the
-  // same times_offset and key_count: the importer stores identical key times once) get the
-  // same lookup without repeating it: find_key's result is a pure function of (times, t).
-  uint32_t shared_offset = 0;
-  uint32_t shared_count = 0;  // 0: none yet (every track has >= 1 key)
-  KeyInterval shared{{0u, KeyPlace::kBefore}, 0.0f, 0.0f, 0.0f};
-  for (std::size_t i = 0; i < track_count; ++i) {
-    const Track& track = tracks[i];
-    if (track.times_offset != shared_offset || track.key_count != shared_count) {
-      shared = key_interval(times + track.times_offset, track.key_count, t, cursor[i]);
-      shared_offset = track.times_offset;
-      shared_count = track.key_count;
+  for (const RotationBlock& block : clip.rotation_blocks) {
+    sample_block(clip, block, t, timelines, cursor, output);
+  }
+  if (clip.rotation_blocks.empty() && clip.loose_tracks.empty()) {
+    for (std::size_t i = 0; i < clip.tracks.size(); ++i) {
+      sample_loose_track(clip, i, t, slerp_terms, timelines, cursor, output, slerps);
     }
-    cursor[i] = shared.at.key;
-    float* node = reinterpret_cast<float*>(&output[track.node]);
-    if (track.target == TrackTarget::kRotation) {
-      sample_track<4>(track, shared, values + track.values_offset,
-                      slerp_terms == nullptr ? nullptr : slerp_terms + track.values_offset,
-                      node + kTargetOffset[1], slerps);
-    } else {
-      sample_track<3>(track, shared, values + track.values_offset, nullptr,
-                      node + kTargetOffset[static_cast<uint8_t>(track.target)], slerps);
+  } else {
+    for (const uint32_t i : clip.loose_tracks) {
+      sample_loose_track(clip, i, t, slerp_terms, timelines, cursor, output, slerps);
     }
   }
   slerps.flush();

@@ -167,6 +167,27 @@ TEST(ClipValidate, RefusesSlerpTermsThatNoLongerMatchTheKeys) {
   EXPECT_THAT(clip_error(c, m.rigs[0].skeleton),
               HasSubstr("slerp_terms of key pair 0 do not match its keys"));
   c.derive_slerp_terms();
+  // The rotation blocks hold the old keys too.
+  EXPECT_THAT(clip_error(c, m.rigs[0].skeleton), HasSubstr("rotation_blocks do not match"));
+  c.derive_rotation_blocks();
+  EXPECT_TRUE(c.validate(m.rigs[0].skeleton).ok());
+}
+
+TEST(ClipValidate, RefusesRotationBlocksThatDoNotMatchTheTracks) {
+  const Model m = imported_triangle();
+  const Clip& imported = m.rigs[0].clips[0];
+  ASSERT_EQ(imported.rotation_blocks.size(), 1u);  // its one LINEAR rotation track
+  Clip c = imported;
+  c.rotation_lanes[24] = 0.5f;  // key 0, lane 0, w
+  EXPECT_THAT(clip_error(c, m.rigs[0].skeleton), HasSubstr("rotation_blocks do not match"));
+  c = imported;
+  c.rotation_blocks[0].nodes[0] ^= 1u;
+  EXPECT_THAT(clip_error(c, m.rigs[0].skeleton), HasSubstr("rotation_blocks do not match"));
+  c = imported;
+  c.loose_tracks.clear();
+  EXPECT_THAT(clip_error(c, m.rigs[0].skeleton), HasSubstr("rotation_blocks do not match"));
+  c.rotation_blocks.clear();
+  c.rotation_lanes.clear();  // none derived: valid, the sampler reads every track's values
   EXPECT_TRUE(c.validate(m.rigs[0].skeleton).ok());
 }
 

@@ -1,6 +1,8 @@
 // Tracks sharing one key timeline: the importer stores key times that equal the previous
-// track's once (Track::times_offset shared), and the sampler looks the key up once per shared
-// timeline. Both must leave every sampled bit as it was with one copy of the times per track.
+// track's once (Track::times_offset shared), the sampler looks the key up once per shared
+// timeline, and it slerps the LINEAR rotations of a timeline eight at a time from key-major
+// lanes (Clip::rotation_blocks). None of these may change a sampled bit: each layout is
+// compared with one copy of the times per track, and with no rotation blocks at all.
 
 #include <gtest/gtest.h>
 
@@ -23,7 +25,7 @@ using test::chain_skeleton;
 using test::concat;
 
 // The same clip with a private copy of the key times for every track (the layout before
-// timelines were shared).
+// timelines were shared), its rotation blocks derived again (one track per block).
 Clip with_private_timelines(const Clip& shared) {
   Clip out = shared;
   out.times.clear();
@@ -33,6 +35,16 @@ Clip with_private_timelines(const Clip& shared) {
     out.times.insert(out.times.end(), shared.times.begin() + offset,
                      shared.times.begin() + offset + track.key_count);
   }
+  out.derive_rotation_blocks();
+  return out;
+}
+
+// The same clip without rotation blocks: every track sampled from its own values.
+Clip without_rotation_blocks(const Clip& clip) {
+  Clip out = clip;
+  out.rotation_blocks.clear();
+  out.rotation_lanes.clear();
+  out.loose_tracks.clear();
   return out;
 }
 
@@ -44,17 +56,23 @@ std::size_t distinct_timelines(const Clip& clip) {
   return count;
 }
 
-// Samples both layouts at `steps` times through and past the clip (forward playback, then
-// jumps), each with its own cursor, and expects the same bits and the same cursors.
+// Samples the three layouts (shared timelines, private ones, no rotation blocks) at `steps`
+// times through and past the clip (forward playback, then jumps), each with its own cursor,
+// and expects the same bits and the same cursors.
 void expect_same_samples(const Skeleton& skeleton, const Clip& shared, int steps) {
   const Clip private_copy = with_private_timelines(shared);
+  const Clip unblocked = without_rotation_blocks(shared);
   ASSERT_TRUE(private_copy.validate(skeleton).ok());
+  ASSERT_TRUE(unblocked.validate(skeleton).ok());
   SamplingCursor cursor_shared;
   SamplingCursor cursor_private;
+  SamplingCursor cursor_unblocked;
   cursor_shared.reset(shared);
   cursor_private.reset(private_copy);
+  cursor_unblocked.reset(unblocked);
   std::vector<Transform> a(skeleton.node_count());
   std::vector<Transform> b(skeleton.node_count());
+  std::vector<Transform> c(skeleton.node_count());
   const int64_t span = shared.duration_us + shared.duration_us / 4 + 1;
   for (int step = 0; step <= steps; ++step) {
     // Forward for the first half, then a scattered order (seeks, backwards).
@@ -62,11 +80,16 @@ void expect_same_samples(const Skeleton& skeleton, const Clip& shared, int steps
                                               : (span * (step * 7919 % steps)) / steps;
     SampleJob job_a{&skeleton, &shared, time_us, cursor_shared.keys, a};
     SampleJob job_b{&skeleton, &private_copy, time_us, cursor_private.keys, b};
+    SampleJob job_c{&skeleton, &unblocked, time_us, cursor_unblocked.keys, c};
     ASSERT_TRUE(job_a.Run());
     ASSERT_TRUE(job_b.Run());
+    ASSERT_TRUE(job_c.Run());
     ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(Transform)), 0)
         << shared.name << " at " << time_us << " us";
+    ASSERT_EQ(std::memcmp(a.data(), c.data(), a.size() * sizeof(Transform)), 0)
+        << shared.name << " at " << time_us << " us, without rotation blocks";
     ASSERT_EQ(cursor_shared.keys, cursor_private.keys) << shared.name << " at " << time_us;
+    ASSERT_EQ(cursor_shared.keys, cursor_unblocked.keys) << shared.name << " at " << time_us;
   }
 }
 
@@ -93,6 +116,13 @@ TEST(SharedTimeline, FoxClipsShareOneTimelineAndSampleAsBefore) {
   const Rig& rig = model.value().rigs.at(0);
   for (const Clip& clip : rig.clips) {
     EXPECT_EQ(distinct_timelines(clip), 1u) << clip.name;  // every channel keyed alike
+    // Its 20 LINEAR rotation tracks in blocks of 8, 8 and 4; the translation stays loose.
+    ASSERT_EQ(clip.rotation_blocks.size(), 3u) << clip.name;
+    EXPECT_EQ(clip.rotation_blocks[0].count + clip.rotation_blocks[1].count +
+                  clip.rotation_blocks[2].count,
+              20)
+        << clip.name;
+    EXPECT_EQ(clip.loose_tracks.size(), 1u) << clip.name;
     expect_same_samples(rig.skeleton, clip, 600);
   }
 }
@@ -143,8 +173,13 @@ TEST(SharedTimeline, HandBuiltTracksSharingAnOffsetSampleLikeCopies) {
   add(2, TrackTarget::kRotation, 0, 4, rotations_b);
   add(2, TrackTarget::kScale, 4, 2, scales);
   clip.derive_slerp_terms();
+  clip.derive_rotation_blocks();
   ASSERT_TRUE(clip.validate(skeleton).ok()) << clip.validate(skeleton).error().message;
   EXPECT_EQ(distinct_timelines(clip), 2u);
+  // The two LINEAR rotations share a block; the STEP rotation and the rest stay loose.
+  ASSERT_EQ(clip.rotation_blocks.size(), 1u);
+  EXPECT_EQ(clip.rotation_blocks[0].count, 2u);
+  EXPECT_EQ(clip.loose_tracks, (std::vector<uint32_t>{0, 1, 2, 5}));
   expect_same_samples(skeleton, clip, 300);
 }
 

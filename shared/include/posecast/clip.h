@@ -3,6 +3,7 @@
 // Per-entity playback state (cursors, time) lives elsewhere (sampling.h); a Clip is never copied
 // per entity.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,25 @@ struct Track {
   int components() const { return target == TrackTarget::kRotation ? 4 : 3; }
 };
 
+// Up to eight LINEAR rotation tracks of one clip that share a timeline, stored key-major as
+// lanes in Clip::rotation_lanes so that one sample reads a few contiguous cache lines and
+// slerps the eight rotations as lanes, with no transposes on the way in. Derived data
+// (Clip::derive_rotation_blocks), never edited by hand.
+struct RotationBlock {
+  uint32_t times_offset = 0;  // the tracks' shared timeline in Clip::times
+  uint32_t key_count = 0;     // its keys, >= 2
+  // First float in Clip::rotation_lanes; the block holds key_count * kRotationBlockStride
+  // floats: for key k, at k * kRotationBlockStride, eight x, eight y, eight z, eight w (lane
+  // i: track tracks[i]'s key k), then eight each of det_slerp_terms' sign, theta, inv_sin and
+  // near for the key pair (k, k + 1). Lanes past `count`, and the terms after the last key,
+  // hold the identity rotation and "near" terms (1, 0, 0, 1).
+  uint32_t lanes_offset = 0;
+  uint8_t count = 0;                   // lanes in use, 1..8
+  std::array<uint16_t, 8> tracks{};    // lane -> index in Clip::tracks
+  std::array<uint16_t, 8> nodes{};     // lane -> that track's skeleton node
+};
+inline constexpr uint32_t kRotationBlockStride = 64;  // floats per key in a RotationBlock
+
 struct Clip {
   std::string name;
   // Seconds of the last key over all samplers (glTF time 0 is the clip start): the loop period.
@@ -58,6 +78,21 @@ struct Clip {
   // Fills slerp_terms from tracks and values. Call after the last edit of either; reads only
   // within the bounds validate() checks (tracks outside `values` are skipped).
   void derive_slerp_terms();
+
+  // Derived from `tracks` and `values`, never edited by hand: every LINEAR rotation track with
+  // two or more keys, grouped by timeline (times_offset, key_count) in track order, in blocks of
+  // up to eight (RotationBlock); the sampler reads these instead of the tracks' own values.
+  // `loose_tracks`: every other track's index, ascending. Either all three empty (not
+  // derived: the sampler reads every track from `values`, same bits, slower) or exactly as
+  // derive_rotation_blocks() writes them (validate() checks it). The importer derives them.
+  std::vector<RotationBlock> rotation_blocks;
+  std::vector<float> rotation_lanes;
+  std::vector<uint32_t> loose_tracks;
+
+  // Fills rotation_blocks, rotation_lanes and loose_tracks from tracks and values. Call after
+  // the last edit of either; reads only within the bounds validate() checks (tracks outside
+  // `values` or `times` stay loose). Allocates; not for a hot path.
+  void derive_rotation_blocks();
 
   // Checks the invariants above against the skeleton the clip is bound to.
   Status validate(const Skeleton& skeleton) const;
