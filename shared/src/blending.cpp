@@ -6,6 +6,7 @@
 
 #include "posecast/det_math.h"
 #include "simd4.h"
+#include "slerp_lanes.h"
 
 namespace posecast {
 namespace {
@@ -79,53 +80,37 @@ void store_node(Transform& out, Float4 t, Float4 r, Float4 s) {
   store4(o + 3, r);
 }
 
-// Eight rotations as lanes: x, y, z, w of eight quaternions.
-struct QuatLanes8 {
-  detail::Float8 x, y, z, w;
-};
-
-// 4x4 transpose: four (x, y, z, w) rows to four lane vectors, or back (its own inverse).
-// Shuffles move bits only.
-POSECAST_INLINE void transpose4(const Float4* r, Float4* out) {
-  const Float4 t0 = __builtin_shufflevector(r[0], r[1], 0, 4, 1, 5);
-  const Float4 t1 = __builtin_shufflevector(r[0], r[1], 2, 6, 3, 7);
-  const Float4 t2 = __builtin_shufflevector(r[2], r[3], 0, 4, 1, 5);
-  const Float4 t3 = __builtin_shufflevector(r[2], r[3], 2, 6, 3, 7);
-  out[0] = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
-  out[1] = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
-  out[2] = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
-  out[3] = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
-}
-
-POSECAST_INLINE QuatLanes8 rows_to_lanes(const Float4* rows) {  // eight rows
-  Float4 lo[4], hi[4];
-  transpose4(rows, lo);
-  transpose4(rows + 4, hi);
-  return {__builtin_shufflevector(lo[0], hi[0], 0, 1, 2, 3, 4, 5, 6, 7),
-          __builtin_shufflevector(lo[1], hi[1], 0, 1, 2, 3, 4, 5, 6, 7),
-          __builtin_shufflevector(lo[2], hi[2], 0, 1, 2, 3, 4, 5, 6, 7),
-          __builtin_shufflevector(lo[3], hi[3], 0, 1, 2, 3, 4, 5, 6, 7)};
-}
-
-POSECAST_INLINE void lanes_to_rows(const QuatLanes8& q, Float4* rows) {  // eight rows
-  const Float4 lo[4] = {POSECAST_SHUFFLE(q.x, 0, 1, 2, 3), POSECAST_SHUFFLE(q.y, 0, 1, 2, 3),
-                        POSECAST_SHUFFLE(q.z, 0, 1, 2, 3), POSECAST_SHUFFLE(q.w, 0, 1, 2, 3)};
-  const Float4 hi[4] = {POSECAST_SHUFFLE(q.x, 4, 5, 6, 7), POSECAST_SHUFFLE(q.y, 4, 5, 6, 7),
-                        POSECAST_SHUFFLE(q.z, 4, 5, 6, 7), POSECAST_SHUFFLE(q.w, 4, 5, 6, 7)};
-  transpose4(lo, rows);
-  transpose4(hi, rows + 4);
+// The rotations of a two-input blend as lanes (x, y, z, w of eight quaternions): lane by
+// lane, the operations of BlendJob's general loop below, in its order:
+//   d = (a.x*b.x + a.y*b.y) + (a.z*b.z + a.w*b.w)          (det_dot: dot4's order)
+//   r = a * k_first + b * (d < 0 ? -k_second : k_second)
+//   len2 = (r.x*r.x + r.y*r.y) + (r.z*r.z + r.w*r.w)
+//   r = len2 > 0 ? r * (1 / sqrt(len2)) : identity        (det_normalize)
+using RotationLanes8 = detail::QuatLanes<detail::Float8>;
+POSECAST_INLINE RotationLanes8 blend_two_rotation_lanes(const RotationLanes8& a,
+                                                        const RotationLanes8& b, float k_first,
+                                                        float k_second) {
+  using detail::Float8;
+  const Float8 zero = detail::splat8(0.0f);
+  const Float8 d = (a.x * b.x + a.y * b.y) + (a.z * b.z + a.w * b.w);
+  const Float8 ka = detail::splat8(k_first);
+  const Float8 kb = detail::select(d < zero, detail::splat8(-k_second), detail::splat8(k_second));
+  const RotationLanes8 r = {a.x * ka + b.x * kb, a.y * ka + b.y * kb, a.z * ka + b.z * kb,
+                            a.w * ka + b.w * kb};
+  const Float8 len2 = (r.x * r.x + r.y * r.y) + (r.z * r.z + r.w * r.w);
+  const detail::Int8 nonzero = len2 > zero;
+  const Float8 inv = 1.0f / detail::sqrt4(len2);
+  return {detail::select(nonzero, r.x * inv, zero), detail::select(nonzero, r.y * inv, zero),
+          detail::select(nonzero, r.z * inv, zero),
+          detail::select(nonzero, r.w * inv, detail::splat8(1.0f))};
 }
 
 // The two-input blend (BlendJob::Run's common case), eight nodes at a time. Translation and
 // scale per node on four lanes; the rotations of the eight nodes as lanes (x, y, z, w of
 // eight quaternions), which replaces two horizontal dot products and a scalar square root and
-// division per node by a few vector operations. Every lane performs exactly the operations of
-// the general loop below, in the same order:
-//   d = (x.x*y.x + x.y*y.y) + (x.z*y.z + x.w*y.w)          (det_dot: dot4's order)
-//   r = x * k_first + y * (d < 0 ? -k_second : k_second)
-//   len2 = (r.x*r.x + r.y*r.y) + (r.z*r.z + r.w*r.w)
-//   r = len2 > 0 ? r * (1 / sqrt(len2)) : identity        (det_normalize)
-// so the bits are the same. One group: nodes [first, first + count), count <= 8.
+// division per node by a few vector operations, each lane the general loop's operations
+// (blend_two_rotation_lanes), so the bits are the same. One group: nodes [first, first +
+// count), count <= 8.
 // (Vectors never cross the call into the target clones below: clang rejects vector arguments
 // between functions compiled for different ISAs, see simd4.h.)
 POSECAST_INLINE void blend_two_group(const Transform* a, const Transform* b, float ka, float kb,
@@ -146,26 +131,10 @@ POSECAST_INLINE void blend_two_group(const Transform* a, const Transform* b, flo
     rows_b[i] = load4(y + 3);
   }
   for (std::size_t i = count; i < kLanes; ++i) rows_a[i] = rows_b[i] = identity;  // unused
-  const detail::Float8 ka8 = detail::splat8(ka);
-  const detail::Float8 kb8 = detail::splat8(kb);
-  const detail::Float8 minus_kb8 = detail::splat8(-kb);
-  const detail::Float8 zero8 = detail::splat8(0.0f);
-  const detail::Float8 one8 = detail::splat8(1.0f);
-  const QuatLanes8 qa = rows_to_lanes(rows_a);
-  const QuatLanes8 qb = rows_to_lanes(rows_b);
-  const detail::Float8 d = (qa.x * qb.x + qa.y * qb.y) + (qa.z * qb.z + qa.w * qb.w);
-  const detail::Float8 kq = detail::select(d < zero8, minus_kb8, kb8);
-  const QuatLanes8 r = {qa.x * ka8 + qb.x * kq, qa.y * ka8 + qb.y * kq, qa.z * ka8 + qb.z * kq,
-                        qa.w * ka8 + qb.w * kq};
-  const detail::Float8 len2 = (r.x * r.x + r.y * r.y) + (r.z * r.z + r.w * r.w);
-  const detail::Int8 nonzero = len2 > zero8;
-  const detail::Float8 inv = 1.0f / detail::sqrt4(len2);
-  const QuatLanes8 unit = {detail::select(nonzero, r.x * inv, zero8),
-                           detail::select(nonzero, r.y * inv, zero8),
-                           detail::select(nonzero, r.z * inv, zero8),
-                           detail::select(nonzero, r.w * inv, one8)};
+  const RotationLanes8 unit =
+      blend_two_rotation_lanes(detail::rows_to_lanes8(rows_a), detail::rows_to_lanes8(rows_b), ka, kb);
   Float4 rows[kLanes];
-  lanes_to_rows(unit, rows);
+  detail::lanes8_to_rows(unit, rows);
   // The rotation window is stored last (store_node): it overwrites the neighbours' lanes.
   for (std::size_t i = 0; i < count; ++i) store4(floats(output[first + i]) + 3, rows[i]);
 }
