@@ -3,6 +3,7 @@
 // was sent with (the baselines clients may ack).
 
 #include <algorithm>
+#include <utility>
 
 #include "posecast/sim/playback_time.h"
 #include "server_impl.h"
@@ -10,10 +11,37 @@
 namespace posecast::server {
 
 const protocol::QuantizedPose* EntityRecord::pose_at(uint32_t tick) const {
-  for (std::size_t i = 0; i < history_size; ++i) {
-    if (history[i].tick == tick) return &history[i].pose;
+  for (std::size_t k = 0; k < history_size; ++k) {
+    const HistoryEntry& entry = history_entry(k);
+    if (entry.tick == tick) return &entry.pose;
   }
   return nullptr;
+}
+
+const HistoryEntry& EntityRecord::history_entry(std::size_t k) const {
+  const std::size_t at = history_head + k;  // < 2 * history.size()
+  return history[at < history.size() ? at : at - history.size()];
+}
+
+HistoryEntry& EntityRecord::history_entry(std::size_t k) {
+  return const_cast<HistoryEntry&>(std::as_const(*this).history_entry(k));
+}
+
+void EntityRecord::drop_oldest_history() {
+  history_head = history_head + 1 == history.size() ? 0 : history_head + 1;
+  --history_size;
+}
+
+HistoryEntry& EntityRecord::push_history() {
+  if (history_size == history.size()) {
+    // Full ring: straighten it (oldest first) and add a slot. Only while the history grows to
+    // its steady depth.
+    std::rotate(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(history_head),
+                history.end());
+    history_head = 0;
+    history.emplace_back();
+  }
+  return history_entry(history_size++);
 }
 
 std::size_t Server::Impl::find_entity_index(sim::EntityId id) const {
@@ -362,25 +390,16 @@ void Server::Impl::commit_history(uint32_t tick) {
   }
   for (EntityRecord& entity : entities) {
     if (entity.sent_this_tick) {
-      if (entity.history_size == kMaxHistory) {
-        std::rotate(entity.history.begin(), entity.history.begin() + 1,
-                    entity.history.begin() + static_cast<std::ptrdiff_t>(entity.history_size));
-        --entity.history_size;
-      }
-      if (entity.history.size() <= entity.history_size) entity.history.emplace_back();
-      HistoryEntry& slot = entity.history[entity.history_size++];
+      if (entity.history_size == kMaxHistory) entity.drop_oldest_history();
+      HistoryEntry& slot = entity.push_history();
       slot.tick = tick;
       slot.pose.values.assign(entity.current.values.begin(), entity.current.values.end());
       slot.pose.off_layout = entity.current.off_layout;
       slot.pose.recipe = entity.current.recipe;  // the next records predict clip times from it
       entity.sent_this_tick = false;
     }
-    std::size_t expired = 0;
-    while (expired < entity.history_size && entity.history[expired].tick < oldest_needed) ++expired;
-    if (expired > 0) {
-      std::rotate(entity.history.begin(), entity.history.begin() + static_cast<std::ptrdiff_t>(expired),
-                  entity.history.begin() + static_cast<std::ptrdiff_t>(entity.history_size));
-      entity.history_size -= expired;
+    while (entity.history_size > 0 && entity.history_entry(0).tick < oldest_needed) {
+      entity.drop_oldest_history();
     }
     entity.variant_count = 0;
     entity.encoded.clear();

@@ -73,9 +73,12 @@ struct EntityRecord {
   uint32_t current_tick = kNoTick;
   bool wanted = false;           // quantise on this tick (some due client may send it)
   bool sent_this_tick = false;   // some client got a record: commit `current` to history
-  // Poses this entity was sent with, oldest first; bounded (kMaxHistory), pruned by age and by
-  // what clients can still reference. Slots keep their capacity (no allocation when steady).
+  // Poses this entity was sent with: a ring of history.size() slots holding history_size
+  // entries, oldest at history_head; bounded (kMaxHistory), pruned by age and by what clients
+  // can still reference. A ring so that dropping the oldest moves nothing (a HistoryEntry is
+  // about 300 bytes); slots keep their capacity (no allocation when steady).
   std::vector<HistoryEntry> history;
+  std::size_t history_head = 0;
   std::size_t history_size = 0;
   // This tick's encodings (cleared each send tick).
   std::array<EncodedVariant, kMaxEncodedVariants> variants{};
@@ -83,6 +86,13 @@ struct EntityRecord {
   std::vector<uint8_t> encoded;
 
   const protocol::QuantizedPose* pose_at(uint32_t tick) const;
+  // The k-th oldest history entry, k < history_size.
+  HistoryEntry& history_entry(std::size_t k);
+  const HistoryEntry& history_entry(std::size_t k) const;
+  // Drops the oldest history entry (history_size > 0).
+  void drop_oldest_history();
+  // A slot for a new newest entry (history_size < kMaxHistory), growing the ring when full.
+  HistoryEntry& push_history();
 };
 inline constexpr std::size_t kMaxHistory = 64;
 
