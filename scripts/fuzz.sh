@@ -3,6 +3,7 @@
 #   fuzz_message_decode  every datagram the server or client may receive
 #   fuzz_pose_decode     pose codec streams against real reference poses
 #   fuzz_recording_reader  recording files (replay/): reader and a short replay
+#   fuzz_gltf_import     glTF/.glb files: the importer, then sampling and palettes of what loads
 # Usage: scripts/fuzz.sh [seconds per target]   (default 60; CI runs a short pass with 20)
 # Builds in build-fuzz/, generates a seed corpus (valid messages and poses) in
 # build-fuzz/corpus/<target>, and fails on the first crash (the reproducer is left in
@@ -26,19 +27,22 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DPOSECAST_SANITIZERS=address,undefined -DPOSECAST_FUZZ=ON \
   -DPOSECAST_BUILD_TESTS=OFF -DPOSECAST_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_message_decode fuzz_pose_decode fuzz_seed_corpus \
-  fuzz_recording_reader fuzz_recording_seeds
+  fuzz_recording_reader fuzz_recording_seeds fuzz_gltf_import fuzz_gltf_seeds
 
 corpus="$build/corpus"
 artifacts="$build/artifacts"
-mkdir -p "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode" "$corpus/fuzz_recording_reader" "$artifacts"
+mkdir -p "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode" "$corpus/fuzz_recording_reader" \
+  "$corpus/fuzz_gltf_import" "$artifacts"
 "$build/fuzz/fuzz_seed_corpus" "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode"
 "$build/fuzz/fuzz_recording_seeds" "$corpus/fuzz_recording_reader"
+"$build/fuzz/fuzz_gltf_seeds" "$corpus/fuzz_gltf_import" >/dev/null
 
 status=0
-for target in fuzz_message_decode fuzz_pose_decode fuzz_recording_reader; do
+for target in fuzz_message_decode fuzz_pose_decode fuzz_recording_reader fuzz_gltf_import; do
   echo "=== $target for ${seconds}s"
+  max_len=4096  # every seed is smaller (the glTF seeds: 0.7-2 KB)
   if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-      "$build/fuzz/$target" "$corpus/$target" -max_total_time="$seconds" -max_len=4096 \
+      "$build/fuzz/$target" "$corpus/$target" -max_total_time="$seconds" -max_len=$max_len \
       -rss_limit_mb=2048 -artifact_prefix="$artifacts/$target-" -print_final_stats=1 \
       2>"$build/$target.log"; then
     echo "fuzz.sh: $target FAILED; see $build/$target.log and $artifacts/" >&2
