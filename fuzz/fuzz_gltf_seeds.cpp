@@ -1,7 +1,7 @@
 // Writes seed files for fuzz_gltf_import, each a few hundred bytes to 2 KB so that mutations
-// reach the importer's own checks: a skinned triangle (two joints, inverse binds, sparse
-// positions) with an animation of every interpolation, and one whose two LINEAR rotation tracks
-// share a timeline (one rotation block), each as .gltf JSON and as .glb.
+// reach the importer's own checks: the tests' skinned triangle (two joints, inverse binds) with
+// an animation of every interpolation, and one whose two LINEAR rotation tracks share a
+// timeline (one rotation block), each as .gltf JSON and as .glb.
 // Usage: fuzz_gltf_seeds <dir>
 
 #include <cstdio>
@@ -9,34 +9,15 @@
 #include <vector>
 
 #include "gltf_builder.h"
+#include "skinned_triangle.h"
 
 namespace {
 
 using posecast::testing::GltfBuilder;
-
-// Nodes: 0 "root" (joint 0, child 1), 1 "tip" (joint 1), 2 "body" (mesh 0, skin 0).
-GltfBuilder skinned_triangle() {
-  GltfBuilder b;
-  b.add_node({{"name", "root"}, {"translation", {0.0, 1.0, 0.0}}, {"children", {1}}});
-  b.add_node({{"name", "tip"}, {"translation", {0.0, 1.0, 0.0}}});
-  b.add_node({{"name", "body"}, {"mesh", 0}, {"skin", 0}});
-  const int positions = b.add_floats({0, 0, 0, 1, 0, 0, 0, 1, 0}, "VEC3");
-  const int joints = b.add_ints({0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0}, posecast::testing::kUnsignedByte, "VEC4");
-  const int weights = b.add_floats({1, 0, 0, 0, 1, 0, 0, 0, 0.5f, 0.5f, 0, 0}, "VEC4");
-  const int indices = b.add_ints({0, 1, 2}, posecast::testing::kUnsignedShort, "SCALAR");
-  b.add_mesh({{"name", "tri"},
-              {"primitives",
-               {{{"attributes", {{"POSITION", positions}, {"JOINTS_0", joints}, {"WEIGHTS_0", weights}}},
-                 {"indices", indices}}}}});
-  const int ibm = b.add_floats({1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -1, 0, 1,
-                                1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, -2, 0, 1},
-                               "MAT4");
-  b.add_skin({0, 1}, ibm);
-  return b;
-}
+using posecast::testing::SkinnedTriangle;
 
 GltfBuilder every_interpolation() {
-  GltfBuilder b = skinned_triangle();
+  GltfBuilder b = SkinnedTriangle(/*with_inverse_binds=*/true).b;
   b.add_animation({{0, "translation", {0.0f, 0.5f, 1.0f}, {0, 0, 0, 0, 1, 0, 0, 0, 0}},
                    {1, "rotation", {0.0f, 1.0f}, {0, 0, 0, 1, 0, 0.6f, 0, 0.8f}},
                    {0, "rotation", {0.0f, 1.0f}, {0, 0, 0, 1, 0.6f, 0, 0, 0.8f}, "STEP"},
@@ -47,7 +28,7 @@ GltfBuilder every_interpolation() {
 }
 
 GltfBuilder shared_rotation_timeline() {
-  GltfBuilder b = skinned_triangle();
+  GltfBuilder b = SkinnedTriangle(/*with_inverse_binds=*/true).b;
   b.add_animation({{0, "rotation", {0.0f, 0.4f, 1.0f}, {0, 0, 0, 1, 0, 0.6f, 0, 0.8f, 0, 0, 0, 1}},
                    {1, "rotation", {0.0f, 0.4f, 1.0f}, {0, 0, 0, 1, 0.6f, 0, 0, 0.8f, 0, 0, 0.6f, 0.8f}}},
                   "sway");

@@ -97,8 +97,6 @@ void fill_block_lanes(const Clip& clip, const RotationBlock& block, float* out) 
 
 RotationTables build_rotation_tables(const Clip& clip) {
   RotationTables out;
-  // Open block per timeline, in order of first appearance: (times_offset, key_count) -> index.
-  std::vector<std::size_t> open;
   for (std::size_t i = 0; i < clip.tracks.size(); ++i) {
     const Track& t = clip.tracks[i];
     const bool blockable = has_slerp_terms(t) && t.key_count >= 2 && i <= UINT16_MAX &&
@@ -107,16 +105,15 @@ RotationTables build_rotation_tables(const Clip& clip) {
       out.loose.push_back(static_cast<uint32_t>(i));
       continue;
     }
+    // The timeline's block that still has a free lane (only its newest one can), else a new one.
     RotationBlock* block = nullptr;
-    for (std::size_t b : open) {
-      RotationBlock& candidate = out.blocks[b];
+    for (RotationBlock& candidate : out.blocks) {
       if (candidate.times_offset == t.times_offset && candidate.key_count == t.key_count &&
           candidate.count < 8) {
         block = &candidate;
       }
     }
     if (block == nullptr) {
-      open.push_back(out.blocks.size());
       block = &out.blocks.emplace_back();
       block->times_offset = t.times_offset;
       block->key_count = t.key_count;
