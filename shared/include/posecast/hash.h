@@ -43,8 +43,10 @@ class Hasher {
   uint64_t state_ = kOffsetBasis;
 };
 
-// Hash of a palette: every matrix, column-major, 16 floats each. Four interleaved lanes keep it
-// fast (about one word per cycle); the result is fixed by the bits alone.
+// Hash of a palette (version 2): every matrix, column-major, 16 floats each, on 32-bit integer
+// lanes eight at a time (hash.cpp), then the lanes and the count through Hasher. Fixed by the
+// bits alone; any single changed float changes it. Recordings and golden files store these
+// values, so changing the function is a format change (kRecordingFormatVersion).
 uint64_t hash_palette(std::span<const glm::mat4> palette);
 // Hash of a local pose: translation xyz, rotation xyzw, scale xyz per node.
 uint64_t hash_pose(std::span<const Transform> pose);

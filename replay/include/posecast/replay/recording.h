@@ -21,7 +21,7 @@
 
 namespace posecast::replay {
 
-inline constexpr uint32_t kRecordingFormatVersion = 1;
+inline constexpr uint32_t kRecordingFormatVersion = 2;  // 2: palette hash version 2 (hash.h)
 inline constexpr uint8_t kRecordingSignature[8] = {0x89, 'P', 'C', 'R', '\r', '\n', 0x1A, '\n'};
 inline constexpr std::size_t kChunkOverhead = 12;                  // type, length, crc
 inline constexpr uint32_t kMaxChunkPayload = 256u * 1024u * 1024u;  // anything larger is damage
