@@ -63,8 +63,8 @@ POSECAST_INLINE Lanes8 seed_lanes(uint32_t first) {
 // Four accumulators, independent chains so the steps overlap: the even matrices' columns 0-1
 // and 2-3, and the odd matrices' likewise. Each is finalised, then they are folded to eight
 // lanes (out) by xor.
-POSECAST_HOT_CLONES
-void palette_lanes(const glm::mat4* palette, std::size_t count, uint32_t out[8]) {
+POSECAST_INLINE void palette_lanes_inline(const glm::mat4* palette, std::size_t count,
+                                          uint32_t out[8]) {
   Lanes8 even_lo = seed_lanes(0x243f6a88u), even_hi = seed_lanes(0x85a308d3u);
   Lanes8 odd_lo = seed_lanes(0x13198a2eu), odd_hi = seed_lanes(0x03707344u);
   std::size_t j = 0;
@@ -81,6 +81,13 @@ void palette_lanes(const glm::mat4* palette, std::size_t count, uint32_t out[8])
   const Lanes8 folded =
       (avalanche(even_lo) ^ avalanche(even_hi)) ^ (avalanche(odd_lo) ^ avalanche(odd_hi));
   std::memcpy(out, &folded, sizeof folded);
+}
+
+// The target clones (simd4.h) take and pass no vectors: clang refuses vector arguments and
+// returns in a function compiled for another ISA than its callee, even an inlined one.
+POSECAST_HOT_CLONES
+void palette_lanes(const glm::mat4* palette, std::size_t count, uint32_t out[8]) {
+  palette_lanes_inline(palette, count, out);
 }
 
 }  // namespace
