@@ -5,8 +5,7 @@
 
 #include "posecast/blending.h"
 #include "posecast/hash.h"
-#include "posecast/local_to_model.h"
-#include "posecast/palette.h"
+#include "posecast/palette_batch.h"
 #include "posecast/sampling.h"
 
 namespace posecast::sim {
@@ -63,8 +62,10 @@ void EvalScratch::ensure(std::size_t nodes) {
   }
   if (motion.size() < nodes) motion.resize(nodes);
   if (layer.size() < nodes) layer.resize(nodes);
-  if (pose.size() < nodes) pose.resize(nodes);
-  if (models.size() < nodes) models.resize(nodes);
+  for (std::vector<Transform>& buffer : poses) {
+    if (buffer.size() < nodes) buffer.resize(nodes);
+  }
+  if (batch_models.size() < nodes * 12 * kPaletteBatchSize) batch_models.resize(nodes * 12 * kPaletteBatchSize);
 }
 
 bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> cursors,
@@ -169,31 +170,39 @@ bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Ri
   return true;
 }
 
-void evaluate_entity(const WorldTables& tables, Entity& entity, EvalScratch& scratch, bool hash) {
-  const Rig& rig = *entity.rig;
+void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::size_t count,
+                    EvalScratch& scratch, bool hash) {
+  const Rig& rig = *entities[0]->rig;
   const std::size_t nodes = rig.skeleton.node_count();
-  std::span<Transform> pose(scratch.pose.data(), nodes);
-  std::span<glm::mat4> models(scratch.models.data(), nodes);
-  bool ok = evaluate_local_pose(tables, entity.state, rig, pose, scratch);
-  if (ok) {
-    LocalToModelJob to_model;
-    to_model.skeleton = &rig.skeleton;
-    to_model.locals = pose;
-    to_model.models = models;
-    to_model.assets_validated = true;  // World::add_model validated the skeleton
-    ok = to_model.Run();
+  std::array<std::span<const Transform>, kPaletteBatchSize> locals;
+  std::array<std::span<glm::mat4>, kPaletteBatchSize> palettes;
+  std::array<std::size_t, kPaletteBatchSize> lane_entity;  // batch lane -> index in `entities`
+  std::size_t lanes = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    Entity& entity = *entities[k];
+    std::span<Transform> pose(scratch.poses[k].data(), nodes);
+    entity.failed = !evaluate_local_pose(tables, entity.state, rig, pose, scratch);
+    if (entity.failed) continue;
+    locals[lanes] = pose;
+    palettes[lanes] = entity.palette;
+    lane_entity[lanes++] = k;
   }
-  if (ok) {
-    PaletteJob palette;
-    palette.skeleton = &rig.skeleton;
-    palette.models = models;
-    palette.palette = entity.palette;
-    palette.assets_validated = true;  // World::add_model validated the skeleton
-    ok = palette.Run();
+  if (lanes > 0) {
+    PaletteBatchJob job;
+    job.skeleton = &rig.skeleton;
+    job.locals = std::span(locals).first(lanes);
+    job.palettes = std::span(palettes).first(lanes);
+    job.scratch = scratch.batch_models;
+    job.assets_validated = true;  // World::add_model validated the skeleton
+    const uint32_t written = job.Run();
+    for (std::size_t lane = 0; lane < lanes; ++lane) {
+      if ((written & (1u << lane)) == 0) entities[lane_entity[lane]]->failed = true;
+    }
   }
-  entity.failed = !ok;
   // A failed entity keeps its previous palette; its hash still covers what it shows.
-  if (hash) entity.palette_hash = hash_palette(entity.palette);
+  if (hash) {
+    for (std::size_t k = 0; k < count; ++k) entities[k]->palette_hash = hash_palette(entities[k]->palette);
+  }
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "posecast/palette_batch.h"
 #include "world_tables.h"
 
 namespace posecast::sim {
@@ -17,8 +18,9 @@ struct EvalScratch {
   std::array<std::vector<Transform>, kMaxBlendClips> slot_poses;
   std::vector<Transform> motion;  // a crossfade's target
   std::vector<Transform> layer;   // one layer's pose before it is applied
-  std::vector<Transform> pose;    // the entity's final local pose
-  std::vector<glm::mat4> models;  // world matrices
+  // The final local poses of a batch of entities (evaluate_batch), one per lane.
+  std::array<std::vector<Transform>, kPaletteBatchSize> poses;
+  std::vector<float> batch_models;  // PaletteBatchJob's scratch
 
   // Grows every buffer to `nodes` entries (allocates only when growing).
   void ensure(std::size_t nodes);
@@ -37,12 +39,16 @@ bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> curs
 bool frozen_chain_rebuilds_pose(const Rig& rig, const Layer& layer, EvalScratch& scratch);
 
 // The entity's local pose: rest, then each layer in order. Uses scratch.slot_poses, .motion and
-// .layer; `out` may be scratch.pose.
+// .layer; `out` may be one of scratch.poses.
 bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Rig& rig,
                          std::span<Transform> out, EvalScratch& scratch);
 
-// Local pose -> world matrices -> entity.palette (and its hash when `hash`). Sets entity.failed.
-void evaluate_entity(const WorldTables& tables, Entity& entity, EvalScratch& scratch, bool hash);
+// For each of `count` (1..kPaletteBatchSize) entities sharing one rig: local pose (left in
+// scratch.poses[k]) -> world matrices -> entity.palette (and its hash when `hash`), the last two
+// steps for the whole batch at once (PaletteBatchJob: the same bits as one entity at a time).
+// Sets each entity's `failed`; a failed entity keeps its previous palette.
+void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::size_t count,
+                    EvalScratch& scratch, bool hash);
 
 // Advances every phase and crossfade of the entity by dt_us of world time; ends finished fades.
 void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us);

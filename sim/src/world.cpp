@@ -40,17 +40,27 @@ void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
     const std::size_t begin = pass.next_unclaimed.fetch_add(kClaimedEntities, std::memory_order_relaxed);
     if (begin >= count) return;
     const std::size_t end = std::min(count, begin + kClaimedEntities);
-    for (std::size_t i = begin; i < end; ++i) {
-      Entity& entity = impl.entities[i];
-      evaluate_entity(impl.tables, entity, scratch, hash);
-      if (impl.pose_observer != nullptr && !entity.failed) {
-        // evaluate_entity leaves the evaluated local pose in scratch.pose.
-        impl.pose_observer(impl.pose_observer_context, i, entity.state.id,
-                           std::span<const Transform>(scratch.pose.data(),
-                                                      entity.rig->skeleton.node_count()),
-                           worker);
+    // Batches of up to kPaletteBatchSize consecutive entities that share a rig (evaluate_batch).
+    for (std::size_t first = begin; first < end;) {
+      const Rig* rig = impl.entities[first].rig;
+      Entity* batch[kPaletteBatchSize];
+      std::size_t size = 0;
+      while (first + size < end && size < kPaletteBatchSize && impl.entities[first + size].rig == rig) {
+        batch[size] = &impl.entities[first + size];
+        ++size;
       }
-      advance_entity(entity.state, *entity.rig, pass.dt_us);
+      evaluate_batch(impl.tables, batch, size, scratch, hash);
+      for (std::size_t k = 0; k < size; ++k) {
+        Entity& entity = *batch[k];
+        if (impl.pose_observer != nullptr && !entity.failed) {
+          // evaluate_batch leaves the evaluated local poses in scratch.poses.
+          impl.pose_observer(impl.pose_observer_context, first + k, entity.state.id,
+                             std::span<const Transform>(scratch.poses[k].data(), rig->skeleton.node_count()),
+                             worker);
+        }
+        advance_entity(entity.state, *entity.rig, pass.dt_us);
+      }
+      first += size;
     }
   }
 }
