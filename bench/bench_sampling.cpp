@@ -1,5 +1,7 @@
 // The hot path of one server tick for a crowd of entities: sample one clip, local-to-model,
-// palette. Each entity owns its playback state (one cursor word per track and an integer
+// palette, the last two for eight entities at a time as the World runs them
+// (BM_SampleLocalToModelPalette; BM_PerEntityJobs/Fox does one entity at a time, for
+// comparison). Each entity owns its playback state (one cursor word per track and an integer
 // time, started at distinct offsets through the clip); every benchmark iteration advances
 // every entity by one 60 Hz tick (16667 us, wrapping by the clip duration) and evaluates it.
 //
@@ -8,9 +10,9 @@
 //                           palette), measured around the timed loop
 //   state_bytes_per_entity  the per-entity playback state: cursor words + the int64 time
 //
-// The locals/models/palette buffers are per-thread scratch reused for every entity (a server
-// hashes or encodes each palette right after evaluating it), so the figure measures the
-// evaluation, not the memory bandwidth of storing N palettes.
+// The locals/palette buffers are per-thread scratch reused for every batch (a server hashes or
+// encodes each palette right after evaluating it), so the figure measures the evaluation, not
+// the memory bandwidth of storing N palettes.
 //
 // Models: Fox.glb from POSECAST_ASSETS_DIR (24 joints, 26 nodes; clip 0 "Survey", 21 LINEAR
 // tracks; skipped with an error when absent) and the generated rig with 128 joints (130 nodes;
@@ -21,7 +23,9 @@
 #include <benchmark/benchmark.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -30,6 +34,7 @@
 #include "posecast/gltf_import.h"
 #include "posecast/local_to_model.h"
 #include "posecast/palette.h"
+#include "posecast/palette_batch.h"
 #include "posecast/rig/rig_generator.h"
 #include "posecast/sampling.h"
 
@@ -110,7 +115,86 @@ struct Crowd {
   }
 };
 
+// Advances entity e's clip time by one tick (wrapping by the clip's duration) and returns it.
+int64_t next_time(Crowd& crowd, std::size_t e, int64_t duration) {
+  int64_t t = crowd.times_us[e] + kTickUs;
+  if (duration > 0) {
+    while (t >= duration) t -= duration;
+  } else {
+    t = 0;
+  }
+  crowd.times_us[e] = t;
+  return t;
+}
+
+void report(benchmark::State& state, const Clip& clip, std::size_t entities, int64_t cpu_ns, bool ok) {
+  if (!ok) state.SkipWithError("a job failed to run");
+  // A plain counter holding nanoseconds (benchmark's inverted-rate counters print as seconds).
+  state.counters["ns_per_entity"] =
+      static_cast<double>(cpu_ns) /
+      (static_cast<double>(state.iterations()) * static_cast<double>(entities));
+  state.counters["state_bytes_per_entity"] =
+      static_cast<double>(Crowd::state_bytes_per_entity(clip));
+}
+
+// As the World evaluates: each entity sampled into its own local pose, then local-to-model and
+// palette for up to eight entities at once (PaletteBatchJob, one entity per vector lane).
 void BM_SampleLocalToModelPalette(benchmark::State& state, const BenchModel* bench_model) {
+  if (bench_model->clip == nullptr) {
+    state.SkipWithError(bench_model->error.c_str());
+    return;
+  }
+  const Skeleton& skeleton = *bench_model->skeleton;
+  const Clip& clip = *bench_model->clip;
+  const auto entities = static_cast<std::size_t>(state.range(0));
+  Crowd crowd(clip, entities);
+  constexpr std::size_t kBatch = posecast::kPaletteBatchSize;
+  std::vector<std::vector<posecast::Transform>> locals(
+      kBatch, std::vector<posecast::Transform>(skeleton.node_count()));
+  std::vector<std::vector<glm::mat4>> palettes(kBatch,
+                                               std::vector<glm::mat4>(skeleton.joint_count()));
+  const std::vector<std::span<const posecast::Transform>> local_spans(locals.begin(), locals.end());
+  const std::vector<std::span<glm::mat4>> palette_spans(palettes.begin(), palettes.end());
+  std::vector<float> scratch(posecast::PaletteBatchJob::scratch_floats(skeleton));
+
+  posecast::SampleJob sample;
+  sample.skeleton = &skeleton;
+  sample.clip = &clip;
+  posecast::PaletteBatchJob batch;
+  batch.skeleton = &skeleton;
+  batch.scratch = scratch;
+  // As the World runs them: the model was validated once when loaded (the importer and the rig
+  // generator validate every skeleton and clip), so the jobs skip their per-track and per-joint
+  // asset checks and keep only the pointer and size checks.
+  sample.assets_validated = true;
+  batch.assets_validated = true;
+
+  const int64_t duration = clip.duration_us;
+  bool ok = true;
+  const int64_t cpu_start_ns = thread_cpu_ns();
+  for (auto _ : state) {
+    for (std::size_t first = 0; first < entities; first += kBatch) {
+      const std::size_t size = std::min(kBatch, entities - first);
+      for (std::size_t k = 0; k < size; ++k) {
+        const std::size_t e = first + k;
+        sample.time_us = next_time(crowd, e, duration);
+        sample.cursor = std::span<uint32_t>(crowd.cursors.data() + e * crowd.tracks, crowd.tracks);
+        sample.output = locals[k];
+        ok &= sample.Run();
+      }
+      batch.locals = std::span(local_spans).first(size);
+      batch.palettes = std::span(palette_spans).first(size);
+      ok &= batch.Run() == (1u << size) - 1u;
+      benchmark::DoNotOptimize(palettes[0].data());
+      benchmark::ClobberMemory();
+    }
+  }
+  report(state, clip, entities, thread_cpu_ns() - cpu_start_ns, ok);
+}
+
+// The same work one entity at a time (LocalToModelJob then PaletteJob): the comparison for the
+// batch above, measured in the same run.
+void BM_PerEntityJobs(benchmark::State& state, const BenchModel* bench_model) {
   if (bench_model->clip == nullptr) {
     state.SkipWithError(bench_model->error.c_str());
     return;
@@ -122,39 +206,15 @@ void BM_SampleLocalToModelPalette(benchmark::State& state, const BenchModel* ben
   std::vector<posecast::Transform> locals(skeleton.node_count());
   std::vector<glm::mat4> models(skeleton.node_count());
   std::vector<glm::mat4> palette(skeleton.joint_count());
-
-  posecast::SampleJob sample;
-  sample.skeleton = &skeleton;
-  sample.clip = &clip;
-  sample.output = locals;
-  posecast::LocalToModelJob local_to_model;
-  local_to_model.skeleton = &skeleton;
-  local_to_model.locals = locals;
-  local_to_model.models = models;
-  posecast::PaletteJob palette_job;
-  palette_job.skeleton = &skeleton;
-  palette_job.models = models;
-  palette_job.palette = palette;
-  // As the World runs them: the model was validated once when loaded (the importer and the rig
-  // generator validate every skeleton and clip), so the jobs skip their per-track and per-joint
-  // asset checks and keep only the pointer and size checks.
-  sample.assets_validated = true;
-  local_to_model.assets_validated = true;
-  palette_job.assets_validated = true;
-
+  posecast::SampleJob sample{&skeleton, &clip, 0, {}, locals, true};
+  posecast::LocalToModelJob local_to_model{&skeleton, locals, models, true};
+  posecast::PaletteJob palette_job{&skeleton, models, palette, true};
   const int64_t duration = clip.duration_us;
   bool ok = true;
   const int64_t cpu_start_ns = thread_cpu_ns();
   for (auto _ : state) {
     for (std::size_t e = 0; e < entities; ++e) {
-      int64_t t = crowd.times_us[e] + kTickUs;
-      if (duration > 0) {
-        while (t >= duration) t -= duration;
-      } else {
-        t = 0;
-      }
-      crowd.times_us[e] = t;
-      sample.time_us = t;
+      sample.time_us = next_time(crowd, e, duration);
       sample.cursor = std::span<uint32_t>(crowd.cursors.data() + e * crowd.tracks, crowd.tracks);
       ok &= sample.Run();
       ok &= local_to_model.Run();
@@ -163,14 +223,7 @@ void BM_SampleLocalToModelPalette(benchmark::State& state, const BenchModel* ben
       benchmark::ClobberMemory();
     }
   }
-  const int64_t cpu_ns = thread_cpu_ns() - cpu_start_ns;
-  if (!ok) state.SkipWithError("a job failed to run");
-  // A plain counter holding nanoseconds (benchmark's inverted-rate counters print as seconds).
-  state.counters["ns_per_entity"] =
-      static_cast<double>(cpu_ns) /
-      (static_cast<double>(state.iterations()) * static_cast<double>(entities));
-  state.counters["state_bytes_per_entity"] =
-      static_cast<double>(Crowd::state_bytes_per_entity(clip));
+  report(state, clip, entities, thread_cpu_ns() - cpu_start_ns, ok);
 }
 
 }  // namespace
@@ -190,6 +243,7 @@ int main(int argc, char** argv) {
         ->Arg(1000)
         ->Arg(10000);
   }
+  benchmark::RegisterBenchmark("BM_PerEntityJobs/Fox", BM_PerEntityJobs, &fox)->Arg(100)->Arg(10000);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

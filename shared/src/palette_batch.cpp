@@ -189,9 +189,17 @@ POSECAST_INLINE void local_to_model_lanes(const BatchArgs& a) {
 // palette[j] = affine_mul(affine_mul(mesh_inverse, world(joint j)), inverse_bind[j]) in lanes
 // with a mesh node, affine_mul(world(joint j), inverse_bind[j]) in the others (PaletteJob).
 POSECAST_INLINE void palettes_lanes(const BatchArgs& a) {
-  Lanes12 mesh{};
-  Int8 has_mesh{};
-  if (a.mesh_inverse != nullptr) {
+  if (a.mesh_inverse == nullptr) {
+    for (std::size_t j = 0; j < a.joints; ++j) {
+      Lanes12 world;
+      load12(a.models + std::size_t{a.joint_nodes[j]} * kFloatsPerNode, world);
+      store_palettes(mul12(world, a.inverse_bind[j]), a.palettes, j, a.count, a.written);
+    }
+    return;
+  }
+  Lanes12 mesh;
+  Int8 has_mesh;
+  {
     float entries[4][3][kBatchLanes];
     for (std::size_t e = 0; e < kBatchLanes; ++e)
       for (int c = 0; c < 4; ++c)
@@ -203,7 +211,7 @@ POSECAST_INLINE void palettes_lanes(const BatchArgs& a) {
   for (std::size_t j = 0; j < a.joints; ++j) {
     Lanes12 world;
     load12(a.models + std::size_t{a.joint_nodes[j]} * kFloatsPerNode, world);
-    if (a.mesh_inverse != nullptr) world = select12(has_mesh, mul12(mesh, world), world);
+    world = select12(has_mesh, mul12(mesh, world), world);
     store_palettes(mul12(world, a.inverse_bind[j]), a.palettes, j, a.count, a.written);
   }
 }
