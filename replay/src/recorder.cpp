@@ -19,6 +19,10 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, cons
     return Error{"recorder: " + std::to_string(model_sources.size()) + " model sources for a world of " +
                  std::to_string(world.model_count()) + " models"};
   }
+  if (!world.computes_palettes()) {
+    return Error{"recorder: the world computes no palettes, and a recording's hashes are palette hashes "
+                 "(turn on sim::WorldOptions::palettes, or server::ServerOptions::world_palettes)"};
+  }
   const uint32_t rate = world.tick_rate_hz();
   if (config.checkpoint_interval_ticks == 0) config.checkpoint_interval_ticks = 5 * rate;
   if (config.flush_interval_ticks == 0) config.flush_interval_ticks = rate;

@@ -87,6 +87,9 @@ int run(const std::vector<std::string>& args) {
     }
   }
 
+  // A recording's world hashes are palette hashes: recording and serving a recording (which
+  // checks them) need the World's palettes; a live server streams local poses only.
+  config.server.world_palettes = !config.record.empty() || replay_driver != nullptr;
   asio::io_context io;
   Result<std::unique_ptr<Server>> created = Server::create(io, config.server, models);
   if (!created) {

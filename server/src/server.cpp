@@ -89,6 +89,7 @@ Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const Serve
   world_options.tick_rate_hz = options.tick_rate_hz;
   world_options.threads = options.threads;
   world_options.hash_palettes = false;  // the server streams poses; hashing is for regression runs
+  world_options.palettes = options.world_palettes;
   impl->world = std::make_unique<sim::World>(world_options);
 
   for (std::size_t m = 0; m < models.size(); ++m) {

@@ -171,7 +171,7 @@ bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Ri
 }
 
 void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::size_t count,
-                    EvalScratch& scratch, bool hash) {
+                    EvalScratch& scratch, bool compute_palettes, bool hash) {
   const Rig& rig = *entities[0]->rig;
   const std::size_t nodes = rig.skeleton.node_count();
   std::array<std::span<const Transform>, kPaletteBatchSize> locals;
@@ -187,7 +187,7 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
     palettes[lanes] = entity.palette;
     lane_entity[lanes++] = k;
   }
-  if (lanes > 0) {
+  if (compute_palettes && lanes > 0) {
     PaletteBatchJob job;
     job.skeleton = &rig.skeleton;
     job.locals = std::span(locals).first(lanes);

@@ -45,10 +45,11 @@ bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Ri
 
 // For each of `count` (1..kPaletteBatchSize) entities sharing one rig: local pose (left in
 // scratch.poses[k]) -> world matrices -> entity.palette (and its hash when `hash`), the last two
-// steps for the whole batch at once (PaletteBatchJob: the same bits as one entity at a time).
-// Sets each entity's `failed`; a failed entity keeps its previous palette.
+// steps for the whole batch at once (PaletteBatchJob: the same bits as one entity at a time)
+// and only when `compute_palettes` (`hash` needs it). Sets each entity's `failed`; a failed entity
+// keeps its previous palette.
 void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::size_t count,
-                    EvalScratch& scratch, bool hash);
+                    EvalScratch& scratch, bool compute_palettes, bool hash);
 
 // Advances every phase and crossfade of the entity by dt_us of world time; ends finished fades.
 void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us);

@@ -35,6 +35,7 @@ void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
   World::Impl& impl = *pass.impl;
   EvalScratch& scratch = impl.scratch[worker];
   const bool hash = impl.options.hash_palettes;
+  const bool palettes = impl.options.palettes || hash;
   const std::size_t count = impl.entities.size();
   for (;;) {
     const std::size_t begin = pass.next_unclaimed.fetch_add(kClaimedEntities, std::memory_order_relaxed);
@@ -49,7 +50,7 @@ void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
         batch[size] = &impl.entities[first + size];
         ++size;
       }
-      evaluate_batch(impl.tables, batch, size, scratch, hash);
+      evaluate_batch(impl.tables, batch, size, scratch, palettes, hash);
       for (std::size_t k = 0; k < size; ++k) {
         Entity& entity = *batch[k];
         if (impl.pose_observer != nullptr && !entity.failed) {
@@ -254,6 +255,8 @@ void World::set_threads(unsigned threads) {
 std::size_t World::entity_count() const { return impl_->entities.size(); }
 EntityId World::entity_id_at(std::size_t index) const { return impl_->entities[index].state.id; }
 uint64_t World::world_hash() const { return impl_->world_hash; }
+
+bool World::computes_palettes() const { return impl_->options.palettes || impl_->options.hash_palettes; }
 
 std::span<const glm::mat4> World::palette_at(std::size_t index) const {
   return impl_->entities[index].palette;

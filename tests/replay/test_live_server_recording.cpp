@@ -20,6 +20,7 @@ using client::testing::SessionSetup;
 TEST(LiveServerRecording, EightClientsCommandingTheirEntitiesReplayBitExactly) {
   SessionSetup setup;
   setup.entities = 8;
+  setup.server.world_palettes = true;  // a recording's hashes are palette hashes
   LoopbackSession session(setup);
   ASSERT_TRUE(session.ok());
   TempFile file("live.pcrec");

@@ -271,6 +271,14 @@ TEST(Recorder, ReportsAnUnwritablePath) {
   EXPECT_NE(rec.error().message.find("/nonexistent-folder/x.pcrec"), std::string::npos);
 }
 
+TEST(Recorder, RefusesAWorldWithoutPalettes) {
+  auto world = std::make_unique<World>(WorldOptions{60, 1, /*hash_palettes=*/false, /*palettes=*/false});
+  ASSERT_TRUE(world->add_model(rig_model()).ok());
+  auto rec = Recorder::create(::testing::TempDir() + "/no_palettes.pcrec", *world, {kRigSource});
+  ASSERT_FALSE(rec.ok());
+  EXPECT_NE(rec.error().message.find("computes no palettes"), std::string::npos) << rec.error().message;
+}
+
 TEST(Recorder, RequiresOneSourcePerModel) {
   std::unique_ptr<World> world = make_world(1);
   TempFile file("sources.pcrec");

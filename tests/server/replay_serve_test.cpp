@@ -93,6 +93,7 @@ class ServedReplay {
     options.cookie_key = std::array<uint8_t, 16>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
     options.threads = 1;
     options.send_rate_hz = 60;
+    options.world_palettes = true;  // the ReplayDriver checks palette hashes, as posecast-server does
     std::vector<std::shared_ptr<const Model>> models{rig_model()};
     if (replay) {
       auto loaded = server::ReplayDriver::load(recording_path());

@@ -73,7 +73,8 @@ inline bool same_bits(const Transform& a, const Transform& b) {
 
 struct TestWorld {
   explicit TestWorld(unsigned threads = 1, uint32_t rate = 60)
-      : world(WorldOptions{rate, threads, true}) {
+      : TestWorld(WorldOptions{rate, threads, true}) {}
+  explicit TestWorld(const WorldOptions& options) : world(options) {
     Result<ModelId> id = world.add_model(make_test_model());
     EXPECT_TRUE(id.ok()) << (id.ok() ? "" : id.error().message);
     model = id.ok() ? id.value() : 0;

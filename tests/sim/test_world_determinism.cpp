@@ -101,7 +101,8 @@ class Script {
 };
 
 struct ScriptedWorld {
-  explicit ScriptedWorld(unsigned threads) : w(threads) {
+  explicit ScriptedWorld(unsigned threads) : ScriptedWorld(WorldOptions{60, threads, true}) {}
+  explicit ScriptedWorld(const WorldOptions& options) : w(options) {
     const std::vector<std::string> arm = {"arm"};
     Result<std::vector<float>> weights = mask_weights_from_joint_names(w.rig().skeleton, arm, true, 0.75f);
     EXPECT_TRUE(weights.ok());
@@ -145,6 +146,37 @@ TEST(Determinism, ChangingTheThreadCountMidRunChangesNothing) {
     b.insert(b.end(), y.begin(), y.end());
   }
   EXPECT_EQ(a, b);
+}
+
+// Every local pose the observer sees, hashed, in call order per tick (one thread: index order).
+struct PoseLog {
+  std::vector<uint64_t> hashes;
+  static void observe(void* context, std::size_t index, EntityId id, std::span<const Transform> pose,
+                      unsigned /*worker*/) {
+    auto& log = static_cast<PoseLog*>(context)->hashes;
+    log.push_back(index);
+    log.push_back(id);
+    log.push_back(hash_pose(pose));
+  }
+};
+
+// A World without palettes (the server's) evaluates the same local poses, and leaves the
+// palettes at the identity matrices of spawn.
+TEST(Determinism, AWorldWithoutPalettesSeesTheSameLocalPoses) {
+  ScriptedWorld full(1);
+  ScriptedWorld poses_only(WorldOptions{60, 1, /*hash_palettes=*/false, /*palettes=*/false});
+  EXPECT_FALSE(poses_only.w.world.computes_palettes());
+  PoseLog a, b;
+  full.w.world.set_local_pose_observer(&PoseLog::observe, &a);
+  poses_only.w.world.set_local_pose_observer(&PoseLog::observe, &b);
+  full.run(120);
+  poses_only.run(120);
+  EXPECT_GT(a.hashes.size(), 120u * 3u * 10u);
+  EXPECT_EQ(a.hashes, b.hashes);
+  for (std::size_t e = 0; e < poses_only.w.world.entity_count(); ++e) {
+    for (const glm::mat4& m : poses_only.w.world.palette_at(e)) ASSERT_EQ(m, glm::mat4(1.0f));
+  }
+  EXPECT_EQ(poses_only.w.world.stats().evaluation_failures, 0u);
 }
 
 TEST(Determinism, RunningTwiceGivesTheSameHashes) {

@@ -30,6 +30,11 @@ struct ServerOptions {
   bool attach_recipes = true;
   uint32_t bandwidth_kbit = 0;    // default budget per client including UDP/IP headers; 0 = none
   unsigned threads = 2;           // evaluation threads (the ticking thread is one of them)
+  // true: the World also computes every entity's skinning palette each tick (world().palette()):
+  // for an embedder that reads them, and for recording or serving a recording (their world
+  // hashes are palette hashes; posecast-server's --record and --replay set it). false
+  // (default): the server streams local poses and needs no palette, so the tick skips them.
+  bool world_palettes = false;
   int64_t timeout_us = 5'000'000;     // no datagram from a client for this long: dropped
   int64_t keepalive_us = 1'000'000;   // the server sends each client something at least this often
   int64_t challenge_window_us = 10'000'000;  // cookie lifetime: one to two windows

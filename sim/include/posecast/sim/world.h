@@ -37,8 +37,13 @@ struct WorldOptions {
   uint32_t tick_rate_hz = 60;  // 1..1000000
   unsigned threads = 1;        // evaluation threads, >= 1 (the caller of tick() is one of them)
   // Per-entity palette hashes and the world hash each tick (regression runs, recording).
-  // Benchmarks of the pose path alone turn it off.
+  // Benchmarks of the pose path alone turn it off. Implies `palettes`.
   bool hash_palettes = true;
+  // Local-to-model and the skinning palette of every entity each tick. Off (with hash_palettes
+  // off too), a tick evaluates local poses only: what the pose observer receives and what the
+  // server streams. palette() then keeps the identity matrices an entity is spawned with, and
+  // world_hash_of_palettes() hashes those.
+  bool palettes = true;
 };
 
 struct WorldStats {
@@ -120,6 +125,8 @@ class World {
   // evaluated tick's palettes (for Worlds run with hash_palettes off, as the server runs its
   // World; after fast_forward_tick() these are older than the state).
   uint64_t world_hash_of_palettes() const;
+  // True when ticks compute palettes (WorldOptions::palettes or hash_palettes).
+  bool computes_palettes() const;
 
   // Read-only state of one entity (nullptr when unknown), for tools and tests.
   const EntityState* find_entity(EntityId id) const;
