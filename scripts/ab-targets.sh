@@ -23,7 +23,7 @@ done
 gauge() {
   for cpu in 0 1; do
     printf 'gauge vCPU%s: ' "$cpu"
-    taskset -c "$cpu" "$new/bench/bench_sampling" --benchmark_filter='Fox/10000$' \
+    taskset -c "$cpu" "$new/bench/bench_sampling" --benchmark_filter='SampleLocalToModelPalette/Fox/10000$' \
       --benchmark_min_time=0.2 2>/dev/null | grep -o 'ns_per_entity=[0-9.]*' || echo '?'
   done
 }
@@ -36,7 +36,7 @@ pair() {  # label bench filter counter cpu
 date -u
 gauge
 for cpu in 0 1; do
-  pair "sampling Fox/10000 (ns, #2)" sampling 'Fox/10000$' ns_per_entity "$cpu"
+  pair "sampling Fox/10000 (ns, #2)" sampling 'SampleLocalToModelPalette/Fox/10000$' ns_per_entity "$cpu"
   pair "animator Fox/100 threads:1 (ns, #3)" animator 'Fox/100/threads:1$' ns_per_entity "$cpu"
   pair "animator Fox/10000 threads:1 (ns, #3)" animator 'Fox/10000/threads:1$' ns_per_entity "$cpu"
   pair "replay Fox (x real time, #5)" replay 'ReplaySpeed/Fox' x_realtime "$cpu"

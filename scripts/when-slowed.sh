@@ -27,7 +27,7 @@ if ! [[ "$seconds" =~ ^[0-9]+$ && "$threshold" =~ ^[0-9]+$ ]]; then
 fi
 
 gauge() {  # prints the Fox/10000 ns per entity on vCPU $1
-  taskset -c "$1" "$gauge_bin" --benchmark_filter='Fox/10000$' --benchmark_min_time=0.2 2>/dev/null |
+  taskset -c "$1" "$gauge_bin" --benchmark_filter='SampleLocalToModelPalette/Fox/10000$' --benchmark_min_time=0.2 2>/dev/null |
     grep -o 'ns_per_entity=[0-9]*' | cut -d= -f2
 }
 
