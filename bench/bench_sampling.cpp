@@ -127,6 +127,13 @@ int64_t next_time(Crowd& crowd, std::size_t e, int64_t duration) {
   return t;
 }
 
+// False (the benchmark skipped with the reason) when the model could not be loaded.
+bool loaded(benchmark::State& state, const BenchModel& bench_model) {
+  if (bench_model.clip != nullptr) return true;
+  state.SkipWithError(bench_model.error.c_str());
+  return false;
+}
+
 void report(benchmark::State& state, const Clip& clip, std::size_t entities, int64_t cpu_ns, bool ok) {
   if (!ok) state.SkipWithError("a job failed to run");
   // A plain counter holding nanoseconds (benchmark's inverted-rate counters print as seconds).
@@ -140,10 +147,7 @@ void report(benchmark::State& state, const Clip& clip, std::size_t entities, int
 // As the World evaluates: each entity sampled into its own local pose, then local-to-model and
 // palette for up to eight entities at once (PaletteBatchJob, one entity per vector lane).
 void BM_SampleLocalToModelPalette(benchmark::State& state, const BenchModel* bench_model) {
-  if (bench_model->clip == nullptr) {
-    state.SkipWithError(bench_model->error.c_str());
-    return;
-  }
+  if (!loaded(state, *bench_model)) return;
   const Skeleton& skeleton = *bench_model->skeleton;
   const Clip& clip = *bench_model->clip;
   const auto entities = static_cast<std::size_t>(state.range(0));
@@ -195,10 +199,7 @@ void BM_SampleLocalToModelPalette(benchmark::State& state, const BenchModel* ben
 // The same work one entity at a time (LocalToModelJob then PaletteJob): the comparison for the
 // batch above, measured in the same run.
 void BM_PerEntityJobs(benchmark::State& state, const BenchModel* bench_model) {
-  if (bench_model->clip == nullptr) {
-    state.SkipWithError(bench_model->error.c_str());
-    return;
-  }
+  if (!loaded(state, *bench_model)) return;
   const Skeleton& skeleton = *bench_model->skeleton;
   const Clip& clip = *bench_model->clip;
   const auto entities = static_cast<std::size_t>(state.range(0));

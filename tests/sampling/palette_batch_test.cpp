@@ -14,7 +14,7 @@
 #include "posecast/local_to_model.h"
 #include "posecast/palette.h"
 #include "posecast/palette_batch.h"
-#include "posecast/rig/rig_generator.h"
+#include "posecast/rig/model_source.h"
 #include "posecast/sampling.h"
 
 namespace posecast {
@@ -127,13 +127,9 @@ TEST(PaletteBatch, DecidesTheMeshPathPerEntity) {
   expect_batch_matches(s, poses);
 }
 
+// The project's generated rig, through the loader the programs use ("gen-rig:N").
 Model generated_rig(uint32_t joints) {
-  rig::RigOptions options;
-  options.joints = joints;
-  Result<std::vector<uint8_t>> glb = rig::generate_rig_glb(options);
-  EXPECT_TRUE(glb.ok());
-  if (!glb.ok()) return Model{};
-  Result<Model> model = import_gltf_memory(glb.value(), "gen-rig:" + std::to_string(joints));
+  Result<Model> model = rig::load_model_source("gen-rig:" + std::to_string(joints));
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
   return model.ok() ? std::move(model).value() : Model{};
 }
