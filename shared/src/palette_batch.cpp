@@ -122,9 +122,9 @@ POSECAST_INLINE void store_palettes(const Lanes12& m, glm::mat4* const* palettes
   const Float8 one = detail::splat8(1.0f);
   // Column-major 4x4 per entity: floats 0-7 are columns 0-1, floats 8-15 columns 2-3.
   const Float8 first[kBatchLanes] = {m.m[0][0], m.m[0][1], m.m[0][2], zero,
-                                m.m[1][0], m.m[1][1], m.m[1][2], zero};
+                                     m.m[1][0], m.m[1][1], m.m[1][2], zero};
   const Float8 second[kBatchLanes] = {m.m[2][0], m.m[2][1], m.m[2][2], zero,
-                                 m.m[3][0], m.m[3][1], m.m[3][2], one};
+                                      m.m[3][0], m.m[3][1], m.m[3][2], one};
   Float8 lo[kBatchLanes], hi[kBatchLanes];
   transpose8(first, lo);
   transpose8(second, hi);
