@@ -24,12 +24,16 @@
 //                                evaluated: Replayer::seek), setup_s (the time to record the
 //                                hour).
 //
+//   BM_PaletteHash               hash_palette on 24-matrix palettes. Counter: ns_per_palette.
+//
 // Rates (ticks_per_s, x_realtime) use CPU time, Google Benchmark's default.
 //
 // Fox needs the public sample assets (../shared/assets beside the checkout); without them its
 // benchmarks report an error and the generated rig still runs.
 
 #include <benchmark/benchmark.h>
+
+#include "posecast/hash.h"
 
 #include <algorithm>
 #include <chrono>
@@ -304,8 +308,28 @@ void BM_SeekLatency(benchmark::State& state, const std::string& label) {
   state.counters["recording_MB"] = static_cast<double>(rec.value()->bytes.size()) / 1e6;
 }
 
+// hash_palette alone on a 24-matrix palette (varied contents, so no two calls hash the same
+// bytes): the per-entity hashing every replayed tick pays. Counter ns_per_palette.
+void BM_PaletteHash(benchmark::State& state) {
+  constexpr std::size_t kPalettes = 256;
+  std::vector<std::vector<glm::mat4>> palettes(kPalettes, std::vector<glm::mat4>(24));
+  for (std::size_t p = 0; p < kPalettes; ++p)
+    for (std::size_t j = 0; j < 24; ++j)
+      for (int c = 0; c < 4; ++c)
+        for (int r = 0; r < 4; ++r) palettes[p][j][c][r] = static_cast<float>(p * 97 + j * 5 + c * 4 + r) * 0.01f;
+  uint64_t sum = 0;
+  const double cpu_start_ms = thread_cpu_ms();
+  for (auto _ : state) {
+    for (const auto& palette : palettes) sum += posecast::hash_palette(palette);
+  }
+  const double cpu_ms = thread_cpu_ms() - cpu_start_ms;
+  benchmark::DoNotOptimize(sum);
+  state.counters["ns_per_palette"] = cpu_ms * 1e6 / (static_cast<double>(state.iterations()) * kPalettes);
+}
+
 }  // namespace
 
+BENCHMARK(BM_PaletteHash);
 BENCHMARK_CAPTURE(BM_RecordingSize, GenRig24, std::string("GenRig24"))->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RecordingSize, Fox, std::string("Fox"))->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RecordingOverhead, GenRig24, std::string("GenRig24"))->Iterations(3)->Unit(benchmark::kMillisecond);
