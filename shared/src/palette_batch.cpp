@@ -226,8 +226,12 @@ void palettes_batch(const BatchArgs& args) { palettes_lanes(args); }
 
 }  // namespace
 
+std::size_t PaletteBatchJob::scratch_floats(std::size_t node_count) {
+  return node_count * kFloatsPerNode;
+}
+
 std::size_t PaletteBatchJob::scratch_floats(const Skeleton& skeleton) {
-  return skeleton.node_count() * kFloatsPerNode;
+  return scratch_floats(skeleton.node_count());
 }
 
 bool PaletteBatchJob::Validate() const {

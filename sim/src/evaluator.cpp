@@ -65,7 +65,8 @@ void EvalScratch::ensure(std::size_t nodes) {
   for (std::vector<Transform>& buffer : poses) {
     if (buffer.size() < nodes) buffer.resize(nodes);
   }
-  if (batch_models.size() < nodes * 12 * kPaletteBatchSize) batch_models.resize(nodes * 12 * kPaletteBatchSize);
+  const std::size_t batch_floats = PaletteBatchJob::scratch_floats(nodes);
+  if (batch_models.size() < batch_floats) batch_models.resize(batch_floats);
 }
 
 bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> cursors,

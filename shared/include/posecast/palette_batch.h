@@ -39,6 +39,7 @@ struct PaletteBatchJob {
   bool assets_validated = false;
 
   static std::size_t scratch_floats(const Skeleton& skeleton);
+  static std::size_t scratch_floats(std::size_t node_count);  // the same, by node count
 
   bool Validate() const;
   // Returns a bit mask of the entities whose palette was written (bit e: palettes[e]): all of
