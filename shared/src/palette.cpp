@@ -1,6 +1,5 @@
 #include "posecast/palette.h"
 
-#include <cstring>
 
 #include "affine_kernels.h"
 #include "posecast/transform.h"
@@ -44,12 +43,6 @@ void palette_from_models(const glm::mat4* mesh_inverse, const glm::mat4* models,
     detail::store_affine(palette[j], detail::affine_mul8(detail::left_factor(joint_in_mesh),
                                                          detail::load_affine(inverse_bind[j])));
   }
-}
-
-// True when m is bit for bit the identity matrix (every off-diagonal entry +0.0f).
-bool is_exact_identity(const glm::mat4& m) {
-  static const glm::mat4 kIdentity(1.0f);
-  return std::memcmp(&m, &kIdentity, sizeof m) == 0;
 }
 
 }  // namespace

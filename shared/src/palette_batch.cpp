@@ -151,11 +151,6 @@ glm::mat4 lane_matrix(const float* node_floats, std::size_t e) {
   return m;
 }
 
-bool is_exact_identity_matrix(const glm::mat4& m) {
-  static const glm::mat4 kIdentity(1.0f);
-  return std::memcmp(&m, &kIdentity, sizeof m) == 0;
-}
-
 struct BatchArgs {
   const int16_t* parents;
   std::size_t nodes;
@@ -279,7 +274,7 @@ uint32_t PaletteBatchJob::Run() const {
     for (std::size_t e = 0; e < kBatchLanes; ++e) {
       mesh_inverse[e] = glm::mat4(1.0f);
       const glm::mat4 world = lane_matrix(mesh_floats, e);
-      if (is_exact_identity_matrix(world)) continue;
+      if (is_exact_identity(world)) continue;
       if (!affine_inverse(world, mesh_inverse[e])) {
         written &= ~(1u << e);
         continue;

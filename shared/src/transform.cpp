@@ -1,6 +1,7 @@
 #include "posecast/transform.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace posecast {
 
@@ -106,6 +107,11 @@ bool decompose(const glm::mat4& m, Transform& out) {
   out.rotation = glm::quat(q.w / len, q.x / len, q.y / len, q.z / len);
   out.scale = glm::vec3(sx, sy, sz);
   return true;
+}
+
+bool is_exact_identity(const glm::mat4& m) {
+  static const glm::mat4 kIdentity(1.0f);
+  return std::memcmp(&m, &kIdentity, sizeof m) == 0;
 }
 
 }  // namespace posecast

@@ -36,4 +36,8 @@ bool decompose(const glm::mat4& m, Transform& out);
 // True when every component of the matrix is finite and the last row is (0,0,0,1) within tol.
 bool is_affine(const glm::mat4& m, float tol);
 
+// True when m is bit for bit the identity matrix (every off-diagonal entry +0.0f): the palette
+// jobs' test for a mesh node whose product they may skip (PaletteJob::Run).
+bool is_exact_identity(const glm::mat4& m);
+
 }  // namespace posecast
