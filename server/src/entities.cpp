@@ -32,6 +32,10 @@ void EntityRecord::drop_oldest_history() {
   --history_size;
 }
 
+const protocol::QuantizedPose& EntityRecord::last_quantized() const {
+  return current_in_history ? history_entry(history_size - 1).pose : current;
+}
+
 HistoryEntry& EntityRecord::push_history() {
   if (history_size == history.size()) {
     // Full ring: straighten it (oldest first) and add a slot. Only while the history grows to
@@ -45,10 +49,9 @@ HistoryEntry& EntityRecord::push_history() {
 }
 
 std::size_t Server::Impl::find_entity_index(sim::EntityId id) const {
-  const auto it = std::lower_bound(entities.begin(), entities.end(), id,
-                                   [](const EntityRecord& e, sim::EntityId v) { return e.id < v; });
-  if (it == entities.end() || it->id != id) return entities.size();
-  return static_cast<std::size_t>(it - entities.begin());
+  const auto it = std::lower_bound(entity_ids.begin(), entity_ids.end(), id);
+  if (it == entity_ids.end() || *it != id) return entities.size();
+  return static_cast<std::size_t>(it - entity_ids.begin());
 }
 
 bool Server::Impl::due(const ClientSession& client, uint32_t tick) const {
@@ -174,7 +177,13 @@ void Server::Impl::prepare_quantization(uint32_t tick) {
     return;
   }
   bool everything = false;
-  for (EntityRecord& entity : entities) entity.wanted = false;
+  for (const uint32_t i : wanted_indices) entities[i].wanted = false;
+  wanted_indices.clear();
+  const auto want = [&](std::size_t i) {
+    if (entities[i].wanted) return;
+    entities[i].wanted = true;
+    wanted_indices.push_back(static_cast<uint32_t>(i));
+  };
   for (const auto& client : clients) {
     if (!due(*client, tick)) continue;
     const Interest& interest = client->interest;
@@ -184,17 +193,17 @@ void Server::Impl::prepare_quantization(uint32_t tick) {
     }
     for (sim::EntityId id : client->subscribed_sorted) {
       const std::size_t i = find_entity_index(id);
-      if (i < entities.size()) entities[i].wanted = true;
+      if (i < entities.size()) want(i);
     }
     if (interest.use_radius) {
       const float r2 = interest.radius * interest.radius;
-      for (EntityRecord& entity : entities) {
-        if (distance_squared(entity.position, interest.center) <= r2) entity.wanted = true;
+      for (std::size_t i = 0; i < entities.size(); ++i) {
+        if (distance_squared(entities[i].position, interest.center) <= r2) want(i);
       }
     }
   }
   if (everything) {
-    for (EntityRecord& entity : entities) entity.wanted = true;
+    for (std::size_t i = 0; i < entities.size(); ++i) want(i);
   }
   // Entities spawned by this tick's commands have no record yet; they are quantised too (rare).
   quantize_unknown = true;
@@ -202,6 +211,8 @@ void Server::Impl::prepare_quantization(uint32_t tick) {
   // current count plus one spawn per queued command.
   const std::size_t bound = world->entity_count() + world->pending_commands() + 16;
   if (staged.size() < bound) staged.resize(bound);
+  staged_indices.resize(world->threads());
+  for (auto& indices : staged_indices) indices.clear();
   world->set_local_pose_observer(&Server::Impl::observe_pose, this);
 }
 
@@ -230,7 +241,7 @@ void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId 
     if (!entity.wanted) return;
     format = entity.format_index;
     // The previous quantised pose keeps rotation axes stable (quantization.h, hysteresis).
-    if (entity.current_tick != kNoTick) reference = &entity.current;
+    if (entity.current_tick != kNoTick) reference = &entity.last_quantized();
   } else {
     if (!impl.quantize_unknown) return;
     const sim::EntityState* state = impl.world->find_entity(id);
@@ -240,12 +251,13 @@ void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId 
     }
     format = impl.format_of[state->model][state->rig];
   }
-  if (worker >= impl.quantizers.size()) return;
+  if (worker >= impl.quantizers.size() || worker >= impl.staged_indices.size()) return;
   protocol::PoseQuantizer& quantizer = *impl.quantizers[worker][format];
   if (staged.pose.values.size() != impl.formats[format]->node_count() * protocol::kValuesPerNode) {
     staged.pose.reset(*impl.formats[format]);
   }
   staged.valid = quantizer.quantize(pose, reference, staged.pose);
+  if (staged.valid) impl.staged_indices[worker].push_back(static_cast<uint32_t>(index));
   staged.pose.recipe = protocol::PoseRecipe{};
   if (staged.valid && impl.options.attach_recipes) {
     // The entity's state is the one this pass just evaluated (the worker advances it after
@@ -287,8 +299,14 @@ void Server::Impl::sync_entities(uint32_t tick) {
     }
     std::sort(respawned.begin(), respawned.end());
   }
+  // The World's membership version says whether any entity came or went (or the World was
+  // restored) since the last sync: then the ids are compared, else they are known equal
+  // (comparing them costs a cache miss per entity at 10,000 entities).
   bool same = count == entities.size() && respawned.empty();
-  for (std::size_t i = 0; same && i < count; ++i) same = world->entity_id_at(i) == entities[i].id;
+  if (same && world->membership_version() != synced_membership_version) {
+    for (std::size_t i = 0; same && i < count; ++i) same = world->entity_id_at(i) == entity_ids[i];
+  }
+  synced_membership_version = world->membership_version();
   if (!same) {
     // Merge the World's ids (sorted) with the records (sorted): keep, create, or retire.
     std::vector<EntityRecord> next;
@@ -333,6 +351,12 @@ void Server::Impl::sync_entities(uint32_t tick) {
     }
     while (r < entities.size()) retire(entities[r++]);
     entities.swap(next);
+    entity_ids.clear();
+    for (EntityRecord& entity : entities) {
+      entity_ids.push_back(entity.id);
+      entity.wanted = false;  // this tick's are used; the indices in wanted_indices moved
+    }
+    wanted_indices.clear();
   }
   // The tick of the last command for each entity: recipes say how long their motion has been
   // steady (PoseRecipe::steady_us), so clients know where a command split the motion.
@@ -346,11 +370,17 @@ void Server::Impl::sync_entities(uint32_t tick) {
   }
   if (!quantize_this_tick) return;
   const int64_t now_us = sim::tick_start_us(tick, options.tick_rate_hz);
-  for (std::size_t i = 0; i < count && i < staged.size(); ++i) {
+  // The poses staged this tick, in world index order (the order of the pose callback).
+  staged_order.clear();
+  for (const auto& indices : staged_indices) staged_order.insert(staged_order.end(), indices.begin(), indices.end());
+  std::sort(staged_order.begin(), staged_order.end());
+  for (const uint32_t i : staged_order) {
+    if (i >= count || i >= staged.size()) continue;
     Staged& s = staged[i];
     if (!s.valid || s.id != entities[i].id) continue;
     EntityRecord& entity = entities[i];
     std::swap(entity.current, s.pose);
+    entity.current_in_history = false;
     entity.current_tick = tick;
     if (entity.current.recipe.count > 0) {
       const int64_t since = entity.changed_tick == kNoTick
@@ -362,6 +392,41 @@ void Server::Impl::sync_entities(uint32_t tick) {
     ++counters.poses_quantized;
     if (pose_callback) pose_callback(tick, entity.id, entity.generation, entity.current);
   }
+}
+
+namespace {
+
+// Drops the entity's history entries older than `oldest_needed`.
+// The newest entry stays while it holds the entity's last quantised pose (current_in_history).
+void prune_history(EntityRecord& entity, uint32_t oldest_needed) {
+  const std::size_t keep = entity.current_in_history ? 1 : 0;
+  while (entity.history_size > keep && entity.history_entry(0).tick < oldest_needed) {
+    entity.drop_oldest_history();
+  }
+}
+
+}  // namespace
+
+void Server::Impl::commit_encoded(SendScratch& scratch, uint32_t tick, uint32_t oldest_needed) {
+  for (const uint32_t index : scratch.encoded_entities) {
+    if (index >= entities.size()) continue;
+    EntityRecord& entity = entities[index];
+    if (entity.sent_this_tick) {
+      if (entity.history_size == kMaxHistory) entity.drop_oldest_history();
+      // The pose moves into the history (with its recipe: the next records predict clip times
+      // from it); `current` takes the recycled slot's buffers. Swapped, not copied: a copy
+      // writes a cold kilobyte per entity and was most of this phase at 10,000 entities.
+      HistoryEntry& slot = entity.push_history();
+      slot.tick = tick;
+      std::swap(slot.pose, entity.current);
+      entity.current_in_history = true;
+      entity.sent_this_tick = false;
+    }
+    prune_history(entity, oldest_needed);
+    entity.variant_count = 0;
+    entity.encoded.clear();
+  }
+  scratch.encoded_entities.clear();
 }
 
 // Keeps the poses sent this tick and forgets those no client can reference any more: older
@@ -388,21 +453,16 @@ void Server::Impl::commit_history(uint32_t tick) {
       oldest_needed = std::min(oldest_needed, s.min_pose_tick);
     }
   }
-  for (EntityRecord& entity : entities) {
-    if (entity.sent_this_tick) {
-      if (entity.history_size == kMaxHistory) entity.drop_oldest_history();
-      HistoryEntry& slot = entity.push_history();
-      slot.tick = tick;
-      slot.pose.values.assign(entity.current.values.begin(), entity.current.values.end());
-      slot.pose.off_layout = entity.current.off_layout;
-      slot.pose.recipe = entity.current.recipe;  // the next records predict clip times from it
-      entity.sent_this_tick = false;
-    }
-    while (entity.history_size > 0 && entity.history_entry(0).tick < oldest_needed) {
-      entity.drop_oldest_history();
-    }
-    entity.variant_count = 0;
-    entity.encoded.clear();
+  // The records encoded this tick (the records sent to anyone are among them); the others'
+  // caches are empty and their flags clear. (On the send pool this was no faster on 2 cores:
+  // the work is cache misses, about 0.4 us a record, and waking the pool costs as much.)
+  for (SendScratch& scratch : send_scratch) commit_encoded(scratch, tick, oldest_needed);
+  // Entities no longer sent keep history until this sweep reaches them: a slice per send
+  // tick, every record within kHistorySweepTicks of them.
+  const std::size_t slice = (entities.size() + kHistorySweepTicks - 1) / kHistorySweepTicks;
+  for (std::size_t k = 0; k < slice; ++k) {
+    if (history_sweep_next >= entities.size()) history_sweep_next = 0;
+    prune_history(entities[history_sweep_next++], oldest_needed);
   }
 }
 

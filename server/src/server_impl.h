@@ -68,9 +68,12 @@ struct EntityRecord {
   Vec3 position;
   uint32_t owner = 0;  // client id; 0 = none
 
-  // This tick's quantised pose (valid when current_tick == the tick being sent).
+  // This tick's quantised pose (valid when current_tick == the tick being sent). After the
+  // tick that sent it, commit_history moves it into the history (current_in_history; the
+  // history's newest entry then stays until the next pose arrives): last_quantized().
   protocol::QuantizedPose current;
   uint32_t current_tick = kNoTick;
+  bool current_in_history = false;
   bool wanted = false;           // quantise on this tick (some due client may send it)
   bool sent_this_tick = false;   // some client got a record: commit `current` to history
   // Poses this entity was sent with: a ring of history.size() slots holding history_size
@@ -86,6 +89,9 @@ struct EntityRecord {
   std::vector<uint8_t> encoded;
 
   const protocol::QuantizedPose* pose_at(uint32_t tick) const;
+  // The pose quantised at current_tick (current_tick != kNoTick): `current`, or the newest
+  // history entry once committed.
+  const protocol::QuantizedPose& last_quantized() const;
   // The k-th oldest history entry, k < history_size.
   HistoryEntry& history_entry(std::size_t k);
   const HistoryEntry& history_entry(std::size_t k) const;
@@ -236,6 +242,17 @@ struct Server::Impl {
 
   // Entities in id order, mirroring the World after every tick.
   std::vector<EntityRecord> entities;
+  // entities[i].id for every i, packed: find_entity_index searches these 4-byte ids instead
+  // of touching a record of several hundred bytes per probe (each a cache miss at 10,000
+  // entities). Rebuilt with `entities` (sync_entities).
+  std::vector<sim::EntityId> entity_ids;
+  // Records whose `wanted` flag this tick's prepare_quantization set (cleared by the next).
+  std::vector<uint32_t> wanted_indices;
+  // commit_history prunes every entity's history at least once per this many send ticks (the
+  // entities sent in a tick are pruned then; the others by this sweep), so a tick touches the
+  // records it sent and a slice, not all of them.
+  static constexpr std::size_t kHistorySweepTicks = 16;
+  std::size_t history_sweep_next = 0;  // the next record the sweep prunes
   std::map<sim::EntityId, uint16_t> last_generation;  // every id ever used (ordered: deterministic)
   std::atomic<sim::EntityId> next_api_id{kFirstApiEntityId};
   std::vector<sim::EntityId> respawned, despawned_now;  // sync scratch
@@ -248,6 +265,11 @@ struct Server::Impl {
     bool valid = false;
   };
   std::vector<Staged> staged;
+  // The world indices each World worker staged this tick ([worker]); sync_entities takes the
+  // staged poses from these instead of scanning every entry.
+  std::vector<std::vector<uint32_t>> staged_indices;
+  std::vector<uint32_t> staged_order;  // sync scratch: staged_indices merged, sorted
+  uint64_t synced_membership_version = ~uint64_t{0};  // the World's at the last sync
   std::vector<std::vector<std::unique_ptr<protocol::PoseQuantizer>>> quantizers;  // [worker][format]
   bool quantize_this_tick = false;
   bool quantize_unknown = false;  // entities without a record yet (spawned this tick)
@@ -275,6 +297,9 @@ struct Server::Impl {
     std::vector<bool> record_from_rest;
     std::vector<uint32_t> record_candidates;  // candidate index of each record
     std::vector<ViewEntry> view_scratch;
+    // Records this worker encoded first this tick (their variant cache went from empty to
+    // one): commit_history's list of records to commit and reset.
+    std::vector<uint32_t> encoded_entities;
     std::vector<std::unique_ptr<protocol::ClipDictionary>> dictionaries;  // [format]
     std::vector<std::unique_ptr<protocol::PoseEncoder>> encoders;         // [format]
   };
@@ -364,6 +389,9 @@ struct Server::Impl {
                            std::span<const Transform> pose, unsigned worker);
   void sync_entities(uint32_t tick);
   void commit_history(uint32_t tick);
+  // commit_history's per-record work for the records in scratch.encoded_entities, which it
+  // empties: a sent pose moves into the history, old entries go, the encoding cache resets.
+  void commit_encoded(SendScratch& scratch, uint32_t tick, uint32_t oldest_needed);
   std::size_t find_entity_index(sim::EntityId id) const;  // entities.size() when absent
   // snapshots.cpp
   bool due(const ClientSession& client, uint32_t tick) const;

@@ -116,6 +116,7 @@ bool Server::Impl::encode_record(std::size_t index, const EncodedVariant& key, S
     out.clear();
     return false;
   }
+  if (entity.variant_count == 0) scratch.encoded_entities.push_back(static_cast<uint32_t>(index));
   if (entity.variant_count < kMaxEncodedVariants) {
     EncodedVariant stored = key;
     stored.offset = static_cast<uint32_t>(entity.encoded.size());

@@ -414,6 +414,7 @@ Status World::restore(std::span<const uint8_t> bytes) {
   for (Entity& entity : parser.entities) Impl::prepare_entity(entity);
   impl.tables = std::move(parser.tables);
   impl.entities = std::move(parser.entities);
+  ++impl.membership_version;
   impl.tick = parser.tick;
   impl.world_hash = 0;
   impl.queue.clear();

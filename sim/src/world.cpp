@@ -254,6 +254,7 @@ void World::set_threads(unsigned threads) {
 
 std::size_t World::entity_count() const { return impl_->entities.size(); }
 EntityId World::entity_id_at(std::size_t index) const { return impl_->entities[index].state.id; }
+uint64_t World::membership_version() const { return impl_->membership_version; }
 uint64_t World::world_hash() const { return impl_->world_hash; }
 
 bool World::computes_palettes() const { return impl_->options.palettes || impl_->options.hash_palettes; }

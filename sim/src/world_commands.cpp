@@ -141,6 +141,7 @@ Status World::Impl::apply(const Command& command) {
     const auto at = std::lower_bound(entities.begin(), entities.end(), id,
                                      [](const Entity& e, EntityId v) { return e.state.id < v; });
     entities.insert(at, std::move(entity));
+    ++membership_version;
     return {};
   }
   if (!exists) return Error{"no such entity"};
@@ -150,6 +151,7 @@ Status World::Impl::apply(const Command& command) {
 
   if (std::holds_alternative<DespawnCommand>(command.body)) {
     entities.erase(entities.begin() + static_cast<std::ptrdiff_t>(index));
+    ++membership_version;
     return {};
   }
   if (const auto* play = std::get_if<PlayCommand>(&command.body)) {

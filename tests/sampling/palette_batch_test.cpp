@@ -113,14 +113,16 @@ TEST(PaletteBatch, MatchesThePerEntityJobsOnRandomSkeletonsForEveryBatchSize) {
 }
 
 // Lanes whose mesh node world matrix is exactly the identity skip the mesh product (as
-// PaletteJob does), next to lanes that take it; a lane whose mesh matrix is singular is not
-// written while the others are.
+// PaletteJob does), next to lanes that take it; "exactly" is bit for bit, so a -0.0 entry
+// takes the product; a lane whose mesh matrix is singular is not written while the others are.
 TEST(PaletteBatch, DecidesTheMeshPathPerEntity) {
   std::mt19937 rng(7);
   Skeleton s = random_skeleton(rng, 12, 9, 0);
   std::vector<std::vector<Transform>> poses = random_poses(rng, s, kPaletteBatchSize);
   poses[1][0] = Transform::identity();  // world(mesh) == identity: no product
   poses[4][0] = Transform::identity();
+  poses[5][0] = Transform::identity();
+  poses[5][0].translation.y = -0.0f;  // equal to the identity as floats, not as bits
   poses[2][0].scale = {0.0f, 1.0f, 1.0f};  // singular: not written
   poses[6][0].scale = {1.0f, 0.0f, 1.0f};
   ASSERT_TRUE(reference_palette(s, poses[2]).empty());

@@ -316,6 +316,30 @@ TEST(Animator, DespawnRemovesTheEntityAndItsIdCanBeReused) {
   EXPECT_EQ(w.world.entity_id_at(0), 1u);
 }
 
+// What a mirror of the id list (the server's) relies on: the version moves exactly when
+// entities come or go or the world is restored.
+TEST(Animator, MembershipVersionChangesOnlyWhenEntitiesComeOrGo) {
+  TestWorld w;
+  uint64_t version = w.world.membership_version();
+  w.spawn(1);
+  w.world.tick();
+  EXPECT_NE(w.world.membership_version(), version);
+  version = w.world.membership_version();
+  w.world.submit(0, at(1, 1, PlayCommand{0, clip_motion(kWalk)}));
+  w.world.submit(0, at(1, 1, SpawnCommand{0, 0}));  // rejected: entity 1 exists
+  w.world.tick();
+  w.world.tick();
+  EXPECT_EQ(w.world.membership_version(), version);
+  const std::vector<uint8_t> one_entity = w.world.snapshot();
+  w.world.submit(0, at(3, 1, DespawnCommand{}));
+  w.world.tick();
+  EXPECT_NE(w.world.membership_version(), version);
+  version = w.world.membership_version();
+  ASSERT_TRUE(w.world.restore(one_entity));
+  EXPECT_NE(w.world.membership_version(), version);
+  EXPECT_EQ(w.world.entity_count(), 1u);
+}
+
 TEST(Animator, PerEntityStateOfATwoClipBlendIsSmall) {
   TestWorld w;
   w.spawn(1);

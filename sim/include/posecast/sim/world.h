@@ -115,6 +115,10 @@ class World {
   // --- Results of the last tick() (entities in id order; index i is the i-th smallest id) ---
   std::size_t entity_count() const;
   EntityId entity_id_at(std::size_t index) const;
+  // Changes whenever an entity is spawned or despawned or the world is restored (not part of
+  // the world's state: never saved, never hashed). Equal values mean the same entities at the
+  // same indices, so a mirror of the id list need not compare it id by id.
+  uint64_t membership_version() const;
   // Hash over entities in id order of (entity id, palette hash); 0 before the first tick and
   // after restore() until the next tick. Needs hash_palettes.
   uint64_t world_hash() const;
