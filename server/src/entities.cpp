@@ -177,11 +177,12 @@ void Server::Impl::prepare_quantization(uint32_t tick) {
     return;
   }
   bool everything = false;
-  for (const uint32_t i : wanted_indices) entities[i].wanted = false;
+  for (const uint32_t i : wanted_indices) record_wanted[i] = 0;
   wanted_indices.clear();
+  record_wanted.resize(entities.size());  // a no-op but after a sync that changed the records
   const auto want = [&](std::size_t i) {
-    if (entities[i].wanted) return;
-    entities[i].wanted = true;
+    if (record_wanted[i] != 0) return;
+    record_wanted[i] = 1;
     wanted_indices.push_back(static_cast<uint32_t>(i));
   };
   for (const auto& client : clients) {
@@ -213,7 +214,22 @@ void Server::Impl::prepare_quantization(uint32_t tick) {
   if (staged.size() < bound) staged.resize(bound);
   staged_indices.resize(world->threads());
   for (auto& indices : staged_indices) indices.clear();
-  world->set_local_pose_observer(&Server::Impl::observe_pose, this);
+  // The World evaluates only these poses (it computes no palettes for the server unless
+  // ServerOptions::world_palettes): the other entities' clocks advance without one.
+  world->set_local_pose_observer(&Server::Impl::observe_pose, this, &Server::Impl::pose_wanted);
+}
+
+std::size_t Server::Impl::record_of(std::size_t index, sim::EntityId id) const {
+  // Records are kept in the World's entity order (sync_entities merges them by world index),
+  // so the record at `index` is normally this entity's: check it before searching.
+  return index < entity_ids.size() && entity_ids[index] == id ? index : find_entity_index(id);
+}
+
+bool Server::Impl::pose_wanted(void* context, std::size_t index, sim::EntityId id) {
+  const Impl& impl = *static_cast<const Impl*>(context);
+  const std::size_t record = impl.record_of(index, id);
+  if (record < impl.entities.size()) return impl.record_wanted[record] != 0;
+  return impl.quantize_unknown;
 }
 
 // Runs on the World's evaluation threads. Each world index is visited by exactly one worker,
@@ -229,16 +245,12 @@ void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId 
   Staged& staged = impl.staged[index];
   staged.valid = false;
   staged.id = id;
-  // Records are kept in the World's entity order (sync_entities merges them by world index),
-  // so the record at `index` is normally this entity's: check it before searching.
-  const std::size_t record = index < impl.entities.size() && impl.entities[index].id == id
-                                 ? index
-                                 : impl.find_entity_index(id);
+  const std::size_t record = impl.record_of(index, id);
   uint32_t format = 0;
   const protocol::QuantizedPose* reference = nullptr;
   if (record < impl.entities.size()) {
+    if (impl.record_wanted[record] == 0) return;  // a World with palettes observes every entity
     const EntityRecord& entity = impl.entities[record];
-    if (!entity.wanted) return;
     format = entity.format_index;
     // The previous quantised pose keeps rotation axes stable (quantization.h, hysteresis).
     if (entity.current_tick != kNoTick) reference = &entity.last_quantized();
@@ -352,10 +364,9 @@ void Server::Impl::sync_entities(uint32_t tick) {
     while (r < entities.size()) retire(entities[r++]);
     entities.swap(next);
     entity_ids.clear();
-    for (EntityRecord& entity : entities) {
-      entity_ids.push_back(entity.id);
-      entity.wanted = false;  // this tick's are used; the indices in wanted_indices moved
-    }
+    for (const EntityRecord& entity : entities) entity_ids.push_back(entity.id);
+    // This tick's flags are used; the records they were set on moved.
+    record_wanted.assign(entities.size(), 0);
     wanted_indices.clear();
   }
   // The tick of the last command for each entity: recipes say how long their motion has been

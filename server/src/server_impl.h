@@ -74,7 +74,6 @@ struct EntityRecord {
   protocol::QuantizedPose current;
   uint32_t current_tick = kNoTick;
   bool current_in_history = false;
-  bool wanted = false;           // quantise on this tick (some due client may send it)
   bool sent_this_tick = false;   // some client got a record: commit `current` to history
   // Poses this entity was sent with: a ring of history.size() slots holding history_size
   // entries, oldest at history_head; bounded (kMaxHistory), pruned by age and by what clients
@@ -246,8 +245,10 @@ struct Server::Impl {
   // of touching a record of several hundred bytes per probe (each a cache miss at 10,000
   // entities). Rebuilt with `entities` (sync_entities).
   std::vector<sim::EntityId> entity_ids;
-  // Records whose `wanted` flag this tick's prepare_quantization set (cleared by the next).
-  std::vector<uint32_t> wanted_indices;
+  // record_wanted[i] != 0: quantise entities[i] on this tick (some due client may send it).
+  // Packed beside the records, as entity_ids, for the World's evaluation threads to read.
+  std::vector<uint8_t> record_wanted;
+  std::vector<uint32_t> wanted_indices;  // where prepare_quantization set it (cleared by the next)
   // commit_history prunes every entity's history at least once per this many send ticks (the
   // entities sent in a tick are pruned then; the others by this sweep), so a tick touches the
   // records it sent and a slice, not all of them.
@@ -387,6 +388,11 @@ struct Server::Impl {
   void prepare_quantization(uint32_t tick);
   static void observe_pose(void* context, std::size_t index, sim::EntityId id,
                            std::span<const Transform> pose, unsigned worker);
+  // The World's PoseInterest: whether this tick needs the pose of the World's entity `index`
+  // (a wanted record, or an entity spawned this tick). Evaluation threads; reads only.
+  static bool pose_wanted(void* context, std::size_t index, sim::EntityId id);
+  // The record of the World's entity `index` with `id`, or entities.size().
+  std::size_t record_of(std::size_t index, sim::EntityId id) const;
   void sync_entities(uint32_t tick);
   void commit_history(uint32_t tick);
   // commit_history's per-record work for the records in scratch.encoded_entities, which it

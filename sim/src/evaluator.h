@@ -21,6 +21,7 @@ struct EvalScratch {
   // The final local poses of a batch of entities (evaluate_batch), one per lane.
   std::array<std::vector<Transform>, kPaletteBatchSize> poses;
   std::vector<float> batch_models;  // PaletteBatchJob's scratch
+  uint64_t poses_evaluated = 0;     // by this worker in this tick (World::tick sums them)
 
   // Grows every buffer to `nodes` entries (allocates only when growing).
   void ensure(std::size_t nodes);

@@ -30,6 +30,13 @@ struct PassContext {
 // depend on the entity's own state and the shared assets only; the scratch buffers are
 // overwritten before they are read), so any claiming order gives the same bits: the
 // thread-count tests compare 1 and 2 threads tick by tick.
+// Whether the pass evaluates entity `index` when it computes no palettes: only for the
+// observer, and only what it asks for.
+bool pose_wanted(const World::Impl& impl, std::size_t index, EntityId id) {
+  if (impl.pose_observer == nullptr) return false;
+  return impl.pose_interest == nullptr || impl.pose_interest(impl.pose_observer_context, index, id);
+}
+
 void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
   PassContext& pass = *static_cast<PassContext*>(context);
   World::Impl& impl = *pass.impl;
@@ -41,27 +48,40 @@ void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
     const std::size_t begin = pass.next_unclaimed.fetch_add(kClaimedEntities, std::memory_order_relaxed);
     if (begin >= count) return;
     const std::size_t end = std::min(count, begin + kClaimedEntities);
-    // Batches of up to kPaletteBatchSize consecutive entities that share a rig (evaluate_batch).
-    for (std::size_t first = begin; first < end;) {
-      const Rig* rig = impl.entities[first].rig;
+    // Batches of up to kPaletteBatchSize entities that share a rig (evaluate_batch): every
+    // entity, consecutive ones, when palettes are computed; else the ones the observer wants
+    // (palette batches need consecutive entities only for their memory order; without
+    // palettes a batch is just a group of local poses).
+    for (std::size_t next = begin; next < end;) {
       Entity* batch[kPaletteBatchSize];
+      std::size_t indices[kPaletteBatchSize];
       std::size_t size = 0;
-      while (first + size < end && size < kPaletteBatchSize && impl.entities[first + size].rig == rig) {
-        batch[size] = &impl.entities[first + size];
-        ++size;
+      const Rig* rig = nullptr;
+      for (; next < end && size < kPaletteBatchSize; ++next) {
+        Entity& entity = impl.entities[next];
+        if (!palettes && !pose_wanted(impl, next, entity.state.id)) {
+          entity.failed = false;
+          advance_entity(entity.state, *entity.rig, pass.dt_us);  // not evaluated this tick
+          continue;
+        }
+        if (size > 0 && entity.rig != rig) break;
+        rig = entity.rig;
+        indices[size] = next;
+        batch[size++] = &entity;
       }
+      if (size == 0) continue;
       evaluate_batch(impl.tables, batch, size, scratch, palettes, hash);
+      scratch.poses_evaluated += size;
       for (std::size_t k = 0; k < size; ++k) {
         Entity& entity = *batch[k];
         if (impl.pose_observer != nullptr && !entity.failed) {
           // evaluate_batch leaves the evaluated local poses in scratch.poses.
-          impl.pose_observer(impl.pose_observer_context, first + k, entity.state.id,
+          impl.pose_observer(impl.pose_observer_context, indices[k], entity.state.id,
                              std::span<const Transform>(scratch.poses[k].data(), rig->skeleton.node_count()),
                              worker);
         }
         advance_entity(entity.state, *entity.rig, pass.dt_us);
       }
-      first += size;
     }
   }
 }
@@ -201,6 +221,10 @@ void World::tick() {
   impl.apply_due_commands();
   PassContext pass{&impl, tick_duration_us(impl.tick, impl.options.tick_rate_hz)};
   impl.pool->run(&evaluate_range, &pass);
+  for (EvalScratch& scratch : impl.scratch) {
+    impl.stats.poses_evaluated += scratch.poses_evaluated;
+    scratch.poses_evaluated = 0;
+  }
   Hasher world;
   for (const Entity& entity : impl.entities) {
     if (entity.failed) ++impl.stats.evaluation_failures;
@@ -238,9 +262,10 @@ uint32_t World::tick_rate_hz() const { return impl_->options.tick_rate_hz; }
 std::span<const QueuedCommand> World::last_tick_commands() const { return impl_->due; }
 unsigned World::threads() const { return impl_->pool->size(); }
 
-void World::set_local_pose_observer(LocalPoseObserver observer, void* context) {
+void World::set_local_pose_observer(LocalPoseObserver observer, void* context, PoseInterest interest) {
   impl_->pose_observer = observer;
   impl_->pose_observer_context = context;
+  impl_->pose_interest = observer != nullptr ? interest : nullptr;
 }
 
 void World::set_threads(unsigned threads) {

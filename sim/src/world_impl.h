@@ -28,6 +28,7 @@ struct World::Impl {
   WorldStats stats;
   World::LocalPoseObserver pose_observer = nullptr;  // set_local_pose_observer
   void* pose_observer_context = nullptr;
+  World::PoseInterest pose_interest = nullptr;  // set_local_pose_observer
 
   // Index of the entity with `id`, or entities.size().
   std::size_t find(EntityId id) const;

@@ -1,6 +1,9 @@
 // Thread-count equality and snapshot / restore: the determinism contract of the World.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <mutex>
+
 #include <vector>
 
 #include "posecast/sim/byte_io.h"
@@ -177,6 +180,53 @@ TEST(Determinism, AWorldWithoutPalettesSeesTheSameLocalPoses) {
     for (const glm::mat4& m : poses_only.w.world.palette_at(e)) ASSERT_EQ(m, glm::mat4(1.0f));
   }
   EXPECT_EQ(poses_only.w.world.stats().evaluation_failures, 0u);
+}
+
+// The server's World (no palettes) evaluates only the poses its observer asks for, and those
+// are the poses every-tick evaluation gives; the entities it skips advance all the same.
+struct PoseByTick {
+  std::mutex mutex;
+  uint64_t tick = 0;
+  std::map<std::pair<uint64_t, EntityId>, uint64_t> hashes;  // (tick, id) -> pose hash
+  static void observe(void* context, std::size_t /*index*/, EntityId id,
+                      std::span<const Transform> pose, unsigned /*worker*/) {
+    auto& log = *static_cast<PoseByTick*>(context);
+    const std::lock_guard lock(log.mutex);
+    log.hashes[{log.tick, id}] = hash_pose(pose);
+  }
+  // A third of the entities, a different third each tick.
+  static bool every_third(void* context, std::size_t /*index*/, EntityId id) {
+    return (id + static_cast<PoseByTick*>(context)->tick) % 3 == 0;
+  }
+};
+
+TEST(Determinism, AWorldWithoutPalettesEvaluatesOnlyThePosesItsObserverWants) {
+  const WorldOptions poses_only{60, 2, /*hash_palettes=*/false, /*palettes=*/false};
+  ScriptedWorld full(1), demand(poses_only), unobserved(poses_only);
+  PoseByTick all, some;
+  full.w.world.set_local_pose_observer(&PoseByTick::observe, &all);
+  demand.w.world.set_local_pose_observer(&PoseByTick::observe, &some, &PoseByTick::every_third);
+  for (uint64_t tick = 0; tick < 120; ++tick) {
+    all.tick = some.tick = tick;
+    for (ScriptedWorld* s : {&full, &demand, &unobserved}) {
+      s->script->submit_for(s->w.world, tick);
+      s->w.world.tick();
+    }
+    ASSERT_EQ(demand.w.world.snapshot(), full.w.world.snapshot()) << "tick " << tick;
+    ASSERT_EQ(unobserved.w.world.snapshot(), full.w.world.snapshot()) << "tick " << tick;
+  }
+  ASSERT_GT(some.hashes.size(), 120u * 3u);
+  EXPECT_LT(some.hashes.size(), all.hashes.size() / 2);
+  for (const auto& [key, hash] : some.hashes) {
+    ASSERT_EQ((key.second + key.first) % 3, 0u);
+    const auto it = all.hashes.find(key);
+    ASSERT_NE(it, all.hashes.end()) << "tick " << key.first << " entity " << key.second;
+    EXPECT_EQ(hash, it->second) << "tick " << key.first << " entity " << key.second;
+  }
+  EXPECT_EQ(demand.w.world.stats().poses_evaluated, some.hashes.size());
+  EXPECT_EQ(full.w.world.stats().poses_evaluated, all.hashes.size());
+  EXPECT_EQ(unobserved.w.world.stats().poses_evaluated, 0u);
+  EXPECT_EQ(demand.w.world.stats().evaluation_failures, 0u);
 }
 
 TEST(Determinism, RunningTwiceGivesTheSameHashes) {

@@ -40,9 +40,11 @@ struct WorldOptions {
   // Benchmarks of the pose path alone turn it off. Implies `palettes`.
   bool hash_palettes = true;
   // Local-to-model and the skinning palette of every entity each tick. Off (with hash_palettes
-  // off too), a tick evaluates local poses only: what the pose observer receives and what the
-  // server streams. palette() then keeps the identity matrices an entity is spawned with, and
-  // world_hash_of_palettes() hashes those.
+  // off too), a tick evaluates local poses only, and only for the pose observer: the entities
+  // it asks for (set_local_pose_observer), none without an observer. Clip times, fades and
+  // commands advance for every entity all the same, so what is evaluated is what every tick
+  // would have given. palette() then keeps the identity matrices an entity is spawned with,
+  // and world_hash_of_palettes() hashes those.
   bool palettes = true;
 };
 
@@ -51,6 +53,7 @@ struct WorldStats {
   uint64_t commands_rejected = 0;  // invalid for the world's state (unknown entity, clip, ...)
   uint64_t commands_late = 0;      // queued for a tick already run; applied at the next one
   uint64_t evaluation_failures = 0;  // entity-ticks whose palette could not be computed
+  uint64_t poses_evaluated = 0;      // entity-ticks whose local pose was evaluated
   std::string last_rejection;       // why the last rejected command was rejected
 };
 
@@ -100,14 +103,21 @@ class World {
 
   // Optional hook into the evaluation pass: called for every entity tick() evaluates
   // successfully, with the local pose (node count TRS) it just computed, before its palette.
-  // Runs on the evaluation threads (worker < threads()); each worker covers a fixed index
-  // range, so an observer that writes only per-index and per-worker data needs no locks.
-  // `index` is the entity's index in id order (as entity_id_at). The pose span is valid only
-  // during the call. nullptr removes it. Set between ticks, from the thread that ticks.
-  // (Used by the server to quantise each pose once, inside the parallel pass.)
+  // Runs on the evaluation threads (worker < threads()); each index is visited by exactly one
+  // worker, so an observer that writes only per-index and per-worker data needs no locks.
+  // `index` is the entity's index in id order (as entity_id_at) after this tick's commands.
+  // The pose span is valid only during the call. nullptr removes it. Set between ticks, from
+  // the thread that ticks. (Used by the server to quantise each pose once, inside the
+  // parallel pass.)
+  // `interest` (optional) says which entities a World without palettes (WorldOptions) needs
+  // to evaluate this tick: called on the evaluation threads, before the entity is evaluated,
+  // with the same context, index and id; null means every entity. A World computing palettes
+  // evaluates (and observes) every entity whatever it says.
   using LocalPoseObserver = void (*)(void* context, std::size_t index, EntityId id,
                                      std::span<const Transform> local_pose, unsigned worker);
-  void set_local_pose_observer(LocalPoseObserver observer, void* context);
+  using PoseInterest = bool (*)(void* context, std::size_t index, EntityId id);
+  void set_local_pose_observer(LocalPoseObserver observer, void* context,
+                               PoseInterest interest = nullptr);
 
   unsigned threads() const;
   void set_threads(unsigned threads);  // takes effect at once; results do not change
