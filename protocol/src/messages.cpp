@@ -62,20 +62,22 @@ class Encoder {
                                    m.send_rate_hz, m.server_tick, vec)
                       .Union());
   }
-  Result<std::vector<uint8_t>> operator()(const Snapshot& m) {
+  Result<std::vector<uint8_t>> operator()(const Snapshot& m) { return snapshot(m, m.entities); }
+  // A Snapshot with `entities` as its records (m.entities is not read).
+  Result<std::vector<uint8_t>> snapshot(const Snapshot& m, std::span<const EntityPose> entities) {
     if (m.part_count == 0 || m.part_index >= m.part_count) {
       return field_error("snapshot", "part_index " + std::to_string(m.part_index) +
                                          " is not below part_count " +
                                          std::to_string(m.part_count));
     }
-    if (m.entities.size() > std::numeric_limits<uint16_t>::max()) {
+    if (entities.size() > std::numeric_limits<uint16_t>::max()) {
       return field_error("snapshot", "more than 65535 records");
     }
     std::vector<w::EntityRecord> records;
-    records.reserve(m.entities.size());
+    records.reserve(entities.size());
     std::size_t pose_bytes = 0;
-    for (std::size_t i = 0; i < m.entities.size(); ++i) {
-      const EntityPose& e = m.entities[i];
+    for (std::size_t i = 0; i < entities.size(); ++i) {
+      const EntityPose& e = entities[i];
       if (e.pose.size() > std::numeric_limits<uint16_t>::max()) {
         return field_error("snapshot", "records[" + std::to_string(i) + "]: pose over 65535 bytes");
       }
@@ -84,7 +86,7 @@ class Encoder {
     }
     uint8_t* poses_data = nullptr;
     const auto poses = fbb_.CreateUninitializedVector(pose_bytes, &poses_data);
-    for (const EntityPose& e : m.entities) {
+    for (const EntityPose& e : entities) {
       if (!e.pose.empty()) std::memcpy(poses_data, e.pose.data(), e.pose.size());
       poses_data += e.pose.size();
     }
@@ -384,6 +386,12 @@ const char* to_string(ReplayAction action) {
 Result<std::vector<uint8_t>> encode_message(const Message& message) {
   Encoder encoder;
   return std::visit(encoder, message);
+}
+
+Result<std::vector<uint8_t>> encode_snapshot(const Snapshot& header,
+                                             std::span<const EntityPose> entities) {
+  Encoder encoder;
+  return encoder.snapshot(header, entities);
 }
 
 Result<Message> decode_message(std::span<const uint8_t> bytes) {

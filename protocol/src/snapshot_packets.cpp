@@ -75,9 +75,8 @@ Result<std::vector<std::vector<uint8_t>>> encode_snapshot_packets(
   part.part_count = static_cast<uint8_t>(groups.size());
   for (std::size_t g = 0; g < groups.size(); ++g) {
     part.part_index = static_cast<uint8_t>(g);
-    part.entities.assign(entities.begin() + static_cast<std::ptrdiff_t>(groups[g].first),
-                         entities.begin() + static_cast<std::ptrdiff_t>(groups[g].second));
-    auto encoded = encode_message(Message{part});
+    auto encoded = encode_snapshot(
+        part, entities.subspan(groups[g].first, groups[g].second - groups[g].first));
     if (!encoded) return encoded.error();
     if (encoded.value().size() > max_packet_bytes) {
       return Error{"snapshot packets: internal size bound exceeded (" +

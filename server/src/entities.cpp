@@ -390,7 +390,11 @@ void Server::Impl::sync_entities(uint32_t tick) {
     Staged& s = staged[i];
     if (!s.valid || s.id != entities[i].id) continue;
     EntityRecord& entity = entities[i];
-    std::swap(entity.current, s.pose);
+    // The values change hands (the staging slot keeps a buffer for its next pose); the recipe
+    // is copied once (std::swap of a QuantizedPose would move its 248-byte recipe three times).
+    entity.current.values.swap(s.pose.values);
+    entity.current.off_layout = s.pose.off_layout;
+    entity.current.recipe = s.pose.recipe;
     entity.current_in_history = false;
     entity.current_tick = tick;
     if (entity.current.recipe.count > 0) {
@@ -425,11 +429,13 @@ void Server::Impl::commit_encoded(SendScratch& scratch, uint32_t tick, uint32_t 
     if (entity.sent_this_tick) {
       if (entity.history_size == kMaxHistory) entity.drop_oldest_history();
       // The pose moves into the history (with its recipe: the next records predict clip times
-      // from it); `current` takes the recycled slot's buffers. Swapped, not copied: a copy
-      // writes a cold kilobyte per entity and was most of this phase at 10,000 entities.
+      // from it); `current` takes the recycled slot's value buffer. The values are swapped, not
+      // copied: a copy writes a cold kilobyte per entity.
       HistoryEntry& slot = entity.push_history();
       slot.tick = tick;
-      std::swap(slot.pose, entity.current);
+      slot.pose.values.swap(entity.current.values);
+      slot.pose.off_layout = entity.current.off_layout;
+      slot.pose.recipe = entity.current.recipe;
       entity.current_in_history = true;
       entity.sent_this_tick = false;
     }

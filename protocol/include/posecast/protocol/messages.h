@@ -214,6 +214,10 @@ using Message = std::variant<ClientHello, ServerChallenge, ChallengeResponse, We
 // records, part_index >= part_count. Does not enforce kMaxPacketBytes: use
 // encode_snapshot_packets() (snapshot_packets.h) for snapshots.
 Result<std::vector<uint8_t>> encode_message(const Message& message);
+// encode_message(Snapshot) of `header` with `entities` as its records (header.entities is not
+// read): the same bytes, without copying the records into a Message first.
+Result<std::vector<uint8_t>> encode_snapshot(const Snapshot& header,
+                                             std::span<const EntityPose> entities);
 
 // Parses one datagram. Any input (empty, truncated, random, malicious) gives a Message or an
 // Error such as "message: snapshot: records[3]: pose bytes run past the pose data".
