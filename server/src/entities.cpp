@@ -256,8 +256,8 @@ void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId 
     if (entity.current_tick != kNoTick) reference = &entity.last_quantized();
   } else {
     if (!impl.quantize_unknown) return;
-    const sim::EntityState* state = impl.world->find_entity(id);
-    if (state == nullptr || state->model >= impl.format_of.size() ||
+    const sim::EntityState* state = impl.world->entity_at(index);
+    if (state == nullptr || state->id != id || state->model >= impl.format_of.size() ||
         state->rig >= impl.format_of[state->model].size()) {
       return;
     }
@@ -273,9 +273,11 @@ void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId 
   staged.pose.recipe = protocol::PoseRecipe{};
   if (staged.valid && impl.options.attach_recipes) {
     // The entity's state is the one this pass just evaluated (the worker advances it after
-    // this call), and only this worker touches it.
-    const sim::EntityState* state = impl.world->find_entity(id);
-    if (state != nullptr) base_layer_recipe(*state, *impl.format_rig[format], staged.pose.recipe);
+    // this call), and only this worker touches it. By index: a search costs a miss per probe.
+    const sim::EntityState* state = impl.world->entity_at(index);
+    if (state != nullptr && state->id == id) {
+      base_layer_recipe(*state, *impl.format_rig[format], staged.pose.recipe);
+    }
   }
 }
 

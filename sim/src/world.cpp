@@ -298,6 +298,10 @@ std::span<const glm::mat4> World::palette(EntityId id) const {
   return impl_->entities[i].palette;
 }
 
+const EntityState* World::entity_at(std::size_t index) const {
+  return index < impl_->entities.size() ? &impl_->entities[index].state : nullptr;
+}
+
 const EntityState* World::find_entity(EntityId id) const {
   const std::size_t i = impl_->find(id);
   return i == impl_->entities.size() ? nullptr : &impl_->entities[i].state;

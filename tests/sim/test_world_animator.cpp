@@ -338,6 +338,9 @@ TEST(Animator, MembershipVersionChangesOnlyWhenEntitiesComeOrGo) {
   ASSERT_TRUE(w.world.restore(one_entity));
   EXPECT_NE(w.world.membership_version(), version);
   EXPECT_EQ(w.world.entity_count(), 1u);
+  ASSERT_NE(w.world.entity_at(0), nullptr);
+  EXPECT_EQ(w.world.entity_at(0), w.world.find_entity(1));
+  EXPECT_EQ(w.world.entity_at(1), nullptr);
 }
 
 TEST(Animator, PerEntityStateOfATwoClipBlendIsSmall) {
