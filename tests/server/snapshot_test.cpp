@@ -308,6 +308,35 @@ TEST_F(Snapshots, SubscribedInterestSendsOnlyThoseEntities) {
   }
 }
 
+// The World evaluates only the poses a due client may receive (docs/server.md, "One tick"):
+// the subscribed entities on the client's send ticks, and each of those snapshots has both.
+TEST_F(Snapshots, OnlyThePosesASnapshotNeedsAreEvaluated) {
+  start();
+  auto ids = spawn_crowd(6);
+  RawClient& client = add_client();
+  const uint32_t id = connect(client, 1).client_id;
+  ASSERT_NE(id, 0u);
+  server->set_interest(id, server::Interest{{ids[1], ids[4]}, false, {}, 0});
+  step(4);
+  const std::size_t before = client.all<protocol::Snapshot>().size();
+  const uint64_t evaluated_before = server->world().stats().poses_evaluated;
+  step(30);
+  const uint64_t evaluated = server->world().stats().poses_evaluated - evaluated_before;
+  auto snapshots = client.all<protocol::Snapshot>();
+  const std::size_t sent = snapshots.size() - before;
+  ASSERT_GE(sent, 9u);  // 30 ticks at 20 of 60 Hz
+  for (std::size_t i = before; i < snapshots.size(); ++i) {
+    std::set<uint32_t> in_snapshot;
+    for (const auto& e : snapshots[i].entities) in_snapshot.insert(e.entity_id);
+    EXPECT_EQ(in_snapshot, (std::set<uint32_t>{ids[1], ids[4]})) << "snapshot " << i;
+  }
+  // Two poses per send tick; a snapshot still in flight at either end of the window may
+  // shift the count by one tick.
+  EXPECT_GE(evaluated, 2 * (sent - 1));
+  EXPECT_LE(evaluated, 2 * (sent + 1));
+  EXPECT_EQ(server->world().stats().evaluation_failures, 0u);
+}
+
 TEST_F(Snapshots, RadiusInterestSendsEntitiesWithinTheRadius) {
   start();
   auto ids = spawn_crowd(6);  // x = 0, 2, ..., 10
