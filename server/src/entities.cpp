@@ -179,7 +179,7 @@ void Server::Impl::prepare_quantization(uint32_t tick) {
   bool everything = false;
   for (const uint32_t i : wanted_indices) record_wanted[i] = 0;
   wanted_indices.clear();
-  record_wanted.resize(entities.size());  // a no-op but after a sync that changed the records
+  record_wanted.resize(entities.size());  // sync_entities keeps it sized; a guard
   const auto want = [&](std::size_t i) {
     if (record_wanted[i] != 0) return;
     record_wanted[i] = 1;

@@ -25,18 +25,18 @@ struct PassContext {
   std::atomic<std::size_t> next_unclaimed{0};
 };
 
+// Whether the pass evaluates entity `index` when it computes no palettes: only for the
+// observer, and only what it asks for.
+bool needs_pose(const World::Impl& impl, std::size_t index, EntityId id) {
+  if (impl.pose_observer == nullptr) return false;
+  return impl.pose_interest == nullptr || impl.pose_interest(impl.pose_observer_context, index, id);
+}
+
 // One worker's part of the evaluation pass: chunks of entities claimed in index order, its own
 // scratch buffers. Which worker evaluates an entity never changes the entity's results (they
 // depend on the entity's own state and the shared assets only; the scratch buffers are
 // overwritten before they are read), so any claiming order gives the same bits: the
 // thread-count tests compare 1 and 2 threads tick by tick.
-// Whether the pass evaluates entity `index` when it computes no palettes: only for the
-// observer, and only what it asks for.
-bool pose_wanted(const World::Impl& impl, std::size_t index, EntityId id) {
-  if (impl.pose_observer == nullptr) return false;
-  return impl.pose_interest == nullptr || impl.pose_interest(impl.pose_observer_context, index, id);
-}
-
 void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
   PassContext& pass = *static_cast<PassContext*>(context);
   World::Impl& impl = *pass.impl;
@@ -48,10 +48,9 @@ void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
     const std::size_t begin = pass.next_unclaimed.fetch_add(kClaimedEntities, std::memory_order_relaxed);
     if (begin >= count) return;
     const std::size_t end = std::min(count, begin + kClaimedEntities);
-    // Batches of up to kPaletteBatchSize entities that share a rig (evaluate_batch): every
-    // entity, consecutive ones, when palettes are computed; else the ones the observer wants
-    // (palette batches need consecutive entities only for their memory order; without
-    // palettes a batch is just a group of local poses).
+    // Batches of up to kPaletteBatchSize entities that share a rig (evaluate_batch), in index
+    // order: every entity when palettes are computed, else only those the observer wants (the
+    // others just advance).
     for (std::size_t next = begin; next < end;) {
       Entity* batch[kPaletteBatchSize];
       std::size_t indices[kPaletteBatchSize];
@@ -59,7 +58,7 @@ void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
       const Rig* rig = nullptr;
       for (; next < end && size < kPaletteBatchSize; ++next) {
         Entity& entity = impl.entities[next];
-        if (!palettes && !pose_wanted(impl, next, entity.state.id)) {
+        if (!palettes && !needs_pose(impl, next, entity.state.id)) {
           entity.failed = false;
           advance_entity(entity.state, *entity.rig, pass.dt_us);  // not evaluated this tick
           continue;
