@@ -291,26 +291,10 @@ TEST_F(Snapshots, AnIdDespawnedAndSpawnedInOneTickIsANewGeneration) {
   EXPECT_EQ(client.decode_failures, 0u) << client.first_failure;
 }
 
-TEST_F(Snapshots, SubscribedInterestSendsOnlyThoseEntities) {
-  start();
-  auto ids = spawn_crowd(6);
-  RawClient& client = add_client();
-  const uint32_t id = connect(client, 1).client_id;
-  ASSERT_NE(id, 0u);
-  server->set_interest(id, server::Interest{{ids[1], ids[4]}, false, {}, 0});
-  step(2);
-  const std::size_t before = client.all<protocol::Snapshot>().size();
-  step(30);
-  auto snapshots = client.all<protocol::Snapshot>();
-  ASSERT_GT(snapshots.size(), before);
-  for (std::size_t i = before; i < snapshots.size(); ++i) {
-    for (const auto& e : snapshots[i].entities) EXPECT_TRUE(e.entity_id == ids[1] || e.entity_id == ids[4]);
-  }
-}
-
-// The World evaluates only the poses a due client may receive (docs/server.md, "One tick"):
-// the subscribed entities on the client's send ticks, and each of those snapshots has both.
-TEST_F(Snapshots, OnlyThePosesASnapshotNeedsAreEvaluated) {
+// A subscribed client gets exactly its entities in every snapshot, and the World evaluates
+// only the poses a due client may receive (docs/server.md, "One tick"): those two entities on
+// the client's send ticks.
+TEST_F(Snapshots, SubscribedInterestSendsAndEvaluatesOnlyThoseEntities) {
   start();
   auto ids = spawn_crowd(6);
   RawClient& client = add_client();
