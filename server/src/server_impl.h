@@ -307,6 +307,7 @@ struct Server::Impl {
   std::vector<SendScratch> send_scratch;  // [worker]
   std::optional<sim::WorkerPool> send_pool;
   std::vector<ClientSession*> due_clients;
+  std::atomic<std::size_t> next_due_client{0};  // build_snapshots' claim counter
   uint32_t sending_tick = 0;
   int64_t sending_now_us = 0;
   // One spin lock per entity guarding its encoding cache while clients are built in parallel.

@@ -127,10 +127,14 @@ bool Server::Impl::encode_record(std::size_t index, const EncodedVariant& key, S
   return true;
 }
 
-void Server::Impl::build_snapshots(void* context, unsigned worker, unsigned workers) {
+void Server::Impl::build_snapshots(void* context, unsigned worker, unsigned /*workers*/) {
   Impl& impl = *static_cast<Impl*>(context);
-  const sim::IndexRange range = sim::partition_range(impl.due_clients.size(), worker, workers);
-  for (std::size_t i = range.begin; i < range.end; ++i) {
+  // Clients are claimed one at a time from a shared counter, not in fixed halves: a worker
+  // whose vCPU is slowed or busy (the host's, or the kernel's network work) takes fewer, and
+  // the phase ends when the work does. Which worker builds a client changes no byte.
+  for (;;) {
+    const std::size_t i = impl.next_due_client.fetch_add(1, std::memory_order_relaxed);
+    if (i >= impl.due_clients.size()) return;
     impl.send_snapshot(*impl.due_clients[i], impl.sending_tick, impl.sending_now_us, impl.send_scratch[worker]);
   }
 }
@@ -170,6 +174,7 @@ void Server::Impl::send_snapshots(uint32_t tick, int64_t now_us) {
   sending_tick = tick;
   sending_now_us = now_us;
   const auto build_start = std::chrono::steady_clock::now();
+  next_due_client.store(0, std::memory_order_relaxed);
   send_pool->run(&Server::Impl::build_snapshots, this);
   const auto send_start = std::chrono::steady_clock::now();
   for (ClientSession* client : due_clients) {
