@@ -1,6 +1,5 @@
 #include "posecast/palette.h"
 
-
 #include "affine_kernels.h"
 #include "posecast/transform.h"
 

@@ -142,27 +142,6 @@ POSECAST_INLINE void store_palettes(const Lanes12& m, glm::mat4* const* palettes
   }
 }
 
-// Bit e set when lane e of the scratch matrices at `node_floats` is bit for bit the identity
-// (is_exact_identity's test: a memcmp, so -0.0 is not 0.0; row 3 is implied). Compared as
-// integers, twelve vector compares instead of gathering each lane's matrix.
-uint32_t identity_lanes(const float* node_floats) {
-  Int8 all = detail::splat8(0.0f) == detail::splat8(0.0f);  // all ones
-  for (int c = 0; c < 4; ++c) {
-    for (int r = 0; r < 3; ++r) {
-      Int8 bits;
-      std::memcpy(&bits, node_floats + (c * 3 + r) * kBatchLanes, sizeof bits);
-      const float expected = c == r ? 1.0f : 0.0f;
-      Int8 expected_bits;
-      const Float8 splat = detail::splat8(expected);
-      std::memcpy(&expected_bits, &splat, sizeof expected_bits);
-      all &= bits == expected_bits;
-    }
-  }
-  uint32_t mask = 0;
-  for (std::size_t e = 0; e < kBatchLanes; ++e) mask |= all[e] != 0 ? 1u << e : 0u;
-  return mask;
-}
-
 // Lane e of the scratch matrices of `node` as a glm::mat4 (row 3 exactly (0, 0, 0, 1)).
 glm::mat4 lane_matrix(const float* node_floats, std::size_t e) {
   glm::mat4 m(1.0f);
@@ -292,11 +271,10 @@ uint32_t PaletteBatchJob::Run() const {
   bool any_mesh = false;
   if (skeleton->mesh_node != -1) {
     const float* mesh_floats = scratch.data() + static_cast<std::size_t>(skeleton->mesh_node) * kFloatsPerNode;
-    const uint32_t identity = identity_lanes(mesh_floats);
     for (std::size_t e = 0; e < kBatchLanes; ++e) {
       mesh_inverse[e] = glm::mat4(1.0f);
-      if ((identity & (1u << e)) != 0) continue;  // is_exact_identity(lane e)
       const glm::mat4 world = lane_matrix(mesh_floats, e);
+      if (is_exact_identity(world)) continue;
       if (!affine_inverse(world, mesh_inverse[e])) {
         written &= ~(1u << e);
         continue;
