@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
     NetworkSourceOptions network;
     network.server = options.connect;
     if (!options.models_dir.empty()) network.models_dirs.push_back(options.models_dir);
+    network.evaluate_recipes = !options.interpolate_poses;
     Result<std::unique_ptr<NetworkPoseSource>> remote = NetworkPoseSource::create(network);
     if (!remote) return fail(remote.error().message, kExitUsage);
     // Connect (and wait for the first entities) before the run frames its camera on them.

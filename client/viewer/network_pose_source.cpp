@@ -54,6 +54,7 @@ Result<std::unique_ptr<NetworkPoseSource>> NetworkPoseSource::create(NetworkSour
   client_options.assets = source->assets_;
   client_options.asset_dirs = std::move(options.models_dirs);
   client_options.load_missing_assets = true;
+  client_options.present.evaluate_recipes = options.evaluate_recipes;
   source->client_ = std::make_unique<client::NetClient>(source->io_, std::move(client_options));
   return source;
 }
@@ -169,6 +170,8 @@ void NetworkPoseSource::update_panel(double decode_ms) {
   panel_.delay_ms.push(static_cast<float>(stats.delay_ms));
   panel_.buffer_depth.push(static_cast<float>(stats.buffer_depth));
   panel_.decode_ms.push(static_cast<float>(decode_ms));
+  entity_frames_ += client_->entities().size();
+  recipe_frames_ += stats.from_recipes;
   const std::vector<uint32_t>& owned = client_->session_status().owned;
   if (owned.empty()) {
     panel_.control = "owns no entity (start the server with --grant N to drive one)";
@@ -314,7 +317,9 @@ std::string NetworkPoseSource::describe() const {
   char timing[96];
   std::snprintf(timing, sizeof timing, "rtt %.1f ms, delay %.1f ms", stats.rtt_ms, stats.delay_ms);
   return "server " + address_ + ", " + std::to_string(entities_.size()) + " entit" +
-         (entities_.size() == 1 ? "y" : "ies") + ", " + timing;
+         (entities_.size() == 1 ? "y" : "ies") + ", " + timing + ", " +
+         std::to_string(recipe_frames_) + " of " + std::to_string(entity_frames_) +
+         " entity-frames from clip recipes";
 }
 
 }  // namespace posecast::viewer

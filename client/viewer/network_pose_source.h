@@ -1,6 +1,8 @@
 #pragma once
 // NetworkPoseSource: --connect HOST:PORT. Entities come from a live posecast-server through
-// posecast::client::NetClient (decoded, interpolated palettes; the viewer evaluates no clips).
+// posecast::client::NetClient: decoded palettes, and between snapshots either the server's clip
+// recipes evaluated at the render time (the default: the server's own pose, exact) or the
+// decoded poses interpolated (evaluate_recipes = false: no clip is ever sampled).
 //
 // Time: the server streams in real time, so this source ignores the viewer's frame clock and
 // drives the client with std::chrono::steady_clock. Headless network runs are therefore paced
@@ -31,6 +33,7 @@ struct NetworkSourceOptions {
   std::string server;                   // "HOST:PORT" (net::parse_endpoint)
   std::vector<std::string> models_dirs; // where manifest models not generated are looked for
   int64_t first_frame_timeout_us = 5'000'000;  // connect + first entity, else update() fails
+  bool evaluate_recipes = true;  // PresentSettings::evaluate_recipes of the client
 };
 
 class NetworkPoseSource final : public PoseSource {
@@ -89,6 +92,10 @@ class NetworkPoseSource final : public PoseSource {
   std::vector<render::RenderEntity> entities_;
 
   NetworkPanel panel_;
+  // Entities presented, and of them shown from a render-time recipe, summed over the frames
+  // after the first (describe() reports them; with evaluate_recipes off the second stays 0).
+  uint64_t entity_frames_ = 0;
+  uint64_t recipe_frames_ = 0;
   uint32_t selected_owned_ = 0;             // index into the owned list
   std::map<uint32_t, int32_t> speed_q16_;   // speed last sent per owned entity (16.16)
   std::map<uint32_t, std::string> clip_;    // clip last sent per owned entity

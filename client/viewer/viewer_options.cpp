@@ -9,12 +9,16 @@ const char kViewerUsage[] =
     "usage: posecast-viewer --model FILE|gen-rig:N [--clip NAME|INDEX|rest] [--count N]\n"
     "                       [--frames N] [--screenshot OUT.png] [--stats]\n"
     "                       [--width W] [--height H] [--shader-dir DIR] [--overlay]\n"
-    "       posecast-viewer --connect HOST:PORT [--models-dir DIR] (same display options)\n"
+    "       posecast-viewer --connect HOST:PORT [--models-dir DIR] [--interpolate-poses]\n"
+    "                       (same display options)\n"
     "  --model       a .gltf/.glb file, or gen-rig:N for the generated rig with N joints\n"
     "  --connect     show what a live posecast-server streams (models from its welcome manifest:\n"
     "                gen-rig:N generated, files looked up by name under --models-dir). Entities\n"
     "                are placed on a grid by entity id; headless runs are paced to real time\n"
     "  --models-dir  --connect: folder holding the server's model files\n"
+    "  --interpolate-poses  --connect: between snapshots, interpolate the decoded poses instead\n"
+    "                of evaluating the server's clip recipes at the render time (the default;\n"
+    "                exact but it samples clips: docs/client.md)\n"
     "  --act         headless: FRAME:ACTION[,...] presses a session key before that frame\n"
     "                (idle walk run wave faster slower next-owned replay-toggle replay-step\n"
     "                replay-back replay-forward replay-slower replay-faster)\n"
@@ -67,6 +71,10 @@ Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
       options.overlay = true;
       continue;
     }
+    if (arg == "--interpolate-poses") {
+      options.interpolate_poses = true;
+      continue;
+    }
     if (arg.rfind("--", 0) != 0) return Error{"unexpected argument '" + arg + "' (see --help)"};
     const std::string name = arg.substr(2);
     static const char* const kWithValue[] = {"model", "clip",  "count",  "frames",
@@ -116,6 +124,9 @@ Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
   }
   if (!options.models_dir.empty() && options.connect.empty()) {
     return Error{"--models-dir: only with --connect"};
+  }
+  if (options.interpolate_poses && options.connect.empty()) {
+    return Error{"--interpolate-poses: only with --connect"};
   }
   if (!options.screenshot.empty() && !frames_given) options.frames = 1;
   return options;

@@ -27,6 +27,9 @@ struct ViewerOptions {
   int height = 720;
   std::string shader_dir;     // load shaders/*.glsl from here instead of the embedded copies
   bool overlay = false;       // headless: draw the debug overlay into the images too
+  // --connect: show interpolated decoded poses only, never evaluating the server's clip
+  // recipes at render time (docs/client.md, "Thin client and render-time recipes").
+  bool interpolate_poses = false;
   std::vector<ScriptedAction> actions;  // headless: --act FRAME:ACTION,... (the keys, scripted)
   bool help = false;
 

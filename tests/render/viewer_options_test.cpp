@@ -71,6 +71,12 @@ TEST(ViewerOptionsTest, ConnectExcludesModelAndTakesModelsDirAndScriptedKeys) {
   EXPECT_EQ(parse({"--connect", "h:1", "--model", "gen-rig:4"}).error().message,
             "--model and --connect exclude each other: give exactly one");
   EXPECT_EQ(parse({"--model", "gen-rig:4", "--models-dir", "x"}).error().message, "--models-dir: only with --connect");
+  EXPECT_FALSE(o->interpolate_poses);  // render-time recipes by default
+  Result<ViewerOptions> interpolating = parse({"--connect", "h:1", "--interpolate-poses"});
+  ASSERT_TRUE(interpolating.ok()) << interpolating.error().message;
+  EXPECT_TRUE(interpolating->interpolate_poses);
+  EXPECT_EQ(parse({"--model", "gen-rig:4", "--interpolate-poses"}).error().message,
+            "--interpolate-poses: only with --connect");
   EXPECT_EQ(parse({"--connect", "h:1", "--act", "5:jump"}).error().message.rfind("--act: unknown action 'jump'", 0), 0u);
   EXPECT_EQ(parse({"--connect", "h:1", "--act", "x:run"}).error().message, "--act: 'x' is not a frame number");
   EXPECT_EQ(parse({"--connect", "h:1", "--act", "run"}).error().message, "--act: 'run' is not FRAME:ACTION");
