@@ -11,6 +11,15 @@ uniform vec3 u_background;
 
 out vec4 o_color;
 
+// Gamma 2.2 encoding, x^(1/2.2) on [0, 1], as 0.955040 sqrt(x) + 0.095503 x^(1/4) - 0.051163 x:
+// two square roots instead of pow's log2 and exp2, which were most of the grid's cost on
+// llvmpipe. Least-squares fit; within 0.0041 of x^(1/2.2), so an 8-bit channel is off by at
+// most 1 (in 7.6 % of values). The renderer's clear colour uses the same formula.
+vec3 gamma_encode(vec3 linear) {
+  vec3 root2 = sqrt(linear);
+  return 0.955040 * root2 + 0.095503 * sqrt(root2) - 0.051163 * linear;
+}
+
 float line_coverage(vec2 coord) {
   vec2 width = fwidth(coord);
   vec2 distance_to_line = abs(fract(coord - 0.5) - 0.5) / max(width, vec2(1e-6));
@@ -31,5 +40,5 @@ void main() {
   color = mix(color, vec3(0.25, 0.35, 0.85), z_axis);
   float radius = length(v_world_position.xz - u_grid_center.xz) / u_grid_extent;
   float fade = 1.0 - smoothstep(0.6, 1.0, radius);
-  o_color = vec4(pow(mix(u_background, color, fade), vec3(1.0 / 2.2)), 1.0);
+  o_color = vec4(gamma_encode(mix(u_background, color, fade)), 1.0);
 }

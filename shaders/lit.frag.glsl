@@ -14,6 +14,15 @@ uniform vec3 u_camera_position;
 
 out vec4 o_color;
 
+// Gamma 2.2 encoding, x^(1/2.2) on [0, 1], as 0.955040 sqrt(x) + 0.095503 x^(1/4) - 0.051163 x:
+// two square roots instead of pow's log2 and exp2, which were most of the grid's cost on
+// llvmpipe. Least-squares fit; within 0.0041 of x^(1/2.2), so an 8-bit channel is off by at
+// most 1 (in 7.6 % of values). The renderer's clear colour uses the same formula.
+vec3 gamma_encode(vec3 linear) {
+  vec3 root2 = sqrt(linear);
+  return 0.955040 * root2 + 0.095503 * sqrt(root2) - 0.051163 * linear;
+}
+
 void main() {
   vec3 n = v_world_normal;
   float n_length = length(n);
@@ -31,8 +40,15 @@ void main() {
   float diffuse = max(dot(n, u_light_direction), 0.0);
   vec3 view = normalize(u_camera_position - v_world_position);
   vec3 half_vector = normalize(view + u_light_direction);
-  float specular = diffuse > 0.0 ? pow(max(dot(n, half_vector), 0.0), 32.0) * 0.15 : 0.0;
+  // pow(h, 32) as five squarings (pow is log2 + exp2 on llvmpipe).
+  float h2 = max(dot(n, half_vector), 0.0);
+  h2 *= h2;
+  h2 *= h2;
+  h2 *= h2;
+  h2 *= h2;
+  h2 *= h2;
+  float specular = diffuse > 0.0 ? h2 * 0.15 : 0.0;
 
   vec3 linear = base.rgb * (ambient + vec3(0.85) * diffuse) + vec3(specular);
-  o_color = vec4(pow(clamp(linear, 0.0, 1.0), vec3(1.0 / 2.2)), 1.0);
+  o_color = vec4(gamma_encode(clamp(linear, 0.0, 1.0)), 1.0);
 }

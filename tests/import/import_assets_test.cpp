@@ -86,6 +86,7 @@ TEST(ImportAssetDetails, FoxClipsAreNamedAndItsTextureIsAPng) {
   ASSERT_GE(r->images[0].bytes.size(), 8u);
   EXPECT_EQ(r->images[0].bytes[1], 'P');
   EXPECT_EQ(r->rigs[0].meshes[0].submeshes[0].base_color_image, 0);
+  EXPECT_FALSE(r->rigs[0].meshes[0].submeshes[0].double_sided);  // fox_material: single-sided
   // The memory entry point gives the same model from the same bytes.
   std::ifstream in(asset_path("Fox.glb"), std::ios::binary);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -84,6 +84,18 @@ TEST(ImportFile, ImagesKeepTheirEncodedBytes) {
   EXPECT_TRUE(r->warnings.empty());
 }
 
+TEST(ImportFile, MaterialDoubleSidedIsKeptPerPrimitiveAndDefaultsToFalse) {
+  for (const bool double_sided : {false, true}) {
+    SkinnedTriangle t;
+    t.b.json()["materials"] = {{{"pbrMetallicRoughness", {{"baseColorFactor", {1.0, 1.0, 1.0, 1.0}}}}}};
+    if (double_sided) t.b.json()["materials"][0]["doubleSided"] = true;
+    t.primitive()["material"] = 0;
+    Result<Model> r = import_doc(t.b);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->rigs[0].meshes[0].submeshes[0].double_sided, double_sided);
+  }
+}
+
 TEST(ImportFile, WithoutImagesTexturesAreDropped) {
   SkinnedTriangle t;
   t.b.json()["images"] = {{{"uri", "data:image/png;base64," + base64_encode({0x89, 'P', 'N', 'G', 1, 2, 3, 4})}}};

@@ -24,6 +24,7 @@ TEST(ImportMesh, TriangleAttributesIndicesAndDefaults) {
   EXPECT_EQ(m.submeshes[0].index_count, 3u);
   EXPECT_EQ(m.submeshes[0].base_color, glm::vec4(1.0f));
   EXPECT_EQ(m.submeshes[0].base_color_image, -1);
+  EXPECT_FALSE(m.submeshes[0].double_sided);  // no material: glTF's default, back faces culled
   EXPECT_EQ(m.joints[1], glm::u16vec4(1, 0, 0, 0));
   EXPECT_EQ(m.weights[1], glm::vec4(1, 0, 0, 0));
   EXPECT_EQ(m.joints[2], glm::u16vec4(0, 1, 0, 0));  // joints 0 and 1, 0.5 each (ties: lower joint first)

@@ -213,7 +213,7 @@ Result<GpuModel> GpuModel::upload(const Model& model, uint32_t max_joints,
       glBindVertexArray(0);
 
       for (const SubMesh& sub : mesh.submeshes) {
-        GpuSubMesh gpu_sub{sub.first_index, sub.index_count, sub.base_color, 0u};
+        GpuSubMesh gpu_sub{sub.first_index, sub.index_count, sub.base_color, 0u, sub.double_sided};
         const int32_t image = sub.base_color_image;
         if (image >= 0 && static_cast<std::size_t>(image) < model.images.size()) {
           const auto i = static_cast<std::size_t>(image);

@@ -20,9 +20,11 @@ Result<ShaderProgram> build_program(const ShaderSources& sources, const char* ve
                                {GL_FRAGMENT_SHADER, fragment_name, fragment.value()}});
 }
 
+// The shaders' gamma encoding (shaders/grid.frag.glsl: a two-square-root fit of x^(1/2.2)),
+// so the clear colour equals the grid's faded edge; `linear` in [0, 1].
 glm::vec3 gamma_encode(const glm::vec3& linear) {
-  return glm::vec3(std::pow(linear.x, 1.0f / 2.2f), std::pow(linear.y, 1.0f / 2.2f),
-                   std::pow(linear.z, 1.0f / 2.2f));
+  const glm::vec3 root2 = glm::sqrt(linear);
+  return 0.955040f * root2 + 0.095503f * glm::sqrt(root2) - 0.051163f * linear;
 }
 
 }  // namespace
@@ -165,7 +167,14 @@ Result<DrawStats> Renderer::draw(const FrameView& view, std::span<const RenderEn
   glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
   glEnable(GL_DEPTH_TEST);
   glDepthFunc(GL_LESS);
-  glDisable(GL_CULL_FACE);  // glTF double-sidedness is not tracked; draw both faces
+  // glTF: a material that is not doubleSided has its back faces culled (not in the wireframe
+  // view). Front faces wind counter-clockwise, clockwise under a transform whose determinant is
+  // negative (per entity, below). Culling is set per sub-mesh only when it changes.
+  glCullFace(GL_BACK);
+  glDisable(GL_CULL_FACE);
+  bool culling = false;
+  GLenum front_face = GL_CCW;
+  glFrontFace(front_face);
   const glm::mat4 view_projection = view.projection * view.view;
 
   if (options.grid) draw_grid(view, view_projection, options);
@@ -184,10 +193,27 @@ Result<DrawStats> Renderer::draw(const FrameView& view, std::span<const RenderEn
     const RenderEntity& e = entities[i];
     palettes_->bind(i, kPaletteBinding);
     glUniformMatrix4fv(su.model, 1, GL_FALSE, &e.world[0][0]);
+    // Winding from the determinant of `world` (placement x the mesh node's world: glTF's
+    // "node's global transform"). A palette that mirrors (negative joint scale) is not looked
+    // at: faces it turns over would be culled as back faces.
+    const GLenum entity_front = glm::determinant(glm::mat3(e.world)) < 0.0f ? GL_CW : GL_CCW;
+    if (entity_front != front_face) {
+      front_face = entity_front;
+      glFrontFace(front_face);
+    }
     for (const GpuMesh& mesh : models_[e.model].rigs()[e.rig].meshes) {
       glBindVertexArray(mesh.vertex_array);
       for (const GpuSubMesh& sub : mesh.submeshes) {
         if (sub.index_count == 0) continue;
+        // The wireframe debug view shows every triangle, back faces included.
+        if (const bool cull = !sub.double_sided && !options.wireframe; cull != culling) {
+          culling = cull;
+          if (culling) {
+            glEnable(GL_CULL_FACE);
+          } else {
+            glDisable(GL_CULL_FACE);
+          }
+        }
         glUniform4fv(su.base_color, 1, &sub.base_color[0]);
         if (sub.texture != bound_texture) {
           glBindTexture(GL_TEXTURE_2D, sub.texture);
@@ -203,6 +229,8 @@ Result<DrawStats> Renderer::draw(const FrameView& view, std::span<const RenderEn
     }
   }
   if (options.wireframe) glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
+  glDisable(GL_CULL_FACE);  // the skeleton lines and whatever draws next expect no culling
+  glFrontFace(GL_CCW);
   glBindVertexArray(0);
   glBindTexture(GL_TEXTURE_2D, 0);
 

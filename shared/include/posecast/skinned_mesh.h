@@ -18,6 +18,10 @@ struct SubMesh {
   uint32_t index_count = 0;
   glm::vec4 base_color{1.0f, 1.0f, 1.0f, 1.0f};  // material baseColorFactor
   int32_t base_color_image = -1;  // index into Model::images, -1 when untextured
+  // material.doubleSided (glTF default, and no material: false). False: back faces are culled
+  // (counter-clockwise front faces, clockwise under a transform with a negative determinant);
+  // true: both faces drawn and lit, a back face with its normal reversed.
+  bool double_sided = false;
 };
 
 struct SkinnedMesh {

@@ -22,6 +22,7 @@ struct MaterialInfo {
   glm::vec4 base_color{1.0f, 1.0f, 1.0f, 1.0f};
   int32_t image = -1;
   int texcoord_set = 0;
+  bool double_sided = false;  // material.doubleSided; the spec's default (and no material)
 };
 
 Result<MaterialInfo> material_info(const ImportContext& ctx, int material, const std::string& ppath,
@@ -31,6 +32,7 @@ Result<MaterialInfo> material_info(const ImportContext& ctx, int material, const
   const tinygltf::Model& m = ctx.gltf();
   if (material < 0 || static_cast<std::size_t>(material) >= m.materials.size())
     return ctx.error(ppath + ".material", "material index " + std::to_string(material) + " out of range");
+  info.double_sided = m.materials[static_cast<std::size_t>(material)].doubleSided;
   const std::string mpath = at("materials", static_cast<std::size_t>(material)) + ".pbrMetallicRoughness";
   const tinygltf::PbrMetallicRoughness& pbr = m.materials[static_cast<std::size_t>(material)].pbrMetallicRoughness;
   if (pbr.baseColorFactor.size() != 4)
@@ -208,6 +210,7 @@ Status add_primitive(const ImportContext& ctx, std::size_t mesh_index, std::size
   sub.first_index = static_cast<uint32_t>(mesh.indices.size());
   sub.base_color = material.value().base_color;
   sub.base_color_image = material.value().image;
+  sub.double_sided = material.value().double_sided;
   if (prim.indices == -1) {
     if (n % 3 != 0)
       return ctx.error(ppath + ".attributes.POSITION", std::to_string(n) +

@@ -39,6 +39,7 @@ struct GpuSubMesh {
   uint32_t index_count = 0;
   glm::vec4 base_color{1.0f};
   GLuint texture = 0;  // 0: untextured
+  bool double_sided = false;  // SubMesh::double_sided: no back-face culling
 };
 
 struct GpuMesh {
