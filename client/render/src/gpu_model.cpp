@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "posecast/render/vertex_welding.h"
 #include "posecast/transform.h"
 
 namespace posecast::render {
@@ -183,33 +184,38 @@ Result<GpuModel> GpuModel::upload(const Model& model, uint32_t max_joints,
       const std::string where = rig_name + ": mesh '" + mesh.name + "'";
       if (Status status = check_mesh(mesh, where, joint_count); !status) return status.error();
       GpuMesh& gpu = gpu_rig.meshes.emplace_back();
-      gpu.vertex_count = static_cast<uint32_t>(mesh.positions.size());
       for (const glm::vec3& p : mesh.positions) gpu_rig.bind_bounds.add(p);
 
-      glGenVertexArrays(1, &gpu.vertex_array);
-      glBindVertexArray(gpu.vertex_array);
-      gpu.buffers[0] = upload_buffer(GL_ARRAY_BUFFER, mesh.positions);
-      glEnableVertexAttribArray(0);
-      glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
-      gpu.buffers[1] = upload_buffer(GL_ARRAY_BUFFER, mesh.normals);
-      glEnableVertexAttribArray(1);
-      glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
-      gpu.buffers[2] = upload_buffer(GL_ARRAY_BUFFER, mesh.uvs);
-      glEnableVertexAttribArray(2);
-      glVertexAttribPointer(2, 2, GL_FLOAT, GL_FALSE, 0, nullptr);
       // An unused influence (weight 0) may name any joint; the shader still reads its matrix
       // (0 * NaN would poison the sum), so such indices are sent as joint 0.
       std::vector<glm::u16vec4> joints = mesh.joints;
       for (std::size_t v = 0; v < joints.size(); ++v)
         for (int k = 0; k < 4; ++k)
           if (joints[v][k] >= joint_count) joints[v][k] = 0;
-      gpu.buffers[3] = upload_buffer(GL_ARRAY_BUFFER, joints);
+      // Identical vertices are uploaded once (vertex_welding.h): the same triangles, fewer
+      // vertex shader runs.
+      WeldedVertices welded = weld_vertices(mesh, joints);
+      gpu.vertex_count = static_cast<uint32_t>(welded.positions.size());
+      gpu.vertex_of_source = std::move(welded.welded_of_source);
+
+      glGenVertexArrays(1, &gpu.vertex_array);
+      glBindVertexArray(gpu.vertex_array);
+      gpu.buffers[0] = upload_buffer(GL_ARRAY_BUFFER, welded.positions);
+      glEnableVertexAttribArray(0);
+      glVertexAttribPointer(0, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+      gpu.buffers[1] = upload_buffer(GL_ARRAY_BUFFER, welded.normals);
+      glEnableVertexAttribArray(1);
+      glVertexAttribPointer(1, 3, GL_FLOAT, GL_FALSE, 0, nullptr);
+      gpu.buffers[2] = upload_buffer(GL_ARRAY_BUFFER, welded.uvs);
+      glEnableVertexAttribArray(2);
+      glVertexAttribPointer(2, 2, GL_FLOAT, GL_FALSE, 0, nullptr);
+      gpu.buffers[3] = upload_buffer(GL_ARRAY_BUFFER, welded.joints);
       glEnableVertexAttribArray(3);
       glVertexAttribIPointer(3, 4, GL_UNSIGNED_SHORT, 0, nullptr);
-      gpu.buffers[4] = upload_buffer(GL_ARRAY_BUFFER, mesh.weights);
+      gpu.buffers[4] = upload_buffer(GL_ARRAY_BUFFER, welded.weights);
       glEnableVertexAttribArray(4);
       glVertexAttribPointer(4, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
-      gpu.buffers[5] = upload_buffer(GL_ELEMENT_ARRAY_BUFFER, mesh.indices);
+      gpu.buffers[5] = upload_buffer(GL_ELEMENT_ARRAY_BUFFER, welded.indices);
       glBindVertexArray(0);
 
       for (const SubMesh& sub : mesh.submeshes) {

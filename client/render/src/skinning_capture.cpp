@@ -48,8 +48,9 @@ Result<std::vector<SkinnedVertex>> SkinningCapture::run(const GpuMesh& mesh,
 
 Result<std::vector<SkinnedVertex>> SkinningCapture::run_with_bound_palette(
     const GpuMesh& mesh) const {
+  // Captured per uploaded (welded) vertex, returned per source vertex.
   std::vector<SkinnedVertex> out(mesh.vertex_count);
-  if (mesh.vertex_count == 0) return out;
+  if (mesh.vertex_count == 0) return std::vector<SkinnedVertex>(mesh.vertex_of_source.size());
   while (glGetError() != GL_NO_ERROR) {
   }
   GLuint feedback = 0;
@@ -84,7 +85,9 @@ Result<std::vector<SkinnedVertex>> SkinningCapture::run_with_bound_palette(
   if (error != GL_NO_ERROR) {
     return Error{"skinning capture: GL error " + std::to_string(error)};
   }
-  return out;
+  std::vector<SkinnedVertex> per_source(mesh.vertex_of_source.size());
+  for (std::size_t v = 0; v < per_source.size(); ++v) per_source[v] = out[mesh.vertex_of_source[v]];
+  return per_source;
 }
 
 }  // namespace posecast::render

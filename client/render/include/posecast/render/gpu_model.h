@@ -1,7 +1,7 @@
 #pragma once
 // A Model's meshes uploaded to the GPU once: per SkinnedMesh one vertex array (positions,
-// normals, UVs, joint indices as an integer attribute, weights) and one index buffer, drawn per
-// SubMesh; base colour images decoded and uploaded as sRGB textures. Also the CPU-side data the
+// normals, UVs, joint indices as an integer attribute, weights; identical vertices welded into
+// one) and one index buffer, drawn per SubMesh; base colour images decoded and uploaded as sRGB textures. Also the CPU-side data the
 // renderer needs per rig (bind-pose bounds, bone segments for skeleton lines).
 //
 // Vertex attribute locations match shaders/skinned.vert.glsl: 0 position, 1 normal, 2 uv,
@@ -45,7 +45,10 @@ struct GpuSubMesh {
 struct GpuMesh {
   GLuint vertex_array = 0;
   GLuint buffers[6] = {};  // positions, normals, uvs, joints, weights, indices
-  uint32_t vertex_count = 0;
+  uint32_t vertex_count = 0;  // uploaded (welded) vertices
+  // Per SkinnedMesh vertex, the uploaded vertex that holds it (identical vertices are
+  // uploaded once, vertex_welding.h).
+  std::vector<uint32_t> vertex_of_source;
   std::vector<GpuSubMesh> submeshes;
 };
 

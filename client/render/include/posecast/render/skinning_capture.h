@@ -23,7 +23,8 @@ class SkinningCapture {
   // Needs a current context. max_joints: the palette block size the shader is built with.
   static Result<SkinningCapture> create(const ShaderSources& sources, uint32_t max_joints);
 
-  // One SkinnedVertex per vertex of `mesh`, in vertex order. Errors: palette larger than
+  // One SkinnedVertex per vertex of the SkinnedMesh `mesh` was uploaded from, in its vertex
+  // order (welded vertices are captured once and copied to each source vertex). Errors: palette larger than
   // max_joints, or a GL error during the capture.
   Result<std::vector<SkinnedVertex>> run(const GpuMesh& mesh,
                                          std::span<const glm::mat4> palette) const;
