@@ -1,10 +1,13 @@
 #include "posecast/client/net_client.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <type_traits>
+
+#include "posecast/palette_batch.h"
 
 namespace posecast::client {
 namespace {
@@ -471,6 +474,8 @@ void NetClient::present(int64_t now_us) {
   const ViewSplit split = buffer_.locate(render_us);
 
   const std::span<ClientEntity> entities = registry_.entities();
+  shown_indices_.clear();
+  palette_indices_.clear();
   for (std::size_t index = 0; index < entities.size(); ++index) {
     ClientEntity& entity = entities[index];
     const uint32_t id = entity.id;
@@ -484,11 +489,20 @@ void NetClient::present(int64_t now_us) {
     const uint64_t corrections_before = entity.track.corrections();
     // Grows once per larger rig (the first frame that shows one); no-op after.
     scratch_.reserve(entity.skeleton->node_count());
+    // Palettes are left pending and computed below, eight entities of a skeleton at a time.
     if (!entity.track.present(*entity.skeleton, window, render_us, options_.present,
-                              entity.recipes, &scratch_)) {
+                              entity.recipes, &scratch_, /*defer_palette=*/true)) {
       continue;
     }
     counters_.corrections += entity.track.corrections() - corrections_before;
+    shown_indices_.push_back(index);
+    if (entity.track.palette_pending()) palette_indices_.push_back(index);
+  }
+  compute_pending_palettes(entities);
+  for (const std::size_t index : shown_indices_) {
+    ClientEntity& entity = entities[index];
+    if (entity.track.palette_refused()) continue;
+    const uint32_t id = entity.id;
     const PresentMode mode = entity.track.mode();
     if (mode == PresentMode::kExtrapolate || mode == PresentMode::kStalled) ++counters_.extrapolating;
     if (entity.track.recipe()) ++counters_.from_recipes;
@@ -505,6 +519,43 @@ const PresentedEntity* NetClient::find(uint32_t entity_id) const {
   auto it = std::lower_bound(presented_.begin(), presented_.end(), entity_id,
                              [](const PresentedEntity& e, uint32_t id) { return e.id < id; });
   return it != presented_.end() && it->id == entity_id ? &*it : nullptr;
+}
+
+// Runs PaletteBatchJob over the entities in palette_indices_, in runs of up to eight that
+// share a skeleton (a registry holds a model's entities next to each other only by chance, so
+// runs are taken as they come). An entity whose palette is refused (a singular mesh node) is
+// not presented this frame, as when its own PaletteJob failed inside PoseTrack::present().
+void NetClient::compute_pending_palettes(std::span<ClientEntity> entities) {
+  std::array<std::span<const Transform>, kPaletteBatchSize> locals;
+  std::array<std::span<glm::mat4>, kPaletteBatchSize> palettes;
+  std::size_t next = 0;
+  while (next < palette_indices_.size()) {
+    const Skeleton* skeleton = entities[palette_indices_[next]].skeleton;
+    bool validated = true;
+    std::size_t count = 0;
+    for (; next + count < palette_indices_.size() && count < kPaletteBatchSize; ++count) {
+      ClientEntity& entity = entities[palette_indices_[next + count]];
+      if (entity.skeleton != skeleton) break;
+      locals[count] = entity.track.locals();
+      palettes[count] = entity.track.pending_palette();
+      validated = validated && entity.track.skeleton_validated();
+    }
+    const std::size_t floats = PaletteBatchJob::scratch_floats(*skeleton);
+    if (batch_scratch_.size() < floats) batch_scratch_.resize(floats);
+    PaletteBatchJob job;
+    job.skeleton = skeleton;
+    job.locals = std::span<const std::span<const Transform>>(locals.data(), count);
+    job.palettes = std::span<const std::span<glm::mat4>>(palettes.data(), count);
+    job.scratch = batch_scratch_;
+    job.assets_validated = validated;
+    const uint32_t written = job.Run();
+    for (std::size_t lane = 0; lane < count; ++lane) {
+      PoseTrack& track = entities[palette_indices_[next + lane]].track;
+      const bool ok = (written & (1u << lane)) != 0;
+      track.finish_palette(ok);
+    }
+    next += count;
+  }
 }
 
 PresentMode NetClient::evaluate_at(uint32_t entity_id, int64_t render_us,

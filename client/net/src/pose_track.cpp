@@ -188,8 +188,10 @@ bool PoseTrack::compute(const Source& source, const Skeleton& skeleton,
 
 bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
                         const PresentSettings& settings, const RecipeSource& recipes,
-                        PresentScratch* scratch) {
+                        PresentScratch* scratch, bool defer_palette) {
   const std::size_t nodes = shown_.size();
+  palette_pending_ = false;
+  palette_refused_ = false;
   PresentScratch& work = scratch != nullptr ? *scratch : own_scratch_;
   if (!work.fits(nodes)) return false;
   // Only the samples the frame uses are checked; a pair's check is cached with it (pair_info).
@@ -364,6 +366,10 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   // a frame shows one.
   // A faded frame's palette is not its source's: the next frame cannot reuse it.
   last_source_ = correcting_ ? Source{} : (recipe ? recipe_source : pose_source);
+  if (defer_palette) {
+    palette_pending_ = true;
+    return true;
+  }
   const std::span<glm::mat4> models = std::span<glm::mat4>(work.models_).first(nodes);
   const LocalToModelJob to_model{&skeleton, shown_, models, skeleton_validated_};
   const PaletteJob to_palette{&skeleton, models, palette_, skeleton_validated_};
@@ -372,6 +378,12 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     return false;
   }
   return true;
+}
+
+void PoseTrack::finish_palette(bool written) {
+  palette_pending_ = false;
+  palette_refused_ = !written;
+  if (!written) last_source_ = Source{};
 }
 
 }  // namespace posecast::client

@@ -234,6 +234,12 @@ class NetClient {
   std::vector<PresentedEntity> presented_;
   PoseTrack scratch_track_;
   PresentScratch scratch_;  // shared by every entity's PoseTrack in present()
+  // present(): registry indices of the entities presented this frame, in order, and of those
+  // whose palette is still to compute; PaletteBatchJob's world-matrix scratch.
+  std::vector<std::size_t> shown_indices_;
+  std::vector<std::size_t> palette_indices_;
+  std::vector<float> batch_scratch_;
+  void compute_pending_palettes(std::span<ClientEntity> entities);
 
   // RTT from ack timing: when each complete tick was first acked, and the newest baseline
   // seen in a snapshot header.

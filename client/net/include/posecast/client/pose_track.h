@@ -128,9 +128,22 @@ class PoseTrack {
   // `recipes`: see RecipeSource (default: none, poses are interpolated). `scratch`: the shared
   // per-call buffers (null: this track's own, see reset()); false when it is smaller than the
   // skeleton.
+  // `defer_palette`: a frame that needs a new palette leaves it to the caller instead of
+  // running LocalToModelJob and PaletteJob: palette_pending() is then true, locals() holds the
+  // pose, and the caller writes the palette into pending_palette() (NetClient batches entities
+  // that share a skeleton with PaletteBatchJob: the same bits) and calls finish_palette().
   bool present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
                const PresentSettings& settings, const RecipeSource& recipes = {},
-               PresentScratch* scratch = nullptr);
+               PresentScratch* scratch = nullptr, bool defer_palette = false);
+  bool palette_pending() const { return palette_pending_; }
+  // The palette to write while palette_pending() (joint_count matrices).
+  std::span<glm::mat4> pending_palette() { return palette_; }
+  // Ends a deferred palette: `written` false (the palette jobs refused the skeleton) makes the
+  // frame fail as present() would have, and the next frame recomputes.
+  void finish_palette(bool written);
+  // The last finish_palette() was told the palette was not written (reset by present()).
+  bool palette_refused() const { return palette_refused_; }
+  bool skeleton_validated() const { return skeleton_validated_; }
 
   PresentMode mode() const { return mode_; }
   bool correcting() const { return correcting_; }
@@ -202,6 +215,8 @@ class PoseTrack {
   std::vector<Transform> delta_;   // the correction captured at correction_start_us_
   RecipeEvaluator evaluator_;      // this entity's clip sampling (cursors kept between frames)
   std::vector<glm::mat4> palette_;
+  bool palette_pending_ = false;    // present(defer_palette) left palette_ to the caller
+  bool palette_refused_ = false;    // finish_palette(false) since the last present()
   PresentScratch own_scratch_;     // empty with external_scratch
   Source last_source_;             // the source of the palette in palette_ (kNone: none valid)
   PairInfo pair_;                  // the last pair of samples looked at
