@@ -12,6 +12,7 @@
 #include "posecast/det_math.h"
 #include "posecast/local_to_model.h"
 #include "posecast/palette.h"
+#include "posecast/palette_batch.h"
 
 namespace posecast::client {
 namespace {
@@ -78,6 +79,47 @@ TEST_F(PoseTrackTest, InterpolationBlendsEachJointBetweenTheNeighbours) {
   // Halfway in pose space lies between the two palettes.
   EXPECT_LE(max_palette_difference(track.palette(), source.palette(a.quantized)),
             max_palette_difference(source.palette(a.quantized), source.palette(b.quantized)));
+}
+
+TEST_F(PoseTrackTest, ADeferredPaletteIsLeftToTheCallerAndAReusedFrameNeedsNone) {
+  const PoseSample a = make_sample(source, rig, 3);
+  const PoseSample b = make_sample(source, rig, 6);
+  const SampleWindow window{ref(a, 3), ref(b, 6), {}};
+  const int64_t mid = (ref(a, 3).time_us + ref(b, 6).time_us) / 2;
+  PoseTrack direct;
+  direct.reset(rig.skeleton().node_count(), rig.skeleton().joint_count());
+  ASSERT_TRUE(direct.present(rig.skeleton(), window, mid, settings));
+  EXPECT_FALSE(direct.palette_pending());
+
+  ASSERT_TRUE(track.present(rig.skeleton(), window, mid, settings, {}, nullptr, /*defer_palette=*/true));
+  ASSERT_TRUE(track.palette_pending());
+  // What NetClient does: the batch job (one lane here) into the pending palette.
+  std::vector<float> scratch(PaletteBatchJob::scratch_floats(rig.skeleton()));
+  const std::span<const Transform> locals[1] = {track.locals()};
+  const std::span<glm::mat4> palettes[1] = {track.pending_palette()};
+  PaletteBatchJob job;
+  job.skeleton = &rig.skeleton();
+  job.locals = locals;
+  job.palettes = palettes;
+  job.scratch = scratch;
+  ASSERT_EQ(job.Run(), 1u);
+  track.finish_palette(true);
+  EXPECT_FALSE(track.palette_pending());
+  EXPECT_FALSE(track.palette_refused());
+  EXPECT_TRUE(same_bits(track.palette(), direct.palette()));
+
+  // The same frame again: the last palette stands, nothing is pending.
+  ASSERT_TRUE(track.present(rig.skeleton(), window, mid, settings, {}, nullptr, true));
+  EXPECT_FALSE(track.palette_pending());
+  EXPECT_EQ(track.reused_frames(), 1u);
+  // A refused palette: the next frame cannot reuse it and computes again.
+  ASSERT_TRUE(track.present(rig.skeleton(), window, mid + 1000, settings, {}, nullptr, true));
+  ASSERT_TRUE(track.palette_pending());
+  track.finish_palette(false);
+  EXPECT_TRUE(track.palette_refused());
+  ASSERT_TRUE(track.present(rig.skeleton(), window, mid + 1000, settings, {}, nullptr, true));
+  EXPECT_TRUE(track.palette_pending()) << "a refused palette is never reused";
+  EXPECT_FALSE(track.palette_refused());
 }
 
 TEST_F(PoseTrackTest, InterpolationEndpointsCopyTheSamplesExactly) {
