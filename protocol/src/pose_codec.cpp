@@ -25,6 +25,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "posecast/protocol/bit_io.h"
@@ -967,18 +968,22 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
     }
     from_dictionary = source.rc.decode(models.from_dictionary) != 0;
   }
-  QuantizedPose local;
-  QuantizedPose& predicted = scratch != nullptr ? *scratch : local;
+  // The dictionary's prediction, made only for records predicted from it (a QuantizedPose
+  // is a few hundred bytes to zero: not for every record).
+  std::optional<QuantizedPose> local;
+  const QuantizedPose* predicted = nullptr;
   if (from_dictionary) {
     if (dictionary == nullptr) {
       return Error{"pose: predicted from the clip dictionary, but the receiver has none"};
     }
+    QuantizedPose& prediction = scratch != nullptr ? *scratch : local.emplace();
     if (!dictionary->predict(out.recipe, references >= 1 ? reference.baseline : nullptr,
-                             predicted)) {
+                             prediction)) {
       return Error{"pose: the recipe does not evaluate on this clip dictionary"};
     }
+    predicted = &prediction;
   }
-  const Predictor predictor(format, reference, references, from_dictionary ? &predicted : nullptr);
+  const Predictor predictor(format, reference, references, predicted);
   const bool axes_known = source.rc.decode(models.axes_as_expected) == 0;
   if (Status st = decode_body(format, predictor, source, out, axes_known); !st) return st;
   // Every byte must have been needed by the range decoder (from the start, with its 4-byte
