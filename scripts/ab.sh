@@ -29,7 +29,14 @@ run() {  # prints one figure of binary $1
     grep -o "$counter=[0-9.]*[kMu]*s*" <<<"$out" | head -1 | cut -d= -f2
   fi
 }
-median() { printf "%s\n" "$@" | sort -g | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
+# Google Benchmark prints counters with SI prefixes ("1.07k", "3.28ks", "2.9us"): the median
+# is taken over the values with a k or M prefix multiplied out (a run printing 997.3 and another
+# 1.12k sort as 997.3 < 1120), in the counter's own unit.
+median() {
+  printf "%s\n" "$@" | awk '{v = $1; m = 1; sub(/s$/, "", v); sub(/[mu]$/, "", v)
+    if (v ~ /k$/) { m = 1e3; sub(/k$/, "", v) } else if (v ~ /M$/) { m = 1e6; sub(/M$/, "", v) }
+    printf "%.6g\n", v * m}' | sort -g | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'
+}
 
 a=() b=()
 for _ in $(seq "$n"); do
