@@ -43,6 +43,13 @@ for _ in $(seq "$n"); do
   a+=("$(run "$old")")
   b+=("$(run "$new")")
 done
+# Per-pair ratios new/old: the two runs of a pair are seconds apart, so a level change between
+# pairs cancels out of their ratio.
+ratios=()
+for i in "${!a[@]}"; do
+  ratios+=("$(awk -v x="$(median "${a[$i]}")" -v y="$(median "${b[$i]}")" 'BEGIN{printf "%.3f", y / x}')")
+done
 echo "vCPU $cpu, $filter, $counter"
 echo "old: ${a[*]} median $(median "${a[@]}")"
 echo "new: ${b[*]} median $(median "${b[@]}")"
+echo "new/old per pair: ${ratios[*]} median $(median "${ratios[@]}")"
