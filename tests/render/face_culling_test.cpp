@@ -1,17 +1,16 @@
 // glTF material.doubleSided: single-sided triangles are culled when seen from behind, and the
 // front face follows the sign of the entity transform's determinant (a mirrored placement keeps
-// the same faces visible). One skinned triangle (tests/support/skinned_triangle.h), identity
-// palette, no grid, black background: a pixel that is not black is the triangle.
+// the same faces visible). The generated rig's model with its mesh replaced by one triangle
+// bound to joint 0, identity palette, no grid, black background: a pixel that is not black is
+// the triangle. (The importer's reading of doubleSided is tested in tests/import.)
 
 #include <gtest/gtest.h>
 
 #include <glm/gtc/matrix_transform.hpp>
 
 #include "gl_test_support.h"
-#include "posecast/gltf_import.h"
 #include "posecast/render/offscreen_target.h"
 #include "posecast/render/renderer.h"
-#include "skinned_triangle.h"
 
 namespace posecast::render::testing {
 namespace {
@@ -20,17 +19,25 @@ constexpr int kSize = 64;
 
 class FaceCulling : public GlTest {
  protected:
-  // The triangle (0,0,0), (1,0,0), (0,1,0): counter-clockwise seen from +Z.
+  // The triangle (0,0,0), (1,0,0), (0,1,0): counter-clockwise seen from +Z, normals +Z.
   static Model triangle(bool double_sided) {
-    posecast::testing::SkinnedTriangle t;
-    // Normals along +Z (without them the shader derives a face normal from screen-space
-    // derivatives, which lines do not have).
-    t.attributes()["NORMAL"] = t.b.add_floats({0, 0, 1, 0, 0, 1, 0, 0, 1}, "VEC3");
-    t.b.json()["materials"] = {{{"doubleSided", double_sided}}};
-    t.primitive()["material"] = 0;
-    Result<Model> model = import_gltf_memory(t.b.to_glb(), "triangle.glb");
+    Result<Model> model = rig::load_model_source("gen-rig:2");
     EXPECT_TRUE(model.ok()) << model.error().message;
-    return model.ok() ? std::move(model).value() : Model{};
+    if (!model) return Model{};
+    SkinnedMesh mesh;
+    mesh.name = "triangle";
+    mesh.positions = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+    mesh.normals.assign(3, glm::vec3(0, 0, 1));
+    mesh.uvs.assign(3, glm::vec2(0.0f));
+    mesh.joints.assign(3, glm::u16vec4(0));
+    mesh.weights.assign(3, glm::vec4(1, 0, 0, 0));
+    mesh.indices = {0, 1, 2};
+    SubMesh sub;
+    sub.index_count = 3;
+    sub.double_sided = double_sided;
+    mesh.submeshes = {sub};
+    model.value().rigs.at(0).meshes = {mesh};
+    return std::move(model).value();
   }
 
   // Pixels drawn (not background) looking at the triangle's middle from `eye_z` on the Z axis.
@@ -42,7 +49,7 @@ class FaceCulling : public GlTest {
     Result<uint32_t> id = renderer.value()->add_model(model);
     EXPECT_TRUE(id.ok()) << id.error().message;
     if (!id) return -1;
-    const std::vector<glm::mat4> palette(2, glm::mat4(1.0f));
+    const std::vector<glm::mat4> palette(model.rigs.at(0).skeleton.joint_count(), glm::mat4(1.0f));
     RenderEntity entity;
     entity.model = id.value();
     entity.world = world;
