@@ -14,10 +14,8 @@ uniform vec3 u_camera_position;
 
 out vec4 o_color;
 
-// Gamma 2.2 encoding, x^(1/2.2) on [0, 1], as 0.955040 sqrt(x) + 0.095503 x^(1/4) - 0.051163 x:
-// two square roots instead of pow's log2 and exp2, which were most of the grid's cost on
-// llvmpipe. Least-squares fit; within 0.0041 of x^(1/2.2), so an 8-bit channel is off by at
-// most 1 (in 7.6 % of values). The renderer's clear colour uses the same formula.
+// Gamma 2.2 encoding: the same fit of x^(1/2.2) as grid.frag.glsl's (see there), so surfaces,
+// grid and clear colour encode alike.
 vec3 gamma_encode(vec3 linear) {
   vec3 root2 = sqrt(linear);
   return 0.955040 * root2 + 0.095503 * sqrt(root2) - 0.051163 * linear;

@@ -1,8 +1,9 @@
 #pragma once
 // A Model's meshes uploaded to the GPU once: per SkinnedMesh one vertex array (positions,
 // normals, UVs, joint indices as an integer attribute, weights; identical vertices welded into
-// one) and one index buffer, drawn per SubMesh; base colour images decoded and uploaded as sRGB textures. Also the CPU-side data the
-// renderer needs per rig (bind-pose bounds, bone segments for skeleton lines).
+// one) and one index buffer, drawn per SubMesh; base colour images decoded and uploaded as
+// sRGB textures. Also the CPU-side data the renderer needs per rig (bind-pose bounds, bone
+// segments for skeleton lines).
 //
 // Vertex attribute locations match shaders/skinned.vert.glsl: 0 position, 1 normal, 2 uv,
 // 3 joints (uvec4 via glVertexAttribIPointer from uint16), 4 weights.

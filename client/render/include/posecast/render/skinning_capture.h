@@ -24,8 +24,8 @@ class SkinningCapture {
   static Result<SkinningCapture> create(const ShaderSources& sources, uint32_t max_joints);
 
   // One SkinnedVertex per vertex of the SkinnedMesh `mesh` was uploaded from, in its vertex
-  // order (welded vertices are captured once and copied to each source vertex). Errors: palette larger than
-  // max_joints, or a GL error during the capture.
+  // order (welded vertices are captured once and copied to each source vertex). Errors:
+  // palette larger than max_joints, or a GL error during the capture.
   Result<std::vector<SkinnedVertex>> run(const GpuMesh& mesh,
                                          std::span<const glm::mat4> palette) const;
   // Same, reading the palette from whatever range is bound to uniform binding point 0 (e.g. a
