@@ -105,47 +105,64 @@ POSECAST_INLINE RotationLanes8 blend_two_rotation_lanes(const RotationLanes8& a,
           detail::select(nonzero, r.w * inv, detail::splat8(1.0f))};
 }
 
-// The two-input blend (BlendJob::Run's common case), eight nodes at a time. Translation and
-// scale per node on four lanes; the rotations of the eight nodes as lanes (x, y, z, w of
-// eight quaternions), which replaces two horizontal dot products and a scalar square root and
-// division per node by a few vector operations, each lane the general loop's operations
-// (blend_two_rotation_lanes), so the bits are the same. One group: nodes [first, first +
-// count), count <= 8.
+// The two-input blend (BlendJob::Run's common case) in two passes, each lane the general
+// loop's operations in its order (so the same bits):
+//   1. every float of the pose as out = a * k_first + b * k_second, eight floats at a time
+//      over the flat arrays (a Transform is 10 padding-free floats). That is the translation
+//      and scale formula; the rotations it writes are overwritten by pass 2.
+//   2. the rotations, eight nodes at a time as lanes (blend_two_rotation_lanes), stored
+//      over pass 1's.
+// Two passes rather than one loop over nodes with three windows each: the full groups of
+// eight compile to straight-line code without a bounds test per node. Fox (26 nodes): 489
+// instructions per call instead of 564 (callgrind, bench_animator); the time gain is within
+// this machine's noise (docs/performance.md, session 12).
 // (Vectors never cross the call into the target clones below: clang rejects vector arguments
 // between functions compiled for different ISAs, see simd4.h.)
-POSECAST_INLINE void blend_two_group(const Transform* a, const Transform* b, float ka, float kb,
-                                     Transform* output, std::size_t first, std::size_t count) {
-  constexpr std::size_t kLanes = 8;
-  const Float4 ka4 = splat(ka);
-  const Float4 kb4 = splat(kb);
-  const Float4 identity = {0.0f, 0.0f, 0.0f, 1.0f};
-  Float4 rows_a[kLanes], rows_b[kLanes];
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::size_t n = first + i;
-    const float* x = floats(a[n]);
-    const float* y = floats(b[n]);
-    float* o = floats(output[n]);
-    store4(o, load4(x) * ka4 + load4(y) * kb4);
-    store4(o + 6, load4(x + 6) * ka4 + load4(y + 6) * kb4);
-    rows_a[i] = load4(x + 3);
-    rows_b[i] = load4(y + 3);
+POSECAST_INLINE void blend_two_floats(const float* a, const float* b, float ka, float kb,
+                                      float* out, std::size_t count) {
+  const detail::Float8 ka8 = detail::splat8(ka);
+  const detail::Float8 kb8 = detail::splat8(kb);
+  std::size_t f = 0;
+  for (; f + 8 <= count; f += 8) {
+    detail::store8(out + f, detail::load8(a + f) * ka8 + detail::load8(b + f) * kb8);
   }
-  for (std::size_t i = count; i < kLanes; ++i) rows_a[i] = rows_b[i] = identity;  // unused
+  for (; f < count; ++f) out[f] = a[f] * ka + b[f] * kb;
+}
+
+// Pass 2 on eight rotations given as rows (x, y, z, w).
+POSECAST_INLINE void blend_two_rotation_rows(const Float4* rows_a, const Float4* rows_b, float ka,
+                                             float kb, Float4* rows_out) {
   const RotationLanes8 unit =
       blend_two_rotation_lanes(detail::rows_to_lanes8(rows_a), detail::rows_to_lanes8(rows_b), ka, kb);
-  Float4 rows[kLanes];
-  detail::lanes8_to_rows(unit, rows);
-  // The rotation window is stored last (store_node): it overwrites the neighbours' lanes.
-  for (std::size_t i = 0; i < count; ++i) store4(floats(output[first + i]) + 3, rows[i]);
+  detail::lanes8_to_rows(unit, rows_out);
 }
 
 POSECAST_HOT_CLONES
 void blend_two(const Transform* a, const Transform* b, float ka, float kb, Transform* output,
                std::size_t nodes) {
   constexpr std::size_t kLanes = 8;
-  for (std::size_t first = 0; first < nodes; first += kLanes) {
-    blend_two_group(a, b, ka, kb, output, first, nodes - first < kLanes ? nodes - first : kLanes);
+  blend_two_floats(floats(a[0]), floats(b[0]), ka, kb, floats(output[0]),
+                   nodes * (sizeof(Transform) / sizeof(float)));
+  Float4 rows_a[kLanes], rows_b[kLanes], rows[kLanes];
+  std::size_t first = 0;
+  for (; first + kLanes <= nodes; first += kLanes) {
+    for (std::size_t i = 0; i < kLanes; ++i) {
+      rows_a[i] = load4(floats(a[first + i]) + 3);
+      rows_b[i] = load4(floats(b[first + i]) + 3);
+    }
+    blend_two_rotation_rows(rows_a, rows_b, ka, kb, rows);
+    for (std::size_t i = 0; i < kLanes; ++i) store4(floats(output[first + i]) + 3, rows[i]);
   }
+  const std::size_t left = nodes - first;
+  if (left == 0) return;
+  // The last nodes as a group padded with identity rotations (blended, then dropped).
+  const Float4 identity = {0.0f, 0.0f, 0.0f, 1.0f};
+  for (std::size_t i = 0; i < kLanes; ++i) {
+    rows_a[i] = i < left ? load4(floats(a[first + i]) + 3) : identity;
+    rows_b[i] = i < left ? load4(floats(b[first + i]) + 3) : identity;
+  }
+  blend_two_rotation_rows(rows_a, rows_b, ka, kb, rows);
+  for (std::size_t i = 0; i < left; ++i) store4(floats(output[first + i]) + 3, rows[i]);
 }
 
 }  // namespace
