@@ -44,6 +44,10 @@ bool frozen_chain_rebuilds_pose(const Rig& rig, const Layer& layer, EvalScratch&
 bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Rig& rig,
                          std::span<Transform> out, EvalScratch& scratch);
 
+// Asks the cache for the heap blocks an entity's evaluation reads first (its layers and
+// cursors), so that they arrive while other work runs. A hint: changes no result.
+void prefetch_entity_state(const Entity& entity);
+
 // For each of `count` (1..kPaletteBatchSize) entities sharing one rig: local pose (left in
 // scratch.poses[k]) -> world matrices -> entity.palette (and its hash when `hash`), the last two
 // steps for the whole batch at once (PaletteBatchJob: the same bits as one entity at a time)

@@ -69,6 +69,8 @@ void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
         batch[size++] = &entity;
       }
       if (size == 0) continue;
+      // The next batch's first entity, a batch ahead (evaluate_batch requests the others').
+      if (next < count) prefetch_entity_state(impl.entities[next]);
       evaluate_batch(impl.tables, batch, size, scratch, palettes, hash);
       scratch.poses_evaluated += size;
       for (std::size_t k = 0; k < size; ++k) {
