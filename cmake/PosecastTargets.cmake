@@ -22,10 +22,11 @@ endfunction()
 
 # posecast_glue_optimisation(<target> [LEVEL]): LEVEL (default -O1; the tests pass -O0) in
 # optimised builds for code that is glue, not a hot path: test executables, command-line
-# programs, the rig generator, the soak tool, the viewer program (issue 2's build time: a clean build is compile-bound on 2 cores, and these
-# targets were about half of its compile CPU at -O3). The libraries that do the per-tick and
-# per-frame work (core, sim, protocol, replay, net, server, client, render) keep -O3, so the
-# benchmarks measure what they did. Results do not depend on it: -ffp-contract=off and no
+# programs, the rig generator, the soak tool, the viewer program (issue 2's build time: a
+# clean build is compile-bound on 2 cores, and these targets were about half of its compile
+# CPU at -O3). The libraries that do the per-tick and per-frame work (core, sim, protocol,
+# replay, net, server, client, render) keep -O3, so the benchmarks measure what they did, but
+# for their glue files (parsers, reports: posecast_glue_objects below). Results do not depend on it: -ffp-contract=off and no
 # fast-math hold at every level (the determinism matrix gets the same bits at -O0 and -O2).
 # GCC 12 at -O1 reports false positives inside libstdc++'s std::string copy (char_traits.h:
 # -Warray-bounds, -Wstringop-overflow, -Wstringop-overread), as it does -Wrestrict at -O2

@@ -105,17 +105,19 @@ POSECAST_INLINE RotationLanes8 blend_two_rotation_lanes(const RotationLanes8& a,
           detail::select(nonzero, r.w * inv, detail::splat8(1.0f))};
 }
 
-// The two-input blend (BlendJob::Run's common case) in two passes, each lane the general
-// loop's operations in its order (so the same bits):
-//   1. every float of the pose as out = a * k_first + b * k_second, eight floats at a time
-//      over the flat arrays (a Transform is 10 padding-free floats). That is the translation
-//      and scale formula; the rotations it writes are overwritten by pass 2.
-//   2. the rotations, eight nodes at a time as lanes (blend_two_rotation_lanes), stored
-//      over pass 1's.
-// Two passes rather than one loop over nodes with three windows each: the full groups of
-// eight compile to straight-line code without a bounds test per node. Fox (26 nodes): 489
-// instructions per call instead of 564 (callgrind, bench_animator); the time gain is within
-// this machine's noise (docs/performance.md, session 12).
+// The two-input blend: out = a * ka + b * kb per node, the rotation flipped to a's hemisphere
+// and normalised (BlendJob::Run's common case, and OverrideBlendJob's unmasked mix with
+// ka = 1 - t, kb = t: the same formulas). Each lane does the scalar loops' operations in
+// their order, so the bits are theirs. Groups of eight nodes, each in three steps:
+//   1. the group's rotations loaded as rows (x, y, z, w), from a and b;
+//   2. every float of the group as a * ka + b * kb, eight floats at a time over the flat
+//      arrays (a Transform is 10 padding-free floats): the translation and scale formula;
+//      the rotations it writes are overwritten by step 3;
+//   3. the rotations as lanes (blend_two_rotation_lanes), stored.
+// Each float is read before it is written and groups do not overlap, so `output` may be `a`
+// (OverrideBlendJob blends in place). Full groups compile to straight-line code without a
+// bounds test per node: Fox (26 nodes) takes 489 instructions per call instead of 564 with
+// the earlier per-node windows (callgrind, bench_animator; docs/performance.md, session 12).
 // (Vectors never cross the call into the target clones below: clang rejects vector arguments
 // between functions compiled for different ISAs, see simd4.h.)
 POSECAST_INLINE void blend_two_floats(const float* a, const float* b, float ka, float kb,
@@ -129,40 +131,33 @@ POSECAST_INLINE void blend_two_floats(const float* a, const float* b, float ka, 
   for (; f < count; ++f) out[f] = a[f] * ka + b[f] * kb;
 }
 
-// Pass 2 on eight rotations given as rows (x, y, z, w).
-POSECAST_INLINE void blend_two_rotation_rows(const Float4* rows_a, const Float4* rows_b, float ka,
-                                             float kb, Float4* rows_out) {
+// Nodes [first, first + count), count <= 8.
+POSECAST_INLINE void blend_two_group(const Transform* a, const Transform* b, float ka, float kb,
+                                     Transform* output, std::size_t first, std::size_t count) {
+  constexpr std::size_t kLanes = 8;
+  constexpr std::size_t kFloats = sizeof(Transform) / sizeof(float);
+  // Lanes past `count` blend identity rotations (then dropped).
+  const Float4 identity = {0.0f, 0.0f, 0.0f, 1.0f};
+  Float4 rows_a[kLanes], rows_b[kLanes], rows[kLanes];
+  for (std::size_t i = 0; i < kLanes; ++i) {
+    rows_a[i] = i < count ? load4(floats(a[first + i]) + 3) : identity;
+    rows_b[i] = i < count ? load4(floats(b[first + i]) + 3) : identity;
+  }
+  blend_two_floats(floats(a[first]), floats(b[first]), ka, kb, floats(output[first]),
+                   count * kFloats);
   const RotationLanes8 unit =
       blend_two_rotation_lanes(detail::rows_to_lanes8(rows_a), detail::rows_to_lanes8(rows_b), ka, kb);
-  detail::lanes8_to_rows(unit, rows_out);
+  detail::lanes8_to_rows(unit, rows);
+  for (std::size_t i = 0; i < count; ++i) store4(floats(output[first + i]) + 3, rows[i]);
 }
 
 POSECAST_HOT_CLONES
 void blend_two(const Transform* a, const Transform* b, float ka, float kb, Transform* output,
                std::size_t nodes) {
   constexpr std::size_t kLanes = 8;
-  blend_two_floats(floats(a[0]), floats(b[0]), ka, kb, floats(output[0]),
-                   nodes * (sizeof(Transform) / sizeof(float)));
-  Float4 rows_a[kLanes], rows_b[kLanes], rows[kLanes];
   std::size_t first = 0;
-  for (; first + kLanes <= nodes; first += kLanes) {
-    for (std::size_t i = 0; i < kLanes; ++i) {
-      rows_a[i] = load4(floats(a[first + i]) + 3);
-      rows_b[i] = load4(floats(b[first + i]) + 3);
-    }
-    blend_two_rotation_rows(rows_a, rows_b, ka, kb, rows);
-    for (std::size_t i = 0; i < kLanes; ++i) store4(floats(output[first + i]) + 3, rows[i]);
-  }
-  const std::size_t left = nodes - first;
-  if (left == 0) return;
-  // The last nodes as a group padded with identity rotations (blended, then dropped).
-  const Float4 identity = {0.0f, 0.0f, 0.0f, 1.0f};
-  for (std::size_t i = 0; i < kLanes; ++i) {
-    rows_a[i] = i < left ? load4(floats(a[first + i]) + 3) : identity;
-    rows_b[i] = i < left ? load4(floats(b[first + i]) + 3) : identity;
-  }
-  blend_two_rotation_rows(rows_a, rows_b, ka, kb, rows);
-  for (std::size_t i = 0; i < left; ++i) store4(floats(output[first + i]) + 3, rows[i]);
+  for (; first + kLanes <= nodes; first += kLanes) blend_two_group(a, b, ka, kb, output, first, kLanes);
+  if (first < nodes) blend_two_group(a, b, ka, kb, output, first, nodes - first);
 }
 
 }  // namespace
@@ -267,6 +262,12 @@ bool OverrideBlendJob::Validate() const {
 
 bool OverrideBlendJob::Run() const {
   if (!Validate()) return false;
+  // Unmasked, 0 < t < 1 (a crossfade's mix): every node takes the formulas below with the same
+  // t, which are the two-input blend's with weights (1 - t, t): its lanes, in place.
+  if (mask.empty() && weight > 0.0f && weight < 1.0f) {
+    blend_two(pose.data(), layer.data(), 1.0f - weight, weight, pose.data(), pose.size());
+    return true;
+  }
   // Per node with 0 < t < 1, the bits of det_lerp / det_nlerp (det_math.h):
   //   t' = p.t * (1 - t) + l.t * t (the same for s);
   //   r' = det_normalize(p.r * (1 - t) + l.r * (+-t)), the sign from det_dot(p.r, l.r) < 0.

@@ -111,6 +111,27 @@ TEST(OverrideBlendJob, MatchesDetLerpAndDetNlerpBitForBit) {
   }
 }
 
+// Without a mask and with 0 < weight < 1 (a crossfade's mix) the job runs the two-input
+// blend's lanes in place: still det_lerp / det_nlerp per node, bit for bit, for whole groups
+// of eight nodes and for the shorter last group.
+TEST(OverrideBlendJob, UnmaskedMixMatchesDetLerpAndDetNlerpBitForBit) {
+  for (const std::size_t nodes : {1u, 7u, 8u, 26u, 40u}) {
+    for (const float weight : {0.3f, 0.999f}) {
+      std::vector<Transform> pose = random_pose(nodes, 3);
+      const std::vector<Transform> before = pose;
+      const std::vector<Transform> layer = random_pose(nodes, 4);
+      ASSERT_TRUE((OverrideBlendJob{pose, layer, weight, {}}.Run()));
+      for (std::size_t n = 0; n < nodes; ++n) {
+        Transform expected;
+        expected.translation = det_lerp(before[n].translation, layer[n].translation, weight);
+        expected.rotation = det_nlerp(before[n].rotation, layer[n].rotation, weight);
+        expected.scale = det_lerp(before[n].scale, layer[n].scale, weight);
+        EXPECT_TRUE(same_bits(pose[n], expected)) << nodes << " nodes, weight " << weight << ", node " << n;
+      }
+    }
+  }
+}
+
 TEST(BlendJob, SingleContributingInputIsCopiedBitForBit) {
   const auto a = pose_of({trs({1, 2, 3}, axis_angle(0, 1, 0, 33), {1, 1, 2})});
   const auto b = pose_of({trs({9, 9, 9}, axis_angle(1, 0, 0, 70), {3, 3, 3})});
