@@ -26,8 +26,9 @@ endfunction()
 # clean build is compile-bound on 2 cores, and these targets were about half of its compile
 # CPU at -O3). The libraries that do the per-tick and per-frame work (core, sim, protocol,
 # replay, net, server, client, render) keep -O3, so the benchmarks measure what they did, but
-# for their glue files (parsers, reports: posecast_glue_objects below). Results do not depend on it: -ffp-contract=off and no
-# fast-math hold at every level (the determinism matrix gets the same bits at -O0 and -O2).
+# for their glue files (parsers, reports: posecast_glue_objects below). Results do not depend
+# on it: -ffp-contract=off and no fast-math hold at every level (the determinism matrix gets
+# the same bits at -O0 and -O2).
 # GCC 12 at -O1 reports false positives inside libstdc++'s std::string copy (char_traits.h:
 # -Warray-bounds, -Wstringop-overflow, -Wstringop-overread), as it does -Wrestrict at -O2
 # (posecast_warnings above), so those are off for glue code compiled by GCC.

@@ -116,8 +116,9 @@ POSECAST_INLINE RotationLanes8 blend_two_rotation_lanes(const RotationLanes8& a,
 //   3. the rotations as lanes (blend_two_rotation_lanes), stored.
 // Each float is read before it is written and groups do not overlap, so `output` may be `a`
 // (OverrideBlendJob blends in place). Full groups compile to straight-line code without a
-// bounds test per node: Fox (26 nodes) takes 489 instructions per call instead of 564 with
-// the earlier per-node windows (callgrind, bench_animator; docs/performance.md, session 12).
+// bounds test per node: Fox (26 nodes) takes 1,093 instructions per call instead of 1,220
+// with the earlier per-node windows (callgrind, bench_animator; docs/performance.md,
+// session 12).
 // (Vectors never cross the call into the target clones below: clang rejects vector arguments
 // between functions compiled for different ISAs, see simd4.h.)
 POSECAST_INLINE void blend_two_floats(const float* a, const float* b, float ka, float kb,
@@ -145,8 +146,8 @@ POSECAST_INLINE void blend_two_group(const Transform* a, const Transform* b, flo
   }
   blend_two_floats(floats(a[first]), floats(b[first]), ka, kb, floats(output[first]),
                    count * kFloats);
-  const RotationLanes8 unit =
-      blend_two_rotation_lanes(detail::rows_to_lanes8(rows_a), detail::rows_to_lanes8(rows_b), ka, kb);
+  const RotationLanes8 unit = blend_two_rotation_lanes(
+      detail::rows_to_lanes8(rows_a), detail::rows_to_lanes8(rows_b), ka, kb);
   detail::lanes8_to_rows(unit, rows);
   for (std::size_t i = 0; i < count; ++i) store4(floats(output[first + i]) + 3, rows[i]);
 }
@@ -156,7 +157,9 @@ void blend_two(const Transform* a, const Transform* b, float ka, float kb, Trans
                std::size_t nodes) {
   constexpr std::size_t kLanes = 8;
   std::size_t first = 0;
-  for (; first + kLanes <= nodes; first += kLanes) blend_two_group(a, b, ka, kb, output, first, kLanes);
+  for (; first + kLanes <= nodes; first += kLanes) {
+    blend_two_group(a, b, ka, kb, output, first, kLanes);
+  }
   if (first < nodes) blend_two_group(a, b, ka, kb, output, first, nodes - first);
 }
 

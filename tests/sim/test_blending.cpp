@@ -126,7 +126,8 @@ TEST(OverrideBlendJob, UnmaskedMixMatchesDetLerpAndDetNlerpBitForBit) {
         expected.translation = det_lerp(before[n].translation, layer[n].translation, weight);
         expected.rotation = det_nlerp(before[n].rotation, layer[n].rotation, weight);
         expected.scale = det_lerp(before[n].scale, layer[n].scale, weight);
-        EXPECT_TRUE(same_bits(pose[n], expected)) << nodes << " nodes, weight " << weight << ", node " << n;
+        EXPECT_TRUE(same_bits(pose[n], expected))
+            << nodes << " nodes, weight " << weight << ", node " << n;
       }
     }
   }
