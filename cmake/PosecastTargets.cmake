@@ -44,19 +44,18 @@ function(posecast_glue_optimisation target)
   endif()
 endfunction()
 
-# posecast_glue_objects(<target> <objects> LIBS <deps...> SOURCES <files...>): the files are
-# glue inside a hot library (a file parser, a report writer): compiled as an object library
-# <objects> at -O1 in optimised builds (posecast_glue_optimisation), still in unity batches,
-# and linked into <target>, whose include directories it shares. Per-file options would take
-# the files out of the unity batches instead (CMake's rule), so every file would parse its
-# heavy headers (tinygltf, nlohmann json) on its own. <deps> are the object library's own
-# link dependencies (their include directories and definitions).
+# posecast_glue_objects(<target> <objects> SOURCES <files...>): the files are glue inside a
+# hot library (a file parser, a report writer): compiled as an object library <objects> at
+# -O1 in optimised builds (posecast_glue_optimisation), still in unity batches, and linked
+# into <target>, whose include directories and link dependencies (their usage requirements)
+# it takes. Per-file options would take the files out of the unity batches instead (CMake's
+# rule), so every file would parse its heavy headers (tinygltf, nlohmann json) on its own.
 function(posecast_glue_objects target objects)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
   add_library(${objects} OBJECT ${ARG_SOURCES})
   target_include_directories(${objects} PRIVATE
     $<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>)
-  target_link_libraries(${objects} PRIVATE ${ARG_LIBS})
+  target_link_libraries(${objects} PRIVATE $<TARGET_PROPERTY:${target},LINK_LIBRARIES>)
   posecast_warnings(${objects})
   posecast_glue_optimisation(${objects})
   target_sources(${target} PRIVATE $<TARGET_OBJECTS:${objects}>)
