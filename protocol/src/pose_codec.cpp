@@ -171,6 +171,13 @@ class Predictor {
   // The steady state: three references, equal ages, no dictionary. Then every code whose
   // representation all three references share (rotation axes equal) takes expect_steady().
   bool steady() const { return steady_; }
+  // The clip dictionary's codes that predict every code (null: references predict).
+  const int32_t* dictionary_codes() const {
+    return dictionary_ == nullptr ? nullptr : dictionary_->values.data();
+  }
+  // The codes whose rotation axes are the likely ones (likely_axis): the dictionary's, else
+  // the baseline's; null without either.
+  const int32_t* axis_codes() const { return axis_codes_; }
   // Steady state only: whether node `node`'s channel `channel` (0..2; `axis` the decoded
   // rotation axis for R) can use expect_steady().
   bool steady_channel(std::size_t node, int channel, int32_t axis) const {
@@ -836,6 +843,124 @@ Status decode_body(const PoseFormat& format, const Predictor& predictor, Source&
   return status({});
 }
 
+// ---------- straight-line bodies for the two common records ----------
+//
+// encode_body/decode_body decide per node and channel how each code is predicted. Most
+// records need little of that: in the steady state (three references of equal ages, axes as
+// the baseline's) and in a record predicted from the clip dictionary (axes as the
+// dictionary's), the codes of a channel are predicted the same way. These bodies are those two
+// cases written out: the same predictions, contexts and symbols, so the same bytes
+// (ClipDictionary.WireBytesOfEveryRecordKindMatchTheGoldenHash), without the per-code
+// decisions, the out-of-line Predictor::expect of dictionary records or the per-code failure
+// branches (a fast decode that fails is decoded again by decode_body, which names the fault).
+// Encode + decode of bench_codec FoxRun/20Hz/delta: 0.80 and 0.90 of the general bodies' time
+// (scripts/ab.sh, 5 pairs per vCPU; docs/codec.md, "Speed, session 13").
+enum class FastBody : uint8_t { kNone, kSteady, kDictionary };
+
+// Which straight-line body codes this record's body (kNone: the general one). `axes_known`:
+// the header's "every rotation has its likely axis".
+FastBody fast_body(const Predictor& predictor, bool off_layout, bool axes_known) {
+  if (off_layout || !axes_known) return FastBody::kNone;
+  if (predictor.dictionary_codes() != nullptr) return FastBody::kDictionary;
+  return predictor.steady() ? FastBody::kSteady : FastBody::kNone;
+}
+
+// The expectation of code `i` (node n * kValuesPerNode + slot) of channel `c` in a fast body:
+// in the steady state Predictor::expect_steady, or Predictor::expect for a rotation whose three
+// references do not share its axis (`steady` false: rare, e.g. a joint turning past 90
+// degrees); from the dictionary its code in the dictionary class, bucket 0 (what
+// Predictor::expect gives when the rotation axis is the dictionary's).
+template <FastBody kBody>
+[[gnu::always_inline]] inline Expectation fast_expect(const Predictor& predictor,
+                                                      const int32_t* dictionary, std::size_t n,
+                                                      std::size_t i, int c, int32_t axis,
+                                                      int64_t limit, bool steady) {
+  if constexpr (kBody == FastBody::kSteady) {
+    if (!steady) {
+      return predictor.expect(n, c, static_cast<int>(i - n * kValuesPerNode), axis);
+    }
+    return predictor.expect_steady(i, limit, static_cast<uint8_t>(c * kKinds + kKindAccel));
+  } else {
+    Expectation e;
+    e.prediction = dictionary[i];
+    e.cls = static_cast<uint8_t>(c * kKinds + kKindDictionary);
+    return e;
+  }
+}
+
+// encode_body for a record fast_body() accepted (axes known: none is coded).
+template <FastBody kBody>
+RangeSink encode_body_fast(const PoseFormat& format, const QuantizedPose& pose,
+                           const Predictor& predictor, const RangeSink& sink_in) {
+  RangeSink sink(sink_in);
+  const int32_t* dictionary = predictor.dictionary_codes();
+  const int32_t* values = pose.values.data();
+  for (std::size_t n = 0; n < format.node_count(); ++n) {
+    const uint8_t coded = format.channels[n];
+    if (coded == 0) continue;
+    const std::size_t base = n * kValuesPerNode;
+    const auto channel = [&](int c, int32_t axis, int64_t limit, bool steady)
+                             __attribute__((always_inline)) {
+      for (int k = 0; k < 3; ++k) {
+        const std::size_t i = base + static_cast<std::size_t>(kChannelSlots[c] + k);
+        const Expectation e =
+            fast_expect<kBody>(predictor, dictionary, n, i, c, axis, limit, steady);
+        sink.residual(e, static_cast<int64_t>(values[i]) - e.prediction);
+      }
+    };
+    if (coded & kChannelTranslation) channel(0, 0, kMaxLinearCode, true);
+    if (coded & kChannelRotation) {
+      const int32_t axis = values[base + kRotationAxis];
+      channel(1, axis, format.precision[n].rotation_limit,
+              kBody != FastBody::kSteady || predictor.steady_channel(n, 1, axis));
+    }
+    if (coded & kChannelScale) channel(2, 0, kMaxLinearCode, true);
+  }
+  return RangeSink(sink);  // a copy, as encode_body's
+}
+
+// decode_body for a record fast_body() accepted. False when the stream is corrupt or a code
+// falls out of range (`out` and `source_io` are then garbage: decode again with decode_body
+// from the same start for the error).
+template <FastBody kBody>
+bool decode_body_fast(const PoseFormat& format, const Predictor& predictor,
+                      RangeSource& source_io, QuantizedPose& out) {
+  RangeSource source(source_io);
+  const int32_t* dictionary = predictor.dictionary_codes();
+  const int32_t* axes = predictor.axis_codes();
+  int32_t* values = out.values.data();
+  bool out_of_range = false;
+  for (std::size_t n = 0; n < format.node_count(); ++n) {
+    const uint8_t coded = format.channels[n];
+    const std::size_t base = n * kValuesPerNode;
+    int32_t* codes = values + base;
+    for (int v = 0; v < kValuesPerNode; ++v) codes[v] = 0;
+    codes[kRotationAxis] = 3;
+    if (coded == 0) continue;
+    const auto channel = [&](int c, int32_t axis, int64_t limit, bool steady)
+                             __attribute__((always_inline)) {
+      for (int k = 0; k < 3; ++k) {
+        const std::size_t i = base + static_cast<std::size_t>(kChannelSlots[c] + k);
+        const Expectation e =
+            fast_expect<kBody>(predictor, dictionary, n, i, c, axis, limit, steady);
+        const int64_t value = e.prediction + source.residual(e);
+        out_of_range |= value > limit || value < -limit;
+        values[i] = static_cast<int32_t>(value);
+      }
+    };
+    if (coded & kChannelTranslation) channel(0, 0, kMaxLinearCode, true);
+    if (coded & kChannelRotation) {
+      const int32_t axis = axes[base + kRotationAxis];  // likely_axis: axes known
+      codes[kRotationAxis] = axis;
+      channel(1, axis, format.precision[n].rotation_limit,
+              kBody != FastBody::kSteady || predictor.steady_channel(n, 1, axis));
+    }
+    if (coded & kChannelScale) channel(2, 0, kMaxLinearCode, true);
+  }
+  source_io = source;
+  return !out_of_range && !source.failed;
+}
+
 // True when every node's rotation axis code is the same in both poses (same format).
 bool same_rotation_axes(const PoseFormat& format, const QuantizedPose& a, const QuantizedPose& b) {
   for (std::size_t n = 0; n < format.node_count(); ++n) {
@@ -906,7 +1031,18 @@ bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& r
     const Predictor predictor(format_, reference, references, dictionary_codes);
     const bool axes_known = axes_as_expected(format_, pose, predictor);
     sink.rc.encode(models.axes_as_expected, axes_known ? 0u : 1u);
-    RangeSink done = encode_body(format_, pose, predictor, sink, axes_known);
+    const auto body = [&]() -> RangeSink {
+      switch (fast_body(predictor, pose.off_layout, axes_known)) {
+        case FastBody::kSteady:
+          return encode_body_fast<FastBody::kSteady>(format_, pose, predictor, sink);
+        case FastBody::kDictionary:
+          return encode_body_fast<FastBody::kDictionary>(format_, pose, predictor, sink);
+        case FastBody::kNone:
+          break;
+      }
+      return encode_body(format_, pose, predictor, sink, axes_known);
+    };
+    RangeSink done = body();
     if (keep_side_stream && !done.raw_bits.empty() && done.raw_bits.all_zero()) return false;
     // The side stream goes after the range-coded bytes, reversed (range_coder.h).
     const bool side_stream = keep_side_stream && !done.raw_bits.empty();
@@ -985,7 +1121,17 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   }
   const Predictor predictor(format, reference, references, predicted);
   const bool axes_known = source.rc.decode(models.axes_as_expected) == 0;
-  if (Status st = decode_body(format, predictor, source, out, axes_known); !st) return st;
+  const FastBody body = fast_body(predictor, out.off_layout, axes_known);
+  const RangeSource body_start = source;
+  const bool fast_done =
+      (body == FastBody::kSteady &&
+       decode_body_fast<FastBody::kSteady>(format, predictor, source, out)) ||
+      (body == FastBody::kDictionary &&
+       decode_body_fast<FastBody::kDictionary>(format, predictor, source, out));
+  if (!fast_done) {
+    source = body_start;  // the general body again, from the same start: it names the fault
+    if (Status st = decode_body(format, predictor, source, out, axes_known); !st) return st;
+  }
   // Every byte must have been needed by the range decoder (from the start, with its 4-byte
   // look-ahead) or the side stream (from the end).
   const std::size_t side_stream_bytes = side_stream ? source.raw_bits.bytes_read() : 0;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "posecast/blending.h"
+#include "posecast/hash.h"
 #include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/pose_codec.h"
 #include "posecast/sampling.h"
@@ -180,6 +181,59 @@ TEST(ClipDictionary, CrossfadesTravelAsRecipesAndDecodeBitIdentically) {
   const double joints = static_cast<double>(rig.format.animated_node_count) * 57.0;
   EXPECT_LT(static_cast<double>(dictionary_bytes) / joints, 0.5);
   EXPECT_LT(dictionary_bytes * 3, plain_bytes);
+}
+
+// The wire bytes themselves, frozen: one hash over the records of 60 crossfading poses coded
+// four ways each (from the clip dictionary; three references of equal ages, the steady state;
+// three of unequal ages; absolute), and every record decoding back to its pose. The encoder
+// and decoder have straight-line paths for the first two (pose_codec.cpp, "straight-line
+// bodies") and a general one for the rest: a change of any path that changes a byte, or makes
+// the two sides disagree, fails here. The constant changes only with the protocol version
+// (docs/protocol.md); it was taken from the general path alone, before the straight-line ones.
+TEST(ClipDictionary, WireBytesOfEveryRecordKindMatchTheGoldenHash) {
+  Rig rig;
+  ClipDictionary server_dictionary(rig.skeleton, rig.clips, rig.format);
+  ClipDictionary client_dictionary(rig.skeleton, rig.clips, rig.format);
+  PoseQuantizer quantizer(rig.format);
+  PoseEncoder with_dictionary(rig.format, &server_dictionary);
+  PoseEncoder plain(rig.format);
+  std::vector<QuantizedPose> sent;
+  std::vector<uint8_t> all;
+  for (int u = 0; u < 60; ++u) {
+    const PoseRecipe recipe = crossfade(u * 50000, static_cast<float>(u % 20) / 19.0f);
+    QuantizedPose q;
+    ASSERT_TRUE(quantizer.quantize(rig.evaluate(recipe), sent.empty() ? nullptr : &sent.back(), q));
+    QuantizedPose bare = q;
+    q.recipe = recipe;
+    PoseReference uneven;
+    if (sent.size() >= 3) {
+      uneven.baseline = &sent[sent.size() - 1], uneven.baseline_age = 1;
+      uneven.prior = &sent[sent.size() - 2], uneven.prior_age = 4;
+      uneven.older = &sent[sent.size() - 3], uneven.older_age = 7;
+    }
+    const struct {
+      PoseEncoder* encoder;
+      const QuantizedPose* pose;
+      PoseReference ref;
+    } kinds[] = {{&with_dictionary, &q, history(sent, 3)},
+                 {&plain, &bare, history(sent, 3)},
+                 {&plain, &bare, uneven},
+                 {&plain, &bare, PoseReference{}}};
+    for (const auto& kind : kinds) {
+      std::vector<uint8_t> bytes;
+      ASSERT_TRUE(kind.encoder->encode(*kind.pose, kind.ref, bytes));
+      QuantizedPose decoded;
+      const Status st = decode_pose(rig.format, bytes, kind.ref, decoded, PoseCoding::kRangeCoded,
+                                    &client_dictionary);
+      ASSERT_TRUE(st.ok()) << st.error().message;
+      ASSERT_EQ(decoded, *kind.pose) << "update " << u;
+      all.push_back(static_cast<uint8_t>(bytes.size()));
+      all.insert(all.end(), bytes.begin(), bytes.end());
+    }
+    sent.push_back(q);
+  }
+  EXPECT_EQ(hash_bytes(all), 0x50fddfa18fceea7full) << std::hex << hash_bytes(all) << std::dec << ", "
+                                     << all.size() << " bytes";
 }
 
 // The server's shortcut (PoseEncodeOptions::recipe_reproduces_pose): when the baseline's
