@@ -430,7 +430,7 @@ void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* outpu
 
 bool SampleJob::Run() const {
   if (!Validate()) return false;
-  std::copy(skeleton->rest.begin(), skeleton->rest.end(), output.begin());
+  if (!output_holds_base) std::copy(skeleton->rest.begin(), skeleton->rest.end(), output.begin());
   sample_tracks(*clip, seconds_from_us(time_us), cursor.data(), output.data());
   return true;
 }

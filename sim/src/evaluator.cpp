@@ -16,8 +16,10 @@ void copy_pose(std::span<const Transform> from, std::span<Transform> to) {
   if (!from.empty()) std::memcpy(to.data(), from.data(), from.size() * sizeof(Transform));
 }
 
+// `sampled`: out's record in EvalScratch (the clip that last sampled into it, see there),
+// read and updated.
 bool sample_slot(const Rig& rig, const Motion& motion, const ClipSlot& slot,
-                 std::span<uint32_t> cursors, std::span<Transform> out) {
+                 std::span<uint32_t> cursors, std::span<Transform> out, const Clip*& sampled) {
   const Clip& clip = rig.clips[slot.clip];
   SampleJob job;
   job.skeleton = &rig.skeleton;
@@ -26,105 +28,74 @@ bool sample_slot(const Rig& rig, const Motion& motion, const ClipSlot& slot,
   job.cursor = cursors.subspan(slot.cursor_offset, clip.tracks.size());
   job.output = out;
   job.assets_validated = true;  // World::add_model validated the model (validate_model)
-  return job.Run();
+  job.output_holds_base = sampled == &clip;
+  const bool ok = job.Run();
+  sampled = ok ? &clip : nullptr;
+  return ok;
 }
 
 // One motion's pose: its single clip sampled straight into `out`, or its clips blended.
+// `out_sampled`: out's record in EvalScratch (a local null one for a buffer of the caller's).
 bool evaluate_motion(const Rig& rig, const Motion& motion, std::span<uint32_t> cursors,
-                     std::span<Transform> out, EvalScratch& scratch) {
+                     std::span<Transform> out, const Clip*& out_sampled, EvalScratch& scratch) {
   const std::size_t nodes = out.size();
   if (motion.count == 0) {
     copy_pose(rig.skeleton.rest, out);
+    out_sampled = nullptr;
     return true;
   }
-  if (motion.count == 1) return sample_slot(rig, motion, motion.slots[0], cursors, out);
+  if (motion.count == 1) return sample_slot(rig, motion, motion.slots[0], cursors, out, out_sampled);
   std::array<BlendInput, kMaxBlendClips> inputs{};
   std::size_t used = 0;
   for (uint8_t i = 0; i < motion.count; ++i) {
     const ClipSlot& slot = motion.slots[i];
     if (!(slot.weight > 0.0f)) continue;  // weight 0 contributes nothing: skip its sampling
     std::span<Transform> pose(scratch.slot_poses[i].data(), nodes);
-    if (!sample_slot(rig, motion, slot, cursors, pose)) return false;
+    if (!sample_slot(rig, motion, slot, cursors, pose, scratch.slot_sampled[i])) return false;
     inputs[used++] = BlendInput{pose, slot.weight};
   }
   BlendJob blend;
   blend.inputs = std::span<const BlendInput>(inputs.data(), used);
   blend.rest = rig.skeleton.rest;
   blend.output = out;
+  out_sampled = nullptr;
   return blend.Run();
 }
 
-}  // namespace
-
-void EvalScratch::ensure(std::size_t nodes) {
-  for (std::vector<Transform>& buffer : slot_poses) {
-    if (buffer.size() < nodes) buffer.resize(nodes);
-  }
-  if (motion.size() < nodes) motion.resize(nodes);
-  if (layer.size() < nodes) layer.resize(nodes);
-  for (std::vector<Transform>& buffer : poses) {
-    if (buffer.size() < nodes) buffer.resize(nodes);
-  }
-  const std::size_t batch_floats = PaletteBatchJob::scratch_floats(nodes);
-  if (batch_models.size() < batch_floats) batch_models.resize(batch_floats);
-}
-
-bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> cursors,
-                    std::span<Transform> out, EvalScratch& scratch) {
+// evaluate_layer with out's record (see evaluate_motion).
+bool evaluate_layer_recorded(const Rig& rig, const Layer& layer, std::span<uint32_t> cursors,
+                             std::span<Transform> out, const Clip*& out_sampled,
+                             EvalScratch& scratch) {
   switch (layer.fade_source) {
     case FadeSource::kNone:
-      return evaluate_motion(rig, layer.target, cursors, out, scratch);
+      return evaluate_motion(rig, layer.target, cursors, out, out_sampled, scratch);
     case FadeSource::kMotion:
-      if (!evaluate_motion(rig, layer.source, cursors, out, scratch)) return false;
+      if (!evaluate_motion(rig, layer.source, cursors, out, out_sampled, scratch)) return false;
       break;
     case FadeSource::kFrozenPose:
       if (layer.frozen.size() != out.size()) return false;
       copy_pose(layer.frozen, out);
+      out_sampled = nullptr;
       break;
   }
   const float alpha = fade_alpha(layer);
   if (!(alpha > 0.0f)) return true;  // the fade's first tick shows its source exactly
   std::span<Transform> target(scratch.motion.data(), out.size());
-  if (!evaluate_motion(rig, layer.target, cursors, target, scratch)) return false;
+  if (!evaluate_motion(rig, layer.target, cursors, target, scratch.motion_sampled, scratch)) {
+    return false;
+  }
   OverrideBlendJob mix;
   mix.pose = out;
   mix.layer = target;
   mix.weight = alpha;
+  out_sampled = nullptr;
   return mix.Run();
 }
 
-bool frozen_chain_rebuilds_pose(const Rig& rig, const Layer& layer, EvalScratch& scratch) {
-  const std::size_t nodes = rig.skeleton.node_count();
-  if (layer.frozen_chain.empty() || layer.frozen.size() != nodes) return false;
-  scratch.ensure(nodes);
-  std::size_t tracks = 0;
-  for (const Clip& clip : rig.clips) tracks = std::max(tracks, clip.tracks.size());
-  std::vector<uint32_t> cursors(tracks, 0u);
-  const auto own_cursors = [](Motion m) {  // every slot on the one cursor block above
-    for (ClipSlot& slot : m.slots) slot.cursor_offset = 0;
-    return m;
-  };
-  // The chain so far, as the frozen source of a crossfading layer fading to the next stage.
-  Layer step;
-  step.fade_source = FadeSource::kFrozenPose;
-  step.frozen.resize(nodes);
-  if (!evaluate_motion(rig, own_cursors(layer.frozen_chain[0].motion), cursors, step.frozen, scratch)) {
-    return false;
-  }
-  std::span<Transform> next(scratch.layer.data(), nodes);
-  for (std::size_t k = 1; k < layer.frozen_chain.size(); ++k) {
-    const FrozenStage& stage = layer.frozen_chain[k];
-    step.target = own_cursors(stage.motion);
-    step.fade_elapsed_us = stage.fade_elapsed_us;
-    step.fade_duration_us = stage.fade_duration_us;
-    if (!evaluate_layer(rig, step, cursors, next, scratch)) return false;
-    copy_pose(next, step.frozen);
-  }
-  return std::memcmp(step.frozen.data(), layer.frozen.data(), nodes * sizeof(Transform)) == 0;
-}
-
-bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Rig& rig,
-                         std::span<Transform> out, EvalScratch& scratch) {
+// evaluate_local_pose with out's record (see evaluate_motion).
+bool evaluate_local_pose_recorded(const WorldTables& tables, EntityState& state, const Rig& rig,
+                                  std::span<Transform> out, const Clip*& out_sampled,
+                                  EvalScratch& scratch) {
   std::span<uint32_t> cursors(state.cursors);
   const auto active = [](const Layer& l) {
     return (l.target.count > 0 || l.fade_source != FadeSource::kNone) && l.weight != 0.0f;
@@ -136,18 +107,24 @@ bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Ri
     const Layer& base = state.layers[0];
     if (active(base) && base.mode == LayerMode::kOverride && base.weight >= 1.0f &&
         base.mask == kNoMask) {
-      if (!evaluate_layer(rig, base, cursors, out, scratch)) return false;
+      if (!evaluate_layer_recorded(rig, base, cursors, out, out_sampled, scratch)) return false;
       first = 1;
     }
   }
-  if (first == 0) copy_pose(rig.skeleton.rest, out);
+  if (first == 0) {
+    copy_pose(rig.skeleton.rest, out);
+    out_sampled = nullptr;
+  }
   std::span<Transform> layer_pose(scratch.layer.data(), out.size());
   for (std::size_t i = first; i < state.layers.size(); ++i) {
     const Layer& layer = state.layers[i];
     if (!active(layer)) continue;
-    if (!evaluate_layer(rig, layer, cursors, layer_pose, scratch)) return false;
+    if (!evaluate_layer_recorded(rig, layer, cursors, layer_pose, scratch.layer_sampled, scratch)) {
+      return false;
+    }
     std::span<const float> mask;
     if (layer.mask != kNoMask) mask = tables.masks[static_cast<std::size_t>(layer.mask)].node_weights;
+    out_sampled = nullptr;
     if (layer.mode == LayerMode::kOverride) {
       OverrideBlendJob job;
       job.pose = out;
@@ -169,6 +146,81 @@ bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Ri
     }
   }
   return true;
+}
+
+}  // namespace
+
+void EvalScratch::forget_sampled() {
+  slot_sampled.fill(nullptr);
+  motion_sampled = nullptr;
+  layer_sampled = nullptr;
+  pose_sampled.fill(nullptr);
+}
+
+void EvalScratch::ensure(std::size_t nodes) {
+  forget_sampled();  // conservative: a grown buffer is a new one
+  for (std::vector<Transform>& buffer : slot_poses) {
+    if (buffer.size() < nodes) buffer.resize(nodes);
+  }
+  if (motion.size() < nodes) motion.resize(nodes);
+  if (layer.size() < nodes) layer.resize(nodes);
+  for (std::vector<Transform>& buffer : poses) {
+    if (buffer.size() < nodes) buffer.resize(nodes);
+  }
+  const std::size_t batch_floats = PaletteBatchJob::scratch_floats(nodes);
+  if (batch_models.size() < batch_floats) batch_models.resize(batch_floats);
+}
+
+bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> cursors,
+                    std::span<Transform> out, EvalScratch& scratch) {
+  // `out` may be a scratch buffer (the World's commands pass scratch.layer): its record, and
+  // any other, is unknown before and after.
+  scratch.forget_sampled();
+  const Clip* out_sampled = nullptr;
+  const bool ok = evaluate_layer_recorded(rig, layer, cursors, out, out_sampled, scratch);
+  scratch.forget_sampled();
+  return ok;
+}
+
+bool frozen_chain_rebuilds_pose(const Rig& rig, const Layer& layer, EvalScratch& scratch) {
+  const std::size_t nodes = rig.skeleton.node_count();
+  if (layer.frozen_chain.empty() || layer.frozen.size() != nodes) return false;
+  scratch.ensure(nodes);
+  std::size_t tracks = 0;
+  for (const Clip& clip : rig.clips) tracks = std::max(tracks, clip.tracks.size());
+  std::vector<uint32_t> cursors(tracks, 0u);
+  const auto own_cursors = [](Motion m) {  // every slot on the one cursor block above
+    for (ClipSlot& slot : m.slots) slot.cursor_offset = 0;
+    return m;
+  };
+  // The chain so far, as the frozen source of a crossfading layer fading to the next stage.
+  Layer step;
+  step.fade_source = FadeSource::kFrozenPose;
+  step.frozen.resize(nodes);
+  const Clip* frozen_sampled = nullptr;  // step.frozen is not a scratch buffer
+  if (!evaluate_motion(rig, own_cursors(layer.frozen_chain[0].motion), cursors, step.frozen,
+                       frozen_sampled, scratch)) {
+    return false;
+  }
+  std::span<Transform> next(scratch.layer.data(), nodes);
+  for (std::size_t k = 1; k < layer.frozen_chain.size(); ++k) {
+    const FrozenStage& stage = layer.frozen_chain[k];
+    step.target = own_cursors(stage.motion);
+    step.fade_elapsed_us = stage.fade_elapsed_us;
+    step.fade_duration_us = stage.fade_duration_us;
+    if (!evaluate_layer(rig, step, cursors, next, scratch)) return false;
+    copy_pose(next, step.frozen);
+  }
+  return std::memcmp(step.frozen.data(), layer.frozen.data(), nodes * sizeof(Transform)) == 0;
+}
+
+bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Rig& rig,
+                         std::span<Transform> out, EvalScratch& scratch) {
+  scratch.forget_sampled();  // as evaluate_layer: `out` may be any buffer
+  const Clip* out_sampled = nullptr;
+  const bool ok = evaluate_local_pose_recorded(tables, state, rig, out, out_sampled, scratch);
+  scratch.forget_sampled();
+  return ok;
 }
 
 namespace {
@@ -206,7 +258,8 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
     Entity& entity = *entities[k];
     if (k + 1 < count) prefetch_entity_state(*entities[k + 1]);
     std::span<Transform> pose(scratch.poses[k].data(), nodes);
-    entity.failed = !evaluate_local_pose(tables, entity.state, rig, pose, scratch);
+    entity.failed = !evaluate_local_pose_recorded(tables, entity.state, rig, pose,
+                                                  scratch.pose_sampled[k], scratch);
     if (entity.failed) continue;
     locals[lanes] = pose;
     palettes[lanes] = entity.palette;

@@ -23,6 +23,19 @@ struct EvalScratch {
   std::vector<float> batch_models;  // PaletteBatchJob's scratch
   uint64_t poses_evaluated = 0;     // by this worker in this tick (World::tick sums them)
 
+  // Per pose buffer above: the clip whose SampleJob last wrote it when nothing has written it
+  // since, else null. Such a buffer holds the rest pose wherever that clip has no track, so
+  // sampling the same clip into it again skips the rest-pose copy
+  // (SampleJob::output_holds_base; bench_animator Fox Walk+Run: two copies per entity-tick).
+  // Kept by evaluator.cpp's internal paths; its entry points that may write a scratch buffer
+  // through a caller's span (evaluate_layer, evaluate_local_pose, frozen_chain_rebuilds_pose)
+  // forget them all, and so does ensure().
+  std::array<const Clip*, kMaxBlendClips> slot_sampled{};
+  const Clip* motion_sampled = nullptr;
+  const Clip* layer_sampled = nullptr;
+  std::array<const Clip*, kPaletteBatchSize> pose_sampled{};
+  void forget_sampled();
+
   // Grows every buffer to `nodes` entries (allocates only when growing).
   void ensure(std::size_t nodes);
 };

@@ -43,6 +43,13 @@ struct SampleJob {
   // sizes and skips its per-track loop: repeated work for every entity and tick. False (the
   // default) checks everything.
   bool assets_validated = false;
+  // True only when `output` already holds the skeleton's rest TRS in every field this clip has
+  // no track for: it was last written by a successful Run() of this same clip and skeleton
+  // (at any time) and by nothing since. Run() then skips its rest-pose copy, whose result
+  // would be those same bits (every track writes all of its field on every Run()). A caller
+  // that cannot vouch for its buffer leaves it false (the default). sim's evaluator keeps
+  // such a record per scratch buffer (EvalScratch).
+  bool output_holds_base = false;
 
   // True when the pointers are set and every span has the right size. Run() checks it too.
   bool Validate() const;
