@@ -581,6 +581,38 @@ struct RangeSink {
   }
 };
 
+// `n` (0..64) bits from the side stream.
+[[gnu::always_inline]] inline uint64_t read_raw(RawBitReader& raw_bits, uint32_t n) {
+  if (n <= 32) return raw_bits.read(n);
+  const uint64_t high = raw_bits.read(n - 32);
+  return (high << 32) | raw_bits.read(32);
+}
+
+// What RangeSink::residual wrote for expectation `e`; sets `failed` (and returns 0) on a
+// corrupt stream. A free function of the decoder's two parts, so that a loop can keep them in
+// separate locals: the side-stream reader's address escapes into its out-of-line refill(),
+// which would otherwise keep the range decoder's state in memory too, on its serial chain
+// (decode_body_fast).
+[[gnu::always_inline]] inline int64_t decode_residual(RangeDecoder& rc, RawBitReader& raw_bits,
+                                                      bool& failed, const Expectation& e) {
+  const uint32_t s = shift_for(e.bucket);
+  uint64_t q = rc.decode_symbol(residual_table(e.cls, e.bucket));
+  if (q == kEscapeSymbol) {
+    uint32_t n = rc.decode_symbol(escape_length_table());
+    if (n == kLongEscape) n += static_cast<uint32_t>(read_raw(raw_bits, 5));
+    if (n > kMaxEscapeLength) {
+      failed = true;
+      return 0;
+    }
+    q = kEscapeSymbol + ((uint64_t{1} << n) | read_raw(raw_bits, n)) - 1;
+  }
+  if (q > (kMaxZigzag >> s)) {
+    failed = true;
+    return 0;
+  }
+  return unzigzag((q << s) | read_raw(raw_bits, s));
+}
+
 struct RangeSource {
   RangeDecoder rc;
   RawBitReader raw_bits;
@@ -588,22 +620,7 @@ struct RangeSource {
   bool failed = false;
 
   [[gnu::always_inline]] int64_t residual(const Expectation& e) {
-    const uint32_t s = shift_for(e.bucket);
-    uint64_t q = rc.decode_symbol(residual_table(e.cls, e.bucket));
-    if (q == kEscapeSymbol) {
-      uint32_t n = rc.decode_symbol(escape_length_table());
-      if (n == kLongEscape) n += static_cast<uint32_t>(raw(5));
-      if (n > kMaxEscapeLength) {
-        failed = true;
-        return 0;
-      }
-      q = kEscapeSymbol + ((uint64_t{1} << n) | raw(n)) - 1;
-    }
-    if (q > (kMaxZigzag >> s)) {
-      failed = true;
-      return 0;
-    }
-    return unzigzag((q << s) | raw(s));
+    return decode_residual(rc, raw_bits, failed, e);
   }
   int32_t axis(int32_t expected) {
     BitModel& m = expected >= 0 ? models->axis_same : models->axis_is_w;
@@ -612,11 +629,7 @@ struct RangeSource {
     return static_cast<int32_t>(rc.decode_direct(2));
   }
   // `n` (0..64) bits from the side stream.
-  [[gnu::always_inline]] uint64_t raw(uint32_t n) {
-    if (n <= 32) return raw_bits.read(n);
-    const uint64_t high = raw_bits.read(n - 32);
-    return (high << 32) | raw_bits.read(32);
-  }
+  [[gnu::always_inline]] uint64_t raw(uint32_t n) { return read_raw(raw_bits, n); }
   // What RangeSink::predicted_or_raw wrote: `predicted` plus a residual, or 32 raw bits when
   // there is no prediction (predicted < 0). Check `failed` after.
   int64_t predicted_or_raw(const Expectation& e, int64_t predicted) {
@@ -925,7 +938,10 @@ RangeSink encode_body_fast(const PoseFormat& format, const QuantizedPose& pose,
 template <FastBody kBody>
 bool decode_body_fast(const PoseFormat& format, const Predictor& predictor,
                       RangeSource& source_io, QuantizedPose& out) {
-  RangeSource source(source_io);
+  // The decoder's two parts as separate locals (see decode_residual).
+  RangeDecoder rc(source_io.rc);
+  RawBitReader raw_bits(source_io.raw_bits);
+  bool failed = false;
   const int32_t* dictionary = predictor.dictionary_codes();
   const int32_t* axes = predictor.axis_codes();
   int32_t* values = out.values.data();
@@ -943,7 +959,7 @@ bool decode_body_fast(const PoseFormat& format, const Predictor& predictor,
         const std::size_t i = base + static_cast<std::size_t>(kChannelSlots[c] + k);
         const Expectation e =
             fast_expect<kBody>(predictor, dictionary, n, i, c, axis, limit, steady);
-        const int64_t value = e.prediction + source.residual(e);
+        const int64_t value = e.prediction + decode_residual(rc, raw_bits, failed, e);
         out_of_range |= value > limit || value < -limit;
         values[i] = static_cast<int32_t>(value);
       }
@@ -957,8 +973,9 @@ bool decode_body_fast(const PoseFormat& format, const Predictor& predictor,
     }
     if (coded & kChannelScale) channel(2, 0, kMaxLinearCode, true);
   }
-  source_io = source;
-  return !out_of_range && !source.failed;
+  source_io.rc = rc;
+  source_io.raw_bits = raw_bits;
+  return !out_of_range && !failed;
 }
 
 // True when every node's rotation axis code is the same in both poses (same format).
