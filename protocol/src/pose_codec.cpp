@@ -901,34 +901,49 @@ template <FastBody kBody>
   }
 }
 
-// encode_body for a record fast_body() accepted (axes known: none is coded).
-template <FastBody kBody>
-RangeSink encode_body_fast(const PoseFormat& format, const QuantizedPose& pose,
-                           const Predictor& predictor, const RangeSink& sink_in) {
-  RangeSink sink(sink_in);
+// The walk both fast bodies share: for every node in order, `node_start(base, coded)`, then
+// for each coded value in stream order `value(i, limit, e)` with its index, limit and
+// expectation. `axes`: the codes whose rotation axes the record uses (the pose's when
+// encoding, the predictor's likely ones when decoding: equal, the axes being known).
+template <FastBody kBody, class NodeStart, class Value>
+[[gnu::always_inline]] inline void walk_fast_body(const PoseFormat& format,
+                                                  const Predictor& predictor,
+                                                  const int32_t* axes, NodeStart&& node_start,
+                                                  Value&& value) {
   const int32_t* dictionary = predictor.dictionary_codes();
-  const int32_t* values = pose.values.data();
   for (std::size_t n = 0; n < format.node_count(); ++n) {
     const uint8_t coded = format.channels[n];
-    if (coded == 0) continue;
     const std::size_t base = n * kValuesPerNode;
+    node_start(base, coded);
+    if (coded == 0) continue;
     const auto channel = [&](int c, int32_t axis, int64_t limit, bool steady)
                              __attribute__((always_inline)) {
       for (int k = 0; k < 3; ++k) {
         const std::size_t i = base + static_cast<std::size_t>(kChannelSlots[c] + k);
-        const Expectation e =
-            fast_expect<kBody>(predictor, dictionary, n, i, c, axis, limit, steady);
-        sink.residual(e, static_cast<int64_t>(values[i]) - e.prediction);
+        value(i, limit, fast_expect<kBody>(predictor, dictionary, n, i, c, axis, limit, steady));
       }
     };
     if (coded & kChannelTranslation) channel(0, 0, kMaxLinearCode, true);
     if (coded & kChannelRotation) {
-      const int32_t axis = values[base + kRotationAxis];
+      const int32_t axis = axes[base + kRotationAxis];
       channel(1, axis, format.precision[n].rotation_limit,
               kBody != FastBody::kSteady || predictor.steady_channel(n, 1, axis));
     }
     if (coded & kChannelScale) channel(2, 0, kMaxLinearCode, true);
   }
+}
+
+// encode_body for a record fast_body() accepted (axes known: none is coded).
+template <FastBody kBody>
+RangeSink encode_body_fast(const PoseFormat& format, const QuantizedPose& pose,
+                           const Predictor& predictor, const RangeSink& sink_in) {
+  RangeSink sink(sink_in);
+  const int32_t* values = pose.values.data();
+  walk_fast_body<kBody>(
+      format, predictor, values, [](std::size_t, uint8_t) __attribute__((always_inline)) {},
+      [&](std::size_t i, int64_t, const Expectation& e) __attribute__((always_inline)) {
+        sink.residual(e, static_cast<int64_t>(values[i]) - e.prediction);
+      });
   return RangeSink(sink);  // a copy, as encode_body's
 }
 
@@ -942,37 +957,21 @@ bool decode_body_fast(const PoseFormat& format, const Predictor& predictor,
   RangeDecoder rc(source_io.rc);
   RawBitReader raw_bits(source_io.raw_bits);
   bool failed = false;
-  const int32_t* dictionary = predictor.dictionary_codes();
-  const int32_t* axes = predictor.axis_codes();
-  int32_t* values = out.values.data();
   bool out_of_range = false;
-  for (std::size_t n = 0; n < format.node_count(); ++n) {
-    const uint8_t coded = format.channels[n];
-    const std::size_t base = n * kValuesPerNode;
-    int32_t* codes = values + base;
-    for (int v = 0; v < kValuesPerNode; ++v) codes[v] = 0;
-    codes[kRotationAxis] = 3;
-    if (coded == 0) continue;
-    const auto channel = [&](int c, int32_t axis, int64_t limit, bool steady)
-                             __attribute__((always_inline)) {
-      for (int k = 0; k < 3; ++k) {
-        const std::size_t i = base + static_cast<std::size_t>(kChannelSlots[c] + k);
-        const Expectation e =
-            fast_expect<kBody>(predictor, dictionary, n, i, c, axis, limit, steady);
+  const int32_t* axes = predictor.axis_codes();  // likely_axis: axes known
+  int32_t* values = out.values.data();
+  walk_fast_body<kBody>(
+      format, predictor, axes,
+      [&](std::size_t base, uint8_t coded) __attribute__((always_inline)) {
+        int32_t* codes = values + base;
+        for (int v = 0; v < kValuesPerNode; ++v) codes[v] = 0;
+        codes[kRotationAxis] = (coded & kChannelRotation) ? axes[base + kRotationAxis] : 3;
+      },
+      [&](std::size_t i, int64_t limit, const Expectation& e) __attribute__((always_inline)) {
         const int64_t value = e.prediction + decode_residual(rc, raw_bits, failed, e);
         out_of_range |= value > limit || value < -limit;
         values[i] = static_cast<int32_t>(value);
-      }
-    };
-    if (coded & kChannelTranslation) channel(0, 0, kMaxLinearCode, true);
-    if (coded & kChannelRotation) {
-      const int32_t axis = axes[base + kRotationAxis];  // likely_axis: axes known
-      codes[kRotationAxis] = axis;
-      channel(1, axis, format.precision[n].rotation_limit,
-              kBody != FastBody::kSteady || predictor.steady_channel(n, 1, axis));
-    }
-    if (coded & kChannelScale) channel(2, 0, kMaxLinearCode, true);
-  }
+      });
   source_io.rc = rc;
   source_io.raw_bits = raw_bits;
   return !out_of_range && !failed;
