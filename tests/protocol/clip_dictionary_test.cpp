@@ -146,13 +146,24 @@ TEST(ClipDictionary, ReusingThePredictionsRotationsDequantisesBitIdentically) {
   EXPECT_GT(differing_nodes, 0);
 }
 
-TEST(ClipDictionary, CrossfadesTravelAsRecipesAndDecodeBitIdentically) {
+// Both ends of a link over one rig: the server's quantiser and encoders (with and without the
+// clip dictionary) and the client's dictionary.
+struct Link {
   Rig rig;
-  ClipDictionary server_dictionary(rig.skeleton, rig.clips, rig.format);
-  ClipDictionary client_dictionary(rig.skeleton, rig.clips, rig.format);
-  PoseQuantizer quantizer(rig.format);
-  PoseEncoder with_dictionary(rig.format, &server_dictionary);
-  PoseEncoder without(rig.format);
+  ClipDictionary server_dictionary{rig.skeleton, rig.clips, rig.format};
+  ClipDictionary client_dictionary{rig.skeleton, rig.clips, rig.format};
+  PoseQuantizer quantizer{rig.format};
+  PoseEncoder with_dictionary{rig.format, &server_dictionary};
+  PoseEncoder without{rig.format};
+};
+
+TEST(ClipDictionary, CrossfadesTravelAsRecipesAndDecodeBitIdentically) {
+  Link link;
+  const Rig& rig = link.rig;
+  ClipDictionary& client_dictionary = link.client_dictionary;
+  PoseQuantizer& quantizer = link.quantizer;
+  PoseEncoder& with_dictionary = link.with_dictionary;
+  PoseEncoder& without = link.without;
   std::vector<QuantizedPose> sent, received;
   std::size_t dictionary_bytes = 0, plain_bytes = 0;
   for (int u = 0; u < 60; ++u) {
@@ -191,18 +202,14 @@ TEST(ClipDictionary, CrossfadesTravelAsRecipesAndDecodeBitIdentically) {
 // the two sides disagree, fails here. The constant changes only with the protocol version
 // (docs/protocol.md); it was taken from the general path alone, before the straight-line ones.
 TEST(ClipDictionary, WireBytesOfEveryRecordKindMatchTheGoldenHash) {
-  Rig rig;
-  ClipDictionary server_dictionary(rig.skeleton, rig.clips, rig.format);
-  ClipDictionary client_dictionary(rig.skeleton, rig.clips, rig.format);
-  PoseQuantizer quantizer(rig.format);
-  PoseEncoder with_dictionary(rig.format, &server_dictionary);
-  PoseEncoder plain(rig.format);
+  Link link;
+  const Rig& rig = link.rig;
   std::vector<QuantizedPose> sent;
   std::vector<uint8_t> all;
   for (int u = 0; u < 60; ++u) {
     const PoseRecipe recipe = crossfade(u * 50000, static_cast<float>(u % 20) / 19.0f);
     QuantizedPose q;
-    ASSERT_TRUE(quantizer.quantize(rig.evaluate(recipe), sent.empty() ? nullptr : &sent.back(), q));
+    ASSERT_TRUE(link.quantizer.quantize(rig.evaluate(recipe), sent.empty() ? nullptr : &sent.back(), q));
     QuantizedPose bare = q;
     q.recipe = recipe;
     PoseReference uneven;
@@ -215,16 +222,16 @@ TEST(ClipDictionary, WireBytesOfEveryRecordKindMatchTheGoldenHash) {
       PoseEncoder* encoder;
       const QuantizedPose* pose;
       PoseReference ref;
-    } kinds[] = {{&with_dictionary, &q, history(sent, 3)},
-                 {&plain, &bare, history(sent, 3)},
-                 {&plain, &bare, uneven},
-                 {&plain, &bare, PoseReference{}}};
+    } kinds[] = {{&link.with_dictionary, &q, history(sent, 3)},
+                 {&link.without, &bare, history(sent, 3)},
+                 {&link.without, &bare, uneven},
+                 {&link.without, &bare, PoseReference{}}};
     for (const auto& kind : kinds) {
       std::vector<uint8_t> bytes;
       ASSERT_TRUE(kind.encoder->encode(*kind.pose, kind.ref, bytes));
       QuantizedPose decoded;
       const Status st = decode_pose(rig.format, bytes, kind.ref, decoded, PoseCoding::kRangeCoded,
-                                    &client_dictionary);
+                                    &link.client_dictionary);
       ASSERT_TRUE(st.ok()) << st.error().message;
       ASSERT_EQ(decoded, *kind.pose) << "update " << u;
       all.push_back(static_cast<uint8_t>(bytes.size()));
