@@ -4,21 +4,29 @@
 # "Two timing levels"). Use it beside scripts/ab.sh when a kernel change is within the time
 # noise: fewer instructions per call is a real, if partial, measure of a gain.
 #
-# Usage: scripts/icount.sh BENCH FILTER [FUNCTIONS] [TOP]
+# Usage: scripts/icount.sh [--inclusive] BENCH FILTER [FUNCTIONS] [TOP]
+#   --inclusive  count each function with its callees (default: its own instructions only;
+#                a kernel split into an out-of-line helper then looks cheaper than it is)
 #   BENCH      a benchmark binary of a Release build (e.g. build/bench/bench_animator)
 #   FILTER     a --benchmark_filter regex selecting one benchmark
 #   FUNCTIONS  a regex on function names to list (default: posecast::, the project's own)
 #   TOP        how many of them, by instructions (default 15)
-# Prints per function: its own instructions (callees excluded), its calls and the ratio. The
-# whole program is counted, every thread (the World's workers evaluate), set-up included, for
-# the iterations Google Benchmark picks with --benchmark_min_time=0.05: totals differ between
-# runs and set-up functions appear too, so compare the per-call figures of the hot functions.
+# Prints per function: its instructions (its own, or with --inclusive its callees' too), its
+# calls and the ratio. The whole program is counted, every thread (the World's workers
+# evaluate), set-up included, for the iterations Google Benchmark picks with
+# --benchmark_min_time=0.05: totals differ between runs and set-up functions appear too, so
+# compare the per-call figures of the hot functions.
 # Needs valgrind (Debian: apt-get install valgrind) and python3. Runs about 50x slower than the
 # benchmark itself.
 # Example: scripts/icount.sh build/bench/bench_animator 'Animator/Fox/100/threads:1$'
 set -euo pipefail
+inclusive=no
+if [[ ${1:-} == --inclusive ]]; then
+  inclusive=yes
+  shift
+fi
 if [[ $# -lt 2 ]]; then
-  echo "usage: $0 BENCH FILTER [FUNCTIONS] [TOP]" >&2
+  echo "usage: $0 [--inclusive] BENCH FILTER [FUNCTIONS] [TOP]" >&2
   exit 2
 fi
 bench=$1 filter=$2 functions=${3:-posecast::} top=${4:-15}
@@ -38,7 +46,7 @@ fi
 
 # callgrind_annotate --tree=caller prints one block per function: a line per caller ("<",
 # with its call count "(N x)") and the function's own line ("*", its exclusive cost).
-callgrind_annotate --tree=caller "$out" | python3 -c '
+callgrind_annotate --inclusive="$inclusive" --tree=caller "$out" | python3 -c '
 import re, sys
 top, wanted = int(sys.argv[1]), re.compile(sys.argv[2])
 rows, calls = [], 0
