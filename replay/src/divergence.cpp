@@ -21,6 +21,8 @@ std::string fmt(double v) {
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
+// Floats widen exactly (clang's -Wdouble-promotion asks for it to be said).
+std::string fmt(float v) { return fmt(static_cast<double>(v)); }
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
