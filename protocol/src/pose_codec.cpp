@@ -175,9 +175,6 @@ class Predictor {
   const int32_t* dictionary_codes() const {
     return dictionary_ == nullptr ? nullptr : dictionary_->values.data();
   }
-  // The codes whose rotation axes are the likely ones (likely_axis): the dictionary's, else
-  // the baseline's; null without either.
-  const int32_t* axis_codes() const { return axis_codes_; }
   // Steady state only: whether node `node`'s channel `channel` (0..2; `axis` the decoded
   // rotation axis for R) can use expect_steady().
   bool steady_channel(std::size_t node, int channel, int32_t axis) const {
@@ -903,13 +900,13 @@ template <FastBody kBody>
 
 // The walk both fast bodies share: for every node in order, `node_start(base, coded)`, then
 // for each coded value in stream order `value(i, limit, e)` with its index, limit and
-// expectation. `axes`: the codes whose rotation axes the record uses (the pose's when
-// encoding, the predictor's likely ones when decoding: equal, the axes being known).
+// expectation. Rotations have their likely axis (Predictor::likely_axis): the record's axes
+// are known, so that is the pose's axis when encoding (axes_as_expected checked it) and the
+// one decode_body would take.
 template <FastBody kBody, class NodeStart, class Value>
 [[gnu::always_inline]] inline void walk_fast_body(const PoseFormat& format,
                                                   const Predictor& predictor,
-                                                  const int32_t* axes, NodeStart&& node_start,
-                                                  Value&& value) {
+                                                  NodeStart&& node_start, Value&& value) {
   const int32_t* dictionary = predictor.dictionary_codes();
   for (std::size_t n = 0; n < format.node_count(); ++n) {
     const uint8_t coded = format.channels[n];
@@ -925,7 +922,7 @@ template <FastBody kBody, class NodeStart, class Value>
     };
     if (coded & kChannelTranslation) channel(0, 0, kMaxLinearCode, true);
     if (coded & kChannelRotation) {
-      const int32_t axis = axes[base + kRotationAxis];
+      const int32_t axis = predictor.likely_axis(n);
       channel(1, axis, format.precision[n].rotation_limit,
               kBody != FastBody::kSteady || predictor.steady_channel(n, 1, axis));
     }
@@ -940,7 +937,7 @@ RangeSink encode_body_fast(const PoseFormat& format, const QuantizedPose& pose,
   RangeSink sink(sink_in);
   const int32_t* values = pose.values.data();
   walk_fast_body<kBody>(
-      format, predictor, values, [](std::size_t, uint8_t) __attribute__((always_inline)) {},
+      format, predictor, [](std::size_t, uint8_t) __attribute__((always_inline)) {},
       [&](std::size_t i, int64_t, const Expectation& e) __attribute__((always_inline)) {
         sink.residual(e, static_cast<int64_t>(values[i]) - e.prediction);
       });
@@ -958,14 +955,14 @@ bool decode_body_fast(const PoseFormat& format, const Predictor& predictor,
   RawBitReader raw_bits(source_io.raw_bits);
   bool failed = false;
   bool out_of_range = false;
-  const int32_t* axes = predictor.axis_codes();  // likely_axis: axes known
   int32_t* values = out.values.data();
   walk_fast_body<kBody>(
-      format, predictor, axes,
+      format, predictor,
       [&](std::size_t base, uint8_t coded) __attribute__((always_inline)) {
         int32_t* codes = values + base;
         for (int v = 0; v < kValuesPerNode; ++v) codes[v] = 0;
-        codes[kRotationAxis] = (coded & kChannelRotation) ? axes[base + kRotationAxis] : 3;
+        codes[kRotationAxis] =
+            (coded & kChannelRotation) ? predictor.likely_axis(base / kValuesPerNode) : 3;
       },
       [&](std::size_t i, int64_t limit, const Expectation& e) __attribute__((always_inline)) {
         const int64_t value = e.prediction + decode_residual(rc, raw_bits, failed, e);
