@@ -898,11 +898,11 @@ template <FastBody kBody>
   }
 }
 
-// The walk both fast bodies share: for every node in order, `node_start(base, coded)`, then
-// for each coded value in stream order `value(i, limit, e)` with its index, limit and
-// expectation. Rotations have their likely axis (Predictor::likely_axis): the record's axes
-// are known, so that is the pose's axis when encoding (axes_as_expected checked it) and the
-// one decode_body would take.
+// The walk both fast bodies share: for every node in order, `node_start(base, axis)` with the
+// node's rotation axis code (3 when it has no rotation channel), then for each coded value in
+// stream order `value(i, limit, e)` with its index, limit and expectation. Rotations have
+// their likely axis (Predictor::likely_axis): the record's axes are known, so that is the
+// pose's axis when encoding (axes_as_expected checked it) and the one decode_body would take.
 template <FastBody kBody, class NodeStart, class Value>
 [[gnu::always_inline]] inline void walk_fast_body(const PoseFormat& format,
                                                   const Predictor& predictor,
@@ -911,18 +911,19 @@ template <FastBody kBody, class NodeStart, class Value>
   for (std::size_t n = 0; n < format.node_count(); ++n) {
     const uint8_t coded = format.channels[n];
     const std::size_t base = n * kValuesPerNode;
-    node_start(base, coded);
+    const int32_t axis = (coded & kChannelRotation) ? predictor.likely_axis(n) : 3;
+    node_start(base, axis);
     if (coded == 0) continue;
-    const auto channel = [&](int c, int32_t axis, int64_t limit, bool steady)
+    const auto channel = [&](int c, int32_t channel_axis, int64_t limit, bool steady)
                              __attribute__((always_inline)) {
       for (int k = 0; k < 3; ++k) {
         const std::size_t i = base + static_cast<std::size_t>(kChannelSlots[c] + k);
-        value(i, limit, fast_expect<kBody>(predictor, dictionary, n, i, c, axis, limit, steady));
+        value(i, limit,
+              fast_expect<kBody>(predictor, dictionary, n, i, c, channel_axis, limit, steady));
       }
     };
     if (coded & kChannelTranslation) channel(0, 0, kMaxLinearCode, true);
     if (coded & kChannelRotation) {
-      const int32_t axis = predictor.likely_axis(n);
       channel(1, axis, format.precision[n].rotation_limit,
               kBody != FastBody::kSteady || predictor.steady_channel(n, 1, axis));
     }
@@ -937,7 +938,7 @@ RangeSink encode_body_fast(const PoseFormat& format, const QuantizedPose& pose,
   RangeSink sink(sink_in);
   const int32_t* values = pose.values.data();
   walk_fast_body<kBody>(
-      format, predictor, [](std::size_t, uint8_t) __attribute__((always_inline)) {},
+      format, predictor, [](std::size_t, int32_t) __attribute__((always_inline)) {},
       [&](std::size_t i, int64_t, const Expectation& e) __attribute__((always_inline)) {
         sink.residual(e, static_cast<int64_t>(values[i]) - e.prediction);
       });
@@ -958,11 +959,10 @@ bool decode_body_fast(const PoseFormat& format, const Predictor& predictor,
   int32_t* values = out.values.data();
   walk_fast_body<kBody>(
       format, predictor,
-      [&](std::size_t base, uint8_t coded) __attribute__((always_inline)) {
+      [&](std::size_t base, int32_t axis) __attribute__((always_inline)) {
         int32_t* codes = values + base;
         for (int v = 0; v < kValuesPerNode; ++v) codes[v] = 0;
-        codes[kRotationAxis] =
-            (coded & kChannelRotation) ? predictor.likely_axis(base / kValuesPerNode) : 3;
+        codes[kRotationAxis] = axis;
       },
       [&](std::size_t i, int64_t limit, const Expectation& e) __attribute__((always_inline)) {
         const int64_t value = e.prediction + decode_residual(rc, raw_bits, failed, e);
