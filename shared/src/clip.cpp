@@ -1,7 +1,9 @@
 #include "posecast/clip.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "posecast/det_math.h"
 #include "posecast/skeleton.h"
@@ -95,8 +97,35 @@ void fill_block_lanes(const Clip& clip, const RotationBlock& block, float* out) 
   }
 }
 
+// Key pairs of rotation track `t` whose slerp takes det_nlerp's weights (det_slerp_terms'
+// `near`: keys under about 1.8 degrees apart).
+uint32_t near_key_pairs(const Clip& clip, const Track& t) {
+  uint32_t near = 0;
+  for (uint32_t k = 0; k + 1 < t.key_count; ++k) {
+    const SlerpTerms terms = key_pair_terms(&clip.values[t.values_offset + std::size_t{4} * k]);
+    if (terms.near > 0.5f) ++near;
+  }
+  return near;
+}
+
+// Blocks per timeline (in the order the timelines first appear), each timeline's tracks
+// ordered by their count of near key pairs (fewest first, then by index) and cut into blocks
+// of eight in that order. So the last, partial block holds the tracks whose keys are nearest:
+// a block whose lanes are all near at the sampled key pair skips slerp's sine polynomials
+// (slerp_lanes.h), and mixing one far track into it costs them for the whole block. Fox's
+// "Walk": 20 rotation tracks, near in 6-100 % of their key pairs; the nearest four (94-100 %)
+// now share the four-lane block. Which lane a track takes changes no bit of the result.
 RotationTables build_rotation_tables(const Clip& clip) {
   RotationTables out;
+  struct Candidate {
+    uint16_t track;
+    uint32_t near;
+  };
+  struct Timeline {
+    uint32_t times_offset, key_count;
+    std::vector<Candidate> tracks;
+  };
+  std::vector<Timeline> timelines;
   for (std::size_t i = 0; i < clip.tracks.size(); ++i) {
     const Track& t = clip.tracks[i];
     const bool blockable = has_slerp_terms(t) && t.key_count >= 2 && i <= UINT16_MAX &&
@@ -105,22 +134,30 @@ RotationTables build_rotation_tables(const Clip& clip) {
       out.loose.push_back(static_cast<uint32_t>(i));
       continue;
     }
-    // The timeline's block that still has a free lane (only its newest one can), else a new one.
-    RotationBlock* block = nullptr;
-    for (RotationBlock& candidate : out.blocks) {
-      if (candidate.times_offset == t.times_offset && candidate.key_count == t.key_count &&
-          candidate.count < 8) {
-        block = &candidate;
+    Timeline* timeline = nullptr;
+    for (Timeline& candidate : timelines) {
+      if (candidate.times_offset == t.times_offset && candidate.key_count == t.key_count) {
+        timeline = &candidate;
       }
     }
-    if (block == nullptr) {
-      block = &out.blocks.emplace_back();
-      block->times_offset = t.times_offset;
-      block->key_count = t.key_count;
+    if (timeline == nullptr) {
+      timeline = &timelines.emplace_back(Timeline{t.times_offset, t.key_count, {}});
     }
-    block->tracks[block->count] = static_cast<uint16_t>(i);
-    block->nodes[block->count] = t.node;
-    ++block->count;
+    timeline->tracks.push_back(Candidate{static_cast<uint16_t>(i), near_key_pairs(clip, t)});
+  }
+  for (Timeline& timeline : timelines) {
+    std::stable_sort(timeline.tracks.begin(), timeline.tracks.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.near < b.near; });
+    for (std::size_t first = 0; first < timeline.tracks.size(); first += 8) {
+      RotationBlock& block = out.blocks.emplace_back();
+      block.times_offset = timeline.times_offset;
+      block.key_count = timeline.key_count;
+      for (std::size_t k = first; k < timeline.tracks.size() && k < first + 8; ++k) {
+        block.tracks[block.count] = timeline.tracks[k].track;
+        block.nodes[block.count] = clip.tracks[timeline.tracks[k].track].node;
+        ++block.count;
+      }
+    }
   }
   std::size_t floats = 0;
   for (RotationBlock& block : out.blocks) {
