@@ -80,8 +80,9 @@ struct Clip {
   void derive_slerp_terms();
 
   // Derived from `tracks` and `values`, never edited by hand: every LINEAR rotation track with
-  // two or more keys, grouped by timeline (times_offset, key_count) in track order, in blocks of
-  // up to eight (RotationBlock); the sampler reads these instead of the tracks' own values.
+  // two or more keys, grouped by timeline (times_offset, key_count), each timeline's tracks
+  // ordered by their count of near key pairs (fewest first, then track order), in blocks of up
+  // to eight (RotationBlock); the sampler reads these instead of the tracks' own values.
   // `loose_tracks`: every other track's index, ascending. Either all three empty (not
   // derived: the sampler reads every track from `values`, same bits, slower) or exactly as
   // derive_rotation_blocks() writes them (validate() checks it). The importer derives them.
