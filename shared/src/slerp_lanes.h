@@ -35,32 +35,38 @@ POSECAST_INLINE QuatLanes<Float4> transpose4(const Float4* r) {
           __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
 }
 
-// Eight (x, y, z, w) rows to eight-lane x, y, z, w.
+// Eight (x, y, z, w) rows to eight-lane x, y, z, w, and back. Rows i and i + 4 share one
+// 256-bit register (low and high half), so the transpose is the in-lane 4x4 one on both
+// halves at once: eight shuffles, plus four half inserts (or extracts). Bits only move.
 POSECAST_INLINE QuatLanes<Float8> rows_to_lanes8(const Float4* rows) {
-  const QuatLanes<Float4> lo = transpose4(rows);
-  const QuatLanes<Float4> hi = transpose4(rows + 4);
-  return {__builtin_shufflevector(lo.x, hi.x, 0, 1, 2, 3, 4, 5, 6, 7),
-          __builtin_shufflevector(lo.y, hi.y, 0, 1, 2, 3, 4, 5, 6, 7),
-          __builtin_shufflevector(lo.z, hi.z, 0, 1, 2, 3, 4, 5, 6, 7),
-          __builtin_shufflevector(lo.w, hi.w, 0, 1, 2, 3, 4, 5, 6, 7)};
+  Float8 pair[4];  // rows (i, i + 4)
+  for (int i = 0; i < 4; ++i) {
+    pair[i] = __builtin_shufflevector(rows[i], rows[i + 4], 0, 1, 2, 3, 4, 5, 6, 7);
+  }
+  const Float8 t0 = __builtin_shufflevector(pair[0], pair[1], 0, 8, 1, 9, 4, 12, 5, 13);
+  const Float8 t1 = __builtin_shufflevector(pair[0], pair[1], 2, 10, 3, 11, 6, 14, 7, 15);
+  const Float8 t2 = __builtin_shufflevector(pair[2], pair[3], 0, 8, 1, 9, 4, 12, 5, 13);
+  const Float8 t3 = __builtin_shufflevector(pair[2], pair[3], 2, 10, 3, 11, 6, 14, 7, 15);
+  return {__builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13),
+          __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15),
+          __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13),
+          __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15)};
 }
 
 // Lane i of q as the row (x, y, z, w) rows[i], for all eight lanes.
 POSECAST_INLINE void lanes8_to_rows(const QuatLanes<Float8>& q, Float4* rows) {
-  const Float4 lo[4] = {POSECAST_SHUFFLE(q.x, 0, 1, 2, 3), POSECAST_SHUFFLE(q.y, 0, 1, 2, 3),
-                        POSECAST_SHUFFLE(q.z, 0, 1, 2, 3), POSECAST_SHUFFLE(q.w, 0, 1, 2, 3)};
-  const Float4 hi[4] = {POSECAST_SHUFFLE(q.x, 4, 5, 6, 7), POSECAST_SHUFFLE(q.y, 4, 5, 6, 7),
-                        POSECAST_SHUFFLE(q.z, 4, 5, 6, 7), POSECAST_SHUFFLE(q.w, 4, 5, 6, 7)};
-  const QuatLanes<Float4> rows_lo = transpose4(lo);
-  const QuatLanes<Float4> rows_hi = transpose4(hi);
-  rows[0] = rows_lo.x;
-  rows[1] = rows_lo.y;
-  rows[2] = rows_lo.z;
-  rows[3] = rows_lo.w;
-  rows[4] = rows_hi.x;
-  rows[5] = rows_hi.y;
-  rows[6] = rows_hi.z;
-  rows[7] = rows_hi.w;
+  const Float8 t0 = __builtin_shufflevector(q.x, q.y, 0, 8, 1, 9, 4, 12, 5, 13);
+  const Float8 t1 = __builtin_shufflevector(q.x, q.y, 2, 10, 3, 11, 6, 14, 7, 15);
+  const Float8 t2 = __builtin_shufflevector(q.z, q.w, 0, 8, 1, 9, 4, 12, 5, 13);
+  const Float8 t3 = __builtin_shufflevector(q.z, q.w, 2, 10, 3, 11, 6, 14, 7, 15);
+  const Float8 pair[4] = {__builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13),
+                          __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15),
+                          __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13),
+                          __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15)};
+  for (int i = 0; i < 4; ++i) {
+    rows[i] = POSECAST_SHUFFLE(pair[i], 0, 1, 2, 3);
+    rows[i + 4] = POSECAST_SHUFFLE(pair[i], 4, 5, 6, 7);
+  }
 }
 
 template <class V>
