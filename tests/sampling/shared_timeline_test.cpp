@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -181,6 +182,55 @@ TEST(SharedTimeline, HandBuiltTracksSharingAnOffsetSampleLikeCopies) {
   EXPECT_EQ(clip.rotation_blocks[0].count, 2u);
   EXPECT_EQ(clip.loose_tracks, (std::vector<uint32_t>{0, 1, 2, 5}));
   expect_same_samples(skeleton, clip, 300);
+}
+
+// Ten LINEAR rotations on one timeline, two of them turning by under a degree per key pair
+// ("near": det_slerp's nlerp branch) and eight by tens of degrees: the blocks take the far
+// ones first, so the two near ones share the last block, whose lanes are then all near and
+// skip the sine polynomials (in track order, the first block would hold one of them). The
+// samples are those of the other layouts.
+TEST(SharedTimeline, NearestRotationTracksShareTheLastBlock) {
+  const Skeleton skeleton = chain_skeleton(10);
+  Clip clip;
+  clip.name = "nearness";
+  clip.times = {0.0f, 0.5f, 1.0f};
+  clip.duration_seconds = 1.0f;
+  clip.duration_us = 1'000'000;
+  const std::vector<uint16_t> near_nodes = {1, 8};
+  for (uint16_t node = 0; node < 10; ++node) {
+    const bool near =
+        std::find(near_nodes.begin(), near_nodes.end(), node) != near_nodes.end();
+    const float step = near ? 0.5f : 35.0f;  // degrees per key pair
+    Track t;
+    t.node = node;
+    t.target = TrackTarget::kRotation;
+    t.interpolation = Interpolation::kLinear;
+    t.key_count = 3;
+    t.times_offset = 0;
+    t.values_offset = static_cast<uint32_t>(clip.values.size());
+    const std::vector<float> keys =
+        concat({axis_angle_xyzw(0, 0, 1, 0), axis_angle_xyzw(0, 0, 1, step),
+                axis_angle_xyzw(0, 0, 1, 2 * step)});
+    clip.values.insert(clip.values.end(), keys.begin(), keys.end());
+    clip.tracks.push_back(t);
+  }
+  clip.derive_slerp_terms();
+  clip.derive_rotation_blocks();
+  ASSERT_TRUE(clip.validate(skeleton).ok()) << clip.validate(skeleton).error().message;
+  ASSERT_EQ(clip.rotation_blocks.size(), 2u);
+  const RotationBlock& far_block = clip.rotation_blocks[0];
+  const RotationBlock& near_block = clip.rotation_blocks[1];
+  ASSERT_EQ(far_block.count, 8u);
+  ASSERT_EQ(near_block.count, 2u);
+  // Each block keeps track order among equally near tracks.
+  EXPECT_EQ(std::vector<uint16_t>(near_block.tracks.begin(), near_block.tracks.begin() + 2),
+            near_nodes);
+  EXPECT_EQ(std::vector<uint16_t>(far_block.tracks.begin(), far_block.tracks.begin() + 8),
+            (std::vector<uint16_t>{0, 2, 3, 4, 5, 6, 7, 9}));
+  for (uint8_t lane = 0; lane < near_block.count; ++lane) {
+    EXPECT_EQ(near_block.nodes[lane], near_block.tracks[lane]);  // track i animates node i
+  }
+  expect_same_samples(skeleton, clip, 200);
 }
 
 }  // namespace
