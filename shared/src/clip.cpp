@@ -134,14 +134,11 @@ RotationTables build_rotation_tables(const Clip& clip) {
       out.loose.push_back(static_cast<uint32_t>(i));
       continue;
     }
-    Timeline* timeline = nullptr;
-    for (Timeline& candidate : timelines) {
-      if (candidate.times_offset == t.times_offset && candidate.key_count == t.key_count) {
-        timeline = &candidate;
-      }
-    }
-    if (timeline == nullptr) {
-      timeline = &timelines.emplace_back(Timeline{t.times_offset, t.key_count, {}});
+    auto timeline = std::find_if(timelines.begin(), timelines.end(), [&](const Timeline& tl) {
+      return tl.times_offset == t.times_offset && tl.key_count == t.key_count;
+    });
+    if (timeline == timelines.end()) {
+      timeline = timelines.insert(timelines.end(), Timeline{t.times_offset, t.key_count, {}});
     }
     timeline->tracks.push_back(Candidate{static_cast<uint16_t>(i), near_key_pairs(clip, t)});
   }
