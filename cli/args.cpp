@@ -73,4 +73,17 @@ Result<long long> parse_integer(const std::string& option, const std::string& te
   return value;
 }
 
+Result<long long> integer_option(const Args& args, const std::string& name, long long min,
+                                 long long max, long long fallback) {
+  const std::optional<std::string> text = args.get(name);
+  if (!text) return fallback;
+  return parse_integer(name, *text, min, max);
+}
+
+Result<unsigned> threads_option(const Args& args) {
+  Result<long long> n = integer_option(args, "threads", 1, 256, 1);
+  if (!n) return n.error();
+  return static_cast<unsigned>(n.value());
+}
+
 }  // namespace posecast::cli

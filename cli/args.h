@@ -35,4 +35,12 @@ Result<double> parse_double(const std::string& option, const std::string& text);
 Result<long long> parse_integer(const std::string& option, const std::string& text, long long min,
                                 long long max);
 
+// The value of option `--name` parsed as parse_integer does, or `fallback` when the option is
+// absent. `fallback` need not lie in min..max (a caller may use it to mean "not given").
+Result<long long> integer_option(const Args& args, const std::string& name, long long min,
+                                 long long max, long long fallback);
+
+// `--threads N` (1..256, default 1): the evaluation threads of run, replay and regress.
+Result<unsigned> threads_option(const Args& args);
+
 }  // namespace posecast::cli

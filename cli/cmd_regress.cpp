@@ -53,16 +53,13 @@ int regress_command(int argc, char** argv) {
   const std::string dir = args->positional[0];
   replay::RegressOptions options;
   options.update = args->has("update");
-  if (auto t = args->get("threads")) {
-    Result<long long> n = parse_integer("threads", *t, 1, 256);
-    if (!n) return fail(n.error().message, kExitUsage);
-    options.threads = static_cast<unsigned>(n.value());
-  }
-  if (auto t = args->get("palette-interval")) {
-    Result<long long> n = parse_integer("palette-interval", *t, 1, 1 << 20);
-    if (!n) return fail(n.error().message, kExitUsage);
-    options.palette_interval = static_cast<uint32_t>(n.value());
-  }
+  Result<unsigned> threads = threads_option(args.value());
+  if (!threads) return fail(threads.error().message, kExitUsage);
+  options.threads = threads.value();
+  Result<long long> interval =
+      integer_option(args.value(), "palette-interval", 1, 1 << 20, options.palette_interval);
+  if (!interval) return fail(interval.error().message, kExitUsage);
+  options.palette_interval = static_cast<uint32_t>(interval.value());
 
   Result<std::vector<std::string>> scenarios = replay::find_scenarios(dir);
   if (!scenarios) return fail(scenarios.error().message, kExitFailure);

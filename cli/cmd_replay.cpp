@@ -49,9 +49,7 @@ int fail(const std::string& why, int code) {
 }
 
 Result<uint64_t> parse_tick(const Args& args, const char* name, uint64_t fallback) {
-  auto v = args.get(name);
-  if (!v) return fallback;
-  Result<long long> n = parse_integer(name, *v, 0, 1LL << 40);
+  Result<long long> n = integer_option(args, name, 0, 1LL << 40, static_cast<long long>(fallback));
   if (!n) return n.error();
   return static_cast<uint64_t>(n.value());
 }
@@ -70,12 +68,8 @@ int replay_command(int argc, char** argv) {
   }
   if (args->positional.size() != 1) return fail(std::string("expected one recording file\n") + kUsage, kExitUsage);
   const std::string path = args->positional[0];
-  unsigned threads = 1;
-  if (auto t = args->get("threads")) {
-    Result<long long> n = parse_integer("threads", *t, 1, 256);
-    if (!n) return fail(n.error().message, kExitUsage);
-    threads = static_cast<unsigned>(n.value());
-  }
+  Result<unsigned> threads = threads_option(args.value());
+  if (!threads) return fail(threads.error().message, kExitUsage);
   double speed = 0.0;
   if (auto s = args->get("speed")) {
     Result<double> x = parse_double("speed", *s);
@@ -113,7 +107,7 @@ int replay_command(int argc, char** argv) {
     return std::make_shared<const Model>(std::move(model.value()));
   };
   replay::ReplayOptions options;
-  options.threads = threads;
+  options.threads = threads.value();
   Result<std::unique_ptr<replay::Replayer>> created = replay::Replayer::create(read.value(), loader, options);
   if (!created) return fail(path + ": " + created.error().message, kExitFailure);
   replay::Replayer& replayer = *created.value();

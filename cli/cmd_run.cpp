@@ -107,12 +107,8 @@ int run_command(int argc, char** argv) {
   if (args->positional.size() != 1) return fail(std::string("expected one scenario file\n") + kUsage, kExitUsage);
   const std::string path = args->positional[0];
 
-  unsigned threads = 1;
-  if (auto t = args->get("threads")) {
-    Result<long long> n = parse_integer("threads", *t, 1, 256);
-    if (!n) return fail(n.error().message, kExitUsage);
-    threads = static_cast<unsigned>(n.value());
-  }
+  Result<unsigned> threads = threads_option(args.value());
+  if (!threads) return fail(threads.error().message, kExitUsage);
   std::optional<uint64_t> ticks_override;
   if (auto t = args->get("ticks")) {
     Result<long long> n = parse_integer("ticks", *t, 0, 1LL << 40);
@@ -135,7 +131,7 @@ int run_command(int argc, char** argv) {
   }
   Result<sim::Scenario> scenario = sim::parse_scenario(text.value(), name, std::move(models));
   if (!scenario) return fail(scenario.error().message, kExitFailure);
-  Result<std::unique_ptr<sim::ScenarioRunner>> created = sim::ScenarioRunner::create(scenario.value(), threads);
+  Result<std::unique_ptr<sim::ScenarioRunner>> created = sim::ScenarioRunner::create(scenario.value(), threads.value());
   if (!created) return fail(name + ": " + created.error().message, kExitFailure);
   sim::ScenarioRunner& runner = *created.value();
 
