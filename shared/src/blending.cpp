@@ -117,7 +117,7 @@ POSECAST_INLINE RotationLanes8 blend_two_rotation_lanes(const RotationLanes8& a,
 // Each float is read before it is written and groups do not overlap, so `output` may be `a`
 // (OverrideBlendJob blends in place). Full groups compile to straight-line code without a
 // bounds test per node: Fox (26 nodes) takes 1,093 instructions per call instead of 1,220
-// with the earlier per-node windows (callgrind, bench_animator; docs/performance.md,
+// with the earlier per-node windows (callgrind, bench_animator; docs/performance-history.md,
 // session 12).
 // (Vectors never cross the call into the target clones below: clang rejects vector arguments
 // between functions compiled for different ISAs, see simd4.h.)

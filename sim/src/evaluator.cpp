@@ -252,7 +252,7 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
   // entity's heap blocks are cache misses, each on the evaluation's chain. So the next
   // entity's layers and cursors are requested while this one evaluates (the caller requests
   // the first one's, prefetch_entity_state). Fox Walk+Run at N = 10,000: 0.78-0.85 of the
-  // time per entity (docs/performance.md, session 12). Prefetching the palettes too (24
+  // time per entity (docs/performance-history.md, session 12). Prefetching the palettes too (24
   // lines each, to be written) gained no more than the noise.
   for (std::size_t k = 0; k < count; ++k) {
     Entity& entity = *entities[k];
