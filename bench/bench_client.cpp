@@ -19,6 +19,7 @@
 #include <benchmark/benchmark.h>
 
 #include <asio/io_context.hpp>
+#include <spdlog/spdlog.h>
 
 #include <memory>
 #include <string>
@@ -188,4 +189,13 @@ BENCHMARK_CAPTURE(BM_ClientFrame, FoxInterp, std::string(POSECAST_ASSETS_DIR "/F
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // The server logs each connection at "info" to stdout, which would break
+  // --benchmark_format=json (stdout must carry only the report).
+  spdlog::set_level(spdlog::level::warn);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

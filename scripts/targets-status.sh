@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# One build's figure for every speed target, as docs/performance.md's status table quotes it:
+# each target's benchmark run ROUNDS times on each vCPU (taskset, one run at a time, the
+# targets interleaved so that a slow spell of the host hits them alike), then the lowest,
+# median and highest figure per target over both vCPUs, and per vCPU.
+# (docs/performance.md, "Two timing levels": the same binary runs 25-40 % slower on a vCPU
+# the host is slowing, so a single figure says little; compare builds with scripts/ab.sh.)
+#
+# Usage: scripts/targets-status.sh [BUILD] [ROUNDS]
+#   BUILD   a Release build directory with bench/ built (default: build)
+#   ROUNDS  runs per target and vCPU (default 5)
+# Needs the sample assets beside the checkout (../shared/assets) for the Fox benchmarks.
+# Takes about 40 s per round.
+set -euo pipefail
+build="${1:-build}" rounds="${2:-5}"
+cd "$(dirname "$0")/.."
+for bench in sampling animator replay client codec; do
+  [[ -x "$build/bench/bench_$bench" ]] || { echo "$0: $build/bench/bench_$bench missing" >&2; exit 1; }
+done
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "$0: ROUNDS must be a positive integer" >&2; exit 2; }
+
+# label|bench|filter|counter|scale: the figure is the JSON counter * scale (the client's
+# counter is in seconds per entity).
+targets=(
+  "#2 sampling Fox/10000 (ns, <= 400)|sampling|SampleLocalToModelPalette/Fox/10000\$|ns_per_entity|1"
+  "#3 animator Fox/100 (ns, <= 500)|animator|Fox/100/threads:1\$|ns_per_entity|1"
+  "#3 animator Fox/10000 (ns, <= 700)|animator|Fox/10000/threads:1\$|ns_per_entity|1"
+  "#4 client Fox/100 (us, <= 2)|client|ClientFrame/Fox/100\$|ns_per_entity|1e6"
+  "#4 client GenRig24/100 (us, <= 2)|client|ClientFrame/GenRig24/100\$|ns_per_entity|1e6"
+  "#5 replay Fox (x real time, >= 200)|replay|ReplaySpeed/Fox|x_realtime|1"
+  "#6 codec FoxRun/20Hz/delta (ns, <= 1000)|codec|FoxRun/20Hz/delta\$|ns_per_entity|1"
+)
+
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+date -u
+for ((round = 1; round <= rounds; ++round)); do
+  for cpu in 0 1; do
+    for t in "${targets[@]}"; do
+      IFS='|' read -r label bench filter counter scale <<<"$t"
+      json=$(taskset -c "$cpu" "$build/bench/bench_$bench" --benchmark_filter="$filter" \
+               --benchmark_min_time=0.3 --benchmark_format=json 2>/dev/null || true)
+      if ! python3 -c "import json, sys; b = json.loads(sys.argv[1])['benchmarks'][0]; \
+print(f'{sys.argv[2]}\t{sys.argv[3]}\t{b[sys.argv[4]] * float(sys.argv[5]):.4g}')" \
+             "$json" "$label" "$cpu" "$counter" "$scale" >>"$results" 2>/dev/null; then
+        echo "$0: no $counter from $bench '$filter' (assets missing?)" >&2
+      fi
+    done
+  done
+  echo "round $round of $rounds done, $(date -u +%H:%M:%S)" >&2
+done
+date -u
+python3 - "$results" <<'EOF'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    label, cpu, value = line.rstrip('\n').split('\t')
+    rows.setdefault(label, {}).setdefault(cpu, []).append(float(value))
+def span(values):
+    values = sorted(values)
+    return f"{values[0]:.4g} / {statistics.median(values):.4g} / {values[-1]:.4g}"
+print(f"{'target':44} {'both vCPUs: low / median / high':34} {'vCPU 0':26} {'vCPU 1':26}")
+for label, by_cpu in rows.items():
+    both = [v for vs in by_cpu.values() for v in vs]
+    print(f"{label:44} {span(both):34} {span(by_cpu.get('0', [0])):26} {span(by_cpu.get('1', [0])):26}")
+EOF
