@@ -2,7 +2,8 @@
 # One build's figure for every speed target, as docs/performance.md's status table quotes it:
 # each target's benchmark run ROUNDS times on each vCPU (taskset, one run at a time, the
 # targets interleaved so that a slow spell of the host hits them alike), then the lowest,
-# median and highest figure per target over both vCPUs, and per vCPU.
+# median and highest figure per target over both vCPUs, and per vCPU. The 2-thread scaling
+# of the animator runs unpinned (column "both" only).
 # (docs/performance.md, "Two timing levels": the same binary runs 25-40 % slower on a vCPU
 # the host is slowing, so a single figure says little; compare builds with scripts/ab.sh.)
 #
@@ -10,7 +11,8 @@
 #   BUILD   a Release build directory with bench/ built (default: build)
 #   ROUNDS  runs per target and vCPU (default 5)
 # Needs the sample assets beside the checkout (../shared/assets) for the Fox benchmarks.
-# Takes about 40 s per round.
+# Takes about 35 s per round. Run it on an otherwise idle machine: the animator figures are
+# wall-clock time.
 set -euo pipefail
 build="${1:-build}" rounds="${2:-5}"
 cd "$(dirname "$0")/.."
@@ -47,6 +49,16 @@ print(f'{sys.argv[2]}\t{sys.argv[3]}\t{b[sys.argv[4]] * float(sys.argv[5]):.4g}'
       fi
     done
   done
+  # 2-thread scaling (#3): both threads:1 and threads:2 unpinned, the ratio of their
+  # wall-clock time per entity-tick.
+  json=$("$build/bench/bench_animator" --benchmark_filter='Animator/Fox/10000/threads:(1|2)$' \
+           --benchmark_min_time=0.3 --benchmark_format=json 2>/dev/null || true)
+  if ! python3 -c "import json, sys; b = {x['name']: x for x in json.loads(sys.argv[1])['benchmarks']}; \
+one, two = b['BM_Animator/Fox/10000/threads:1'], b['BM_Animator/Fox/10000/threads:2']; \
+print(f'#3 2 threads / 1 thread, Fox/10000 (x, >= 1.8)\tboth\t{one[\"ns_per_entity\"] / two[\"ns_per_entity\"]:.4g}')" \
+         "$json" >>"$results" 2>/dev/null; then
+    echo "$0: no 2-thread figure from bench_animator (assets missing?)" >&2
+  fi
   echo "round $round of $rounds done, $(date -u +%H:%M:%S)" >&2
 done
 date -u
@@ -62,5 +74,6 @@ def span(values):
 print(f"{'target':44} {'both vCPUs: low / median / high':34} {'vCPU 0':26} {'vCPU 1':26}")
 for label, by_cpu in rows.items():
     both = [v for vs in by_cpu.values() for v in vs]
-    print(f"{label:44} {span(both):34} {span(by_cpu.get('0', [0])):26} {span(by_cpu.get('1', [0])):26}")
+    per_cpu = [span(by_cpu[c]) if c in by_cpu else "-" for c in ("0", "1")]
+    print(f"{label:44} {span(both):34} {per_cpu[0]:26} {per_cpu[1]:26}")
 EOF
