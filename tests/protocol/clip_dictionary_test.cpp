@@ -197,9 +197,9 @@ TEST(ClipDictionary, CrossfadesTravelAsRecipesAndDecodeBitIdentically) {
 // The wire bytes themselves, frozen: one hash over the records of 60 crossfading poses coded
 // four ways each (from the clip dictionary; three references of equal ages, the steady state;
 // three of unequal ages; absolute), and every record decoding back to its pose. The encoder
-// and decoder have straight-line paths for the first two (pose_codec.cpp, "straight-line
-// bodies") and a general one for the rest: a change of any path that changes a byte, or makes
-// the two sides disagree, fails here. The constant changes only with the protocol version
+// and decoder have straight-line paths for the first two (protocol/src/pose_body_fast.h) and
+// a general one for the rest (pose_body.h): a change of any path that changes a byte, or
+// makes the two sides disagree, fails here. The constant changes only with the protocol version
 // (docs/protocol.md); it was taken from the general path alone, before the straight-line ones.
 TEST(ClipDictionary, WireBytesOfEveryRecordKindMatchTheGoldenHash) {
   Link link;
