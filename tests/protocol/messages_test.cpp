@@ -243,17 +243,39 @@ TEST(Messages, SnapshotWithEmptyRecordsAndNoPoseVectorDecodes) {
   EXPECT_EQ(s.entities[1].entity_id, 5u);
 }
 
-TEST(Messages, DeepOrHugeTablesAreRejectedByVerifierLimits) {
-  // A Welcome with more asset tables than the verifier allows.
-  const auto many = raw_envelope(
-      [](flatbuffers::FlatBufferBuilder& fbb) {
-        std::vector<flatbuffers::Offset<wire::AssetInfo>> assets;
-        for (int i = 0; i < 400; ++i) assets.push_back(wire::CreateAssetInfo(fbb, static_cast<uint32_t>(i)));
-        const auto v = fbb.CreateVector(assets);
-        return wire::CreateWelcome(fbb, kProtocolVersion, 1, 60, 20, 0, v).Union();
-      },
-      wire::Payload::Welcome);
-  EXPECT_FALSE(decode_message(many).ok());
+// The verifier's limits (messages.cpp: depth 8, kMaxAssets + 8 tables) sit just above the
+// largest legal message. The schema has no recursive table, so no buffer nests deeper than
+// Envelope -> Welcome -> AssetInfo (3 tables): the depth limit cannot be reached, and every
+// Welcome within kMaxAssets has at most kMaxAssets + 2 tables. What the limits can be checked
+// for: the largest legal Welcome passes them, and a huge one is stopped by the verifier
+// itself, before decoding ever counts the assets.
+TEST(Messages, HugeTablesAreRejectedByVerifierLimits) {
+  const auto welcome_with = [](int count) {
+    return raw_envelope(
+        [count](flatbuffers::FlatBufferBuilder& fbb) {
+          std::vector<flatbuffers::Offset<wire::AssetInfo>> assets;
+          for (int i = 0; i < count; ++i) {
+            const auto source = fbb.CreateString("gen-rig:24");  // the deepest path: a string in an asset
+            assets.push_back(wire::CreateAssetInfo(fbb, static_cast<uint32_t>(i), 0, 24, source));
+          }
+          const auto v = fbb.CreateVector(assets);
+          return wire::CreateWelcome(fbb, kProtocolVersion, 1, 60, 20, 0, v).Union();
+        },
+        wire::Payload::Welcome);
+  };
+  const auto largest = decode_message(welcome_with(static_cast<int>(kMaxAssets)));
+  ASSERT_TRUE(largest.ok()) << largest.error().message;
+  EXPECT_EQ(std::get<Welcome>(largest.value()).assets.size(), kMaxAssets);
+  // One over: the verifier lets it through (kMaxAssets + 3 tables), the count check refuses it.
+  const auto one_over = decode_message(welcome_with(static_cast<int>(kMaxAssets) + 1));
+  ASSERT_FALSE(one_over.ok());
+  EXPECT_NE(one_over.error().message.find("assets: more than"), std::string::npos) << one_over.error().message;
+  // 400 asset tables: over the verifier's table limit. The message is the verifier's, so the
+  // limit (not the count check behind it) is what rejected it.
+  const auto huge = decode_message(welcome_with(400));
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.error().message.find("FlatBuffers verification failed"), std::string::npos)
+      << huge.error().message;
 }
 
 }  // namespace

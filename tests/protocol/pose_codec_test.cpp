@@ -320,16 +320,63 @@ TEST(PoseCodec, ErrorDoesNotAccumulateOverALongDeltaChain) {
 }
 
 TEST(PoseCodec, QuantisedPaletteIsBitIdenticalOnBothSides) {
+  // The server's palette comes from the pose it quantised; the client's from the pose it
+  // decoded, each delta against the poses it decoded before. Each side has its own scratch.
   Fixture fx;
   PoseQuantizer quantizer(fx.format);
-  QuantizedPose q;
-  ASSERT_TRUE(quantizer.quantize(fx.sample(1, 330000), nullptr, q));
-  const QuantizedPose decoded = round_trip(fx.format, q, refs(), PoseCoding::kRangeCoded);
-  PaletteScratch s1, s2;
-  std::vector<glm::mat4> p1(fx.skeleton.joint_count()), p2(fx.skeleton.joint_count());
-  ASSERT_TRUE(quantized_palette(fx.skeleton, fx.format, q, s1, p1));
-  ASSERT_TRUE(quantized_palette(fx.skeleton, fx.format, decoded, s2, p2));
-  EXPECT_EQ(0, std::memcmp(p1.data(), p2.data(), p1.size() * sizeof(glm::mat4)));
+  PoseEncoder encoder(fx.format);
+  std::vector<QuantizedPose> server(3), client(3);  // newest first
+  auto history = [](const std::vector<QuantizedPose>& h, int held) {
+    return refs(held > 0 ? &h[0] : nullptr, held > 0 ? 3 : 0, held > 1 ? &h[1] : nullptr,
+                held > 1 ? 3 : 0, held > 2 ? &h[2] : nullptr, held > 2 ? 3 : 0);
+  };
+  PaletteScratch server_scratch, client_scratch;
+  std::vector<glm::mat4> server_palette(fx.skeleton.joint_count()), client_palette(fx.skeleton.joint_count());
+  for (int i = 0; i < 12; ++i) {
+    QuantizedPose q;
+    ASSERT_TRUE(quantizer.quantize(fx.sample(1, 330000 + i * 33333), i > 0 ? &server[0] : nullptr, q));
+    const int held = std::min(i, 3);
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(encoder.encode(q, history(server, held), bytes));
+    QuantizedPose got;
+    const Status st = decode_pose(fx.format, bytes, history(client, held), got);
+    ASSERT_TRUE(st.ok()) << "pose " << i << ": " << st.error().message;
+    ASSERT_TRUE(quantized_palette(fx.skeleton, fx.format, q, server_scratch, server_palette));
+    ASSERT_TRUE(quantized_palette(fx.skeleton, fx.format, got, client_scratch, client_palette));
+    EXPECT_EQ(0, std::memcmp(server_palette.data(), client_palette.data(),
+                             server_palette.size() * sizeof(glm::mat4)))
+        << "pose " << i;
+    server.insert(server.begin(), q);
+    server.pop_back();
+    client.insert(client.begin(), got);
+    client.pop_back();
+  }
+}
+
+// What a decoder that reports success guarantees, even for corrupt bytes: one value set per
+// node, a rotation axis 0..3, rotation codes within the node's limit, translation and scale
+// codes within kMaxLinearCode.
+::testing::AssertionResult codes_in_range(const PoseFormat& format, const QuantizedPose& pose) {
+  if (pose.values.size() != format.node_count() * kValuesPerNode) {
+    return ::testing::AssertionFailure() << pose.values.size() << " values";
+  }
+  for (std::size_t n = 0; n < format.node_count(); ++n) {
+    const int32_t* codes = &pose.values[n * kValuesPerNode];
+    if (codes[kRotationAxis] < 0 || codes[kRotationAxis] > 3) {
+      return ::testing::AssertionFailure() << "node " << n << ": rotation axis " << codes[kRotationAxis];
+    }
+    for (int k = 0; k < 3; ++k) {
+      if (std::abs(codes[kRotationCode + k]) > format.precision[n].rotation_limit) {
+        return ::testing::AssertionFailure() << "node " << n << ": rotation code " << codes[kRotationCode + k];
+      }
+      for (int first : {kTranslationCode, kScaleCode}) {
+        if (std::abs(static_cast<int64_t>(codes[first + k])) > kMaxLinearCode) {
+          return ::testing::AssertionFailure() << "node " << n << ": linear code " << codes[first + k];
+        }
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
 }
 
 TEST(PoseCodec, EveryTruncationAndRandomMutationDecodesOrFailsCleanly) {
@@ -353,7 +400,7 @@ TEST(PoseCodec, EveryTruncationAndRandomMutationDecodesOrFailsCleanly) {
       const Status st =
           decode_pose(fx.format, std::span<const uint8_t>(bytes).first(len), ref, out, coding);
       if (st.ok()) {
-        EXPECT_EQ(out.values.size(), fx.format.node_count() * kValuesPerNode);
+        ASSERT_TRUE(codes_in_range(fx.format, out)) << "prefix of " << len << " bytes";
       }
     }
     int failures = 0;
@@ -368,6 +415,7 @@ TEST(PoseCodec, EveryTruncationAndRandomMutationDecodesOrFailsCleanly) {
         continue;
       }
       // A "successful" decode of corrupt bytes still gives a usable pose: codes in range.
+      ASSERT_TRUE(codes_in_range(fx.format, out)) << "round " << round;
       std::vector<Transform> pose(fx.skeleton.node_count());
       dequantize_pose(fx.format, out, pose);
       for (const Transform& t : pose) ASSERT_TRUE(std::isfinite(t.rotation.w) && std::isfinite(t.translation.x));
@@ -392,17 +440,11 @@ TEST(PoseCodec, ArbitraryBytesNeverCrashTheDecoder) {
       continue;
     }
     ++decoded;
-    for (std::size_t n = 0; n < fx.format.node_count(); ++n) {
-      const int32_t* codes = &out.values[n * kValuesPerNode];
-      ASSERT_GE(codes[kRotationAxis], 0);
-      ASSERT_LE(codes[kRotationAxis], 3);
-      for (int k = 0; k < 3; ++k) {
-        ASSERT_LE(std::abs(codes[kRotationCode + k]), fx.format.precision[n].rotation_limit);
-      }
-    }
+    ASSERT_TRUE(codes_in_range(fx.format, out)) << "round " << round;
   }
+  // Both outcomes occur, so the range checks above ran on decoded garbage.
   EXPECT_GT(errors, 0);
-  EXPECT_EQ(errors + decoded, 5000);
+  EXPECT_GT(decoded, 0);
 }
 
 }  // namespace

@@ -282,15 +282,15 @@ void compare_sequence(const PoseFormat& format, const std::vector<std::vector<Tr
 struct ReferenceAsset {
   std::unique_ptr<Model> model;
   const ::posecast::Rig* rig = nullptr;
-  std::string skip;
+  bool absent = false;  // the sample asset is not installed: the test skips
+  std::string error;    // any other load failure (a present asset, gen-rig): the test fails
 };
 
 ReferenceAsset load_asset(const std::string& source) {
   ReferenceAsset a;
-  bool absent = false;  // skipped like a load error, with the message saying which
-  Result<Model> m = test::load_test_model(source, &absent);
+  Result<Model> m = test::load_test_model(source, &a.absent);
   if (!m.ok()) {
-    a.skip = m.error().message;
+    a.error = m.error().message;
     return a;
   }
   a.model = std::make_unique<Model>(std::move(m.value()));
@@ -319,7 +319,8 @@ class AssetQuantizer : public ::testing::TestWithParam<std::tuple<const char*, b
 TEST_P(AssetQuantizer, GivesTheFormerCodesAndRotationsOnEveryTickOfEveryClipAndBlend) {
   const auto [source, compensate] = GetParam();
   const ReferenceAsset asset = load_asset(source);
-  if (!asset.skip.empty()) GTEST_SKIP() << asset.skip;
+  if (asset.absent) GTEST_SKIP() << source << " not in " << POSECAST_ASSETS_DIR;
+  ASSERT_TRUE(asset.error.empty()) << source << ": " << asset.error;
   const ::posecast::Rig& rig = *asset.rig;
   PoseFormatOptions options;
   options.compensate_rotations = compensate;
