@@ -67,8 +67,14 @@ struct SuiteCopy {
 
 TEST(Regress, TheProjectSuitePassesWithOneAndTwoThreads) {
   SuiteCopy suite;
+  // Every scenario in the folder is found and run (an empty find would pass vacuously).
+  std::size_t scenarios = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(suite.dir)) scenarios += e.path().extension() == ".json";
+  ASSERT_EQ(scenarios, 2u);  // the generated-rig scenarios SuiteCopy copies
   for (unsigned threads : {1u, 2u}) {
-    for (const ScenarioOutcome& o : suite.run(RegressOptions{threads, false, 60})) {
+    const std::vector<ScenarioOutcome> outcomes = suite.run(RegressOptions{threads, false, 60});
+    ASSERT_EQ(outcomes.size(), scenarios) << threads << " threads";
+    for (const ScenarioOutcome& o : outcomes) {
       EXPECT_EQ(o.result, RegressResult::kPass) << o.name << ": " << o.details;
     }
   }

@@ -125,13 +125,23 @@ TEST(ScenarioParse, GarbageNeverCrashes) {
       "mode": "additive", "reference": {"clip": "wave", "time_ms": 5}})");
   ASSERT_TRUE(parse(valid).ok());
   // Every truncation and a byte substitution at every position: an error or a valid parse.
+  // An error names the file ("s.json: ..." or "s.json:line:column: ...") and says something.
+  const auto expect_clean_error = [](const Result<Scenario>& r, const std::string& what) {
+    if (r.ok()) return;
+    const std::string& message = r.error().message;
+    EXPECT_EQ(message.rfind("s.json", 0), 0u) << what << ": " << message;
+    EXPECT_GT(message.size(), std::string("s.json: ").size()) << what << ": " << message;
+  };
   for (std::size_t n = 0; n < valid.size(); ++n) {
-    (void)parse(valid.substr(0, n));
+    const Result<Scenario> cut = parse(valid.substr(0, n));
+    EXPECT_FALSE(cut.ok()) << "prefix of " << n << " bytes";  // the closing brace is missing
+    expect_clean_error(cut, "prefix of " + std::to_string(n) + " bytes");
     for (char c : {'"', '{', '9', '-', '\0', '\xff'}) {
       std::string damaged = valid;
       damaged[n] = c;
-      (void)parse(damaged);
+      expect_clean_error(parse(damaged), "byte " + std::to_string(n) + " set to " + std::to_string(int{c}));
     }
+    if (::testing::Test::HasFailure()) return;  // one report, not thousands
   }
 }
 

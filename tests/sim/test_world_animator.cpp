@@ -2,7 +2,9 @@
 // wrapping, speeds and command order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <thread>
 
 #include "sim_test_support.h"
@@ -107,11 +109,52 @@ TEST(Animator, CrossfadeInterruptedByAnotherCrossfadeDoesNotPop) {
 }
 
 TEST(Animator, CrossfadeFromNothingFadesInFromTheRestPose) {
+  // Entity 1 fades in walk over 100 ms; entity 2 plays walk from the same tick: its pose is
+  // the fade's target at every tick.
   TestWorld w;
   w.spawn(1);
+  w.spawn(2);
   w.world.submit(0, at(0, 1, CrossfadeCommand{0, clip_motion(kWalk), 100000, false}));
+  w.world.submit(0, at(0, 2, PlayCommand{0, clip_motion(kWalk)}));
   w.world.tick();
   EXPECT_TRUE(same_bits(w.world.palette(1), palette_of(w.rig(), w.rig().skeleton.rest)));
+  const std::vector<Transform>& rest = w.rig().skeleton.rest;
+  auto angle = [](const glm::quat& a, const glm::quat& b) {
+    const float dot = std::fabs(a.w * b.w + a.x * b.x + a.y * b.y + a.z * b.z);
+    return 2.0f * std::acos(std::min(dot, 1.0f));
+  };
+  // During the fade, each rotated node has covered a growing share of the way from rest to
+  // the target's rotation (the target itself moves: the share, not the distance, must grow).
+  // local_pose() before a tick is the pose that tick shows.
+  std::vector<float> covered(rest.size(), 0.0f);
+  int blended_ticks = 0;
+  for (;;) {
+    ASSERT_LT(blended_ticks, 10) << "the fade never reached the target";
+    const std::vector<Transform> pose = w.local_pose(1);
+    const std::vector<Transform> target = w.local_pose(2);
+    w.world.tick();
+    ASSERT_TRUE(same_bits(w.world.palette(1), palette_of(w.rig(), pose))) << "tick " << blended_ticks + 1;
+    if (same_bits(w.world.palette(1), w.world.palette(2))) break;  // the fade is over
+    ++blended_ticks;
+    std::size_t measured = 0;
+    for (std::size_t n = 0; n < rest.size(); ++n) {
+      const float total = angle(rest[n].rotation, target[n].rotation);
+      if (total < 0.05f) continue;  // too close to rest for a meaningful share
+      ++measured;
+      const float share = 1.0f - angle(pose[n].rotation, target[n].rotation) / total;
+      EXPECT_GT(share, covered[n]) << "node " << n << " tick " << blended_ticks;
+      covered[n] = share;
+    }
+    EXPECT_GT(measured, 0u) << "tick " << blended_ticks;
+  }
+  // 100 ms at 60 Hz: ticks 1 to 5 blend (weights 1/6 to 5/6), tick 6 shows the target.
+  EXPECT_EQ(blended_ticks, 5);
+  EXPECT_EQ(w.world.find_entity(1)->layers[0].fade_source, FadeSource::kNone);
+  // Fade over: exactly the target clip's pose, on later ticks too.
+  for (int k = 0; k < 3; ++k) {
+    w.world.tick();
+    EXPECT_TRUE(same_bits(w.world.palette(1), w.world.palette(2))) << "tick " << w.world.tick_index();
+  }
 }
 
 TEST(Animator, AdditiveLayerEqualToItsReferenceLeavesThePoseUnchanged) {

@@ -374,7 +374,7 @@ TEST(Snapshot, EveryTruncationIsAnErrorAndLeavesTheWorldAsItWas) {
   ScriptedWorld target(1);
   target.run(10);
   const std::vector<uint8_t> before = target.w.world.snapshot();
-  for (std::size_t n = 0; n < bytes.size(); n += (n < 64 ? 1 : 7)) {
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
     Status s = target.w.world.restore(std::span<const uint8_t>(bytes.data(), n));
     ASSERT_FALSE(s.ok()) << n;
     EXPECT_FALSE(s.error().message.empty());
