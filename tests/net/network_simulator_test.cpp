@@ -66,8 +66,9 @@ std::vector<std::pair<uint32_t, MicrosTime>> run_outbound(const LinkConditions& 
   uint32_t next = 0;
   for (; now < MicrosTime(count) * 1000 + 5'000'000; now += 100) {
     sim.pump(now);
-    for (size_t i = arrivals.size(); i < inner.sent.size(); ++i) arrivals.push_back({number_of(inner.sent[i].payload), now});
     if (now % 1000 == 0 && next < count) sim.send_to(numbered(next++, size), kPeer);
+    // After the send: a datagram the simulator passes straight through arrives at its send time.
+    for (size_t i = arrivals.size(); i < inner.sent.size(); ++i) arrivals.push_back({number_of(inner.sent[i].payload), now});
   }
   return arrivals;
 }
@@ -75,7 +76,10 @@ std::vector<std::pair<uint32_t, MicrosTime>> run_outbound(const LinkConditions& 
 TEST(NetworkSimulator, PerfectLinkPassesEverythingThroughInOrderImmediately) {
   const auto arrivals = run_outbound(LinkConditions{}, 1, 50);
   ASSERT_EQ(arrivals.size(), 50u);
-  for (uint32_t i = 0; i < 50; ++i) EXPECT_EQ(arrivals[i].first, i);
+  for (uint32_t i = 0; i < 50; ++i) {
+    EXPECT_EQ(arrivals[i].first, i);
+    EXPECT_EQ(arrivals[i].second, MicrosTime(i) * 1000);  // sent one per millisecond, no delay
+  }
 }
 
 TEST(NetworkSimulator, LatencyDelaysEveryDatagramByExactlyThatMuch) {

@@ -799,10 +799,15 @@ TEST_F(IntegrationTest, WithoutLossTheDelayStaysWithinTwoSendIntervalsPlusJitter
   NetClient& b = session.add_client(session.client_options(22));  // plain loopback
   double worst_excess_ms = -1e9;
   double a_delay = 0, a_jitter = 0, b_delay = 0, b_jitter = 0;
+  // The bound below holds trivially for a client with no delay at all: every sample must come
+  // from connected clients whose delay is positive.
+  int samples = 0, connected_with_delay = 0;
   session.run_until(6'000'000, [&] {
     if (session.now() < 3'000'000) return;
     for (NetClient* c : {&a, &b}) {
       const ClientStats s = c->stats(session.now());
+      ++samples;
+      connected_with_delay += c->connected() && s.delay_ms > 0.0;
       worst_excess_ms = std::max(worst_excess_ms, s.delay_ms - (2 * 50.0 + s.jitter_ms));
     }
     const ClientStats sa = a.stats(session.now());
@@ -814,6 +819,8 @@ TEST_F(IntegrationTest, WithoutLossTheDelayStaysWithinTwoSendIntervalsPlusJitter
   });
   std::printf("50 +- 20 ms link: delay up to %.1f ms, jitter %.1f ms; plain loopback: delay up to %.1f ms, jitter %.1f ms\n",
               a_delay, a_jitter, b_delay, b_jitter);
+  ASSERT_GT(samples, 0);
+  EXPECT_EQ(connected_with_delay, samples);
   EXPECT_LE(worst_excess_ms, 0.0);
   EXPECT_EQ(a.stats(session.now()).loss_cover, 0);
   EXPECT_EQ(b.stats(session.now()).loss_cover, 0);

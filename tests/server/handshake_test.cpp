@@ -149,6 +149,7 @@ TEST_F(Handshake, NothingSentBeforeVerificationIsLargerThanItsRequest) {
       protocol::ChallengeResponse{3, 12345},                                 // bad token
       protocol::Ack{10, 0},                                                  // not connected
   };
+  std::size_t answered = 0;
   for (const protocol::Message& request : requests) {
     for (std::size_t pad : {std::size_t{0}, minimum, minimum + 3, std::size_t{300}}) {
       std::vector<uint8_t> bytes = encode(request);
@@ -159,8 +160,16 @@ TEST_F(Handshake, NothingSentBeforeVerificationIsLargerThanItsRequest) {
       for (std::size_t i = before; i < probe.received().size(); ++i) {
         EXPECT_LE(probe.received()[i].bytes.size(), bytes.size());
       }
+      // A hello of at least the challenge's size is answered (the refusal, its text cut to
+      // fit): else the size checks above would pass on a server that answers nothing.
+      if (std::holds_alternative<protocol::ClientHello>(request) && bytes.size() >= minimum) {
+        EXPECT_GE(probe.received().size(), before + 1) << "no reply to a hello of " << bytes.size() << " bytes";
+        ++answered;
+      }
     }
   }
+  ASSERT_GE(answered, 6u);  // both hellos, at least at minimum, minimum + 3 and 300 bytes
+  EXPECT_EQ(probe.all<protocol::Disconnect>().size(), probe.received().size());
 }
 
 TEST_F(Handshake, LostWelcomeIsSentAgainOnARepeatedResponse) {
