@@ -126,8 +126,16 @@ TEST(Cli, EvalRestPoseOfGeneratedRigIsIdentityPalette) {
   const CliRun r = run_posecast("eval gen-rig:3 --clip rest --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The generated rig's inverse binds match its rest pose: every palette is the identity.
-  EXPECT_NE(r.out.find("\"palette\":[1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1]"), std::string::npos)
-      << r.out.substr(0, 400);
+  const std::string key = "\"palette\":[";
+  std::size_t palettes = 0;
+  for (std::size_t at = r.out.find(key); at != std::string::npos; at = r.out.find(key, at + 1)) {
+    const std::size_t begin = at + key.size();
+    const std::size_t end = r.out.find(']', begin);
+    ASSERT_NE(end, std::string::npos) << r.out.substr(at, 200);
+    EXPECT_EQ(r.out.substr(begin, end - begin), "1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,1") << "joint " << palettes;
+    ++palettes;
+  }
+  EXPECT_EQ(palettes, 3u) << r.out.substr(0, 400);  // gen-rig:3: three joints
 }
 
 TEST(Cli, GenRigWritesAFileInfoCanRead) {

@@ -50,6 +50,12 @@ TEST(LocalPlayback, TimeLoopsOverTheClipDuration) {
   ASSERT_GT(duration, 0);
   Result<std::unique_ptr<LocalPlaybackSource>> source = LocalPlaybackSource::create(model, walk, 2);
   ASSERT_TRUE(source.ok());
+  // update() moves the pose: half a cycle on, the palette is not the one at time 0 (else the
+  // loop check below would hold for a source that never changes).
+  ASSERT_TRUE(source.value()->update(0).ok());
+  const uint64_t at_zero = hash_palette(source.value()->entities()[1].palette);
+  ASSERT_TRUE(source.value()->update(duration / 2).ok());
+  EXPECT_NE(hash_palette(source.value()->entities()[1].palette), at_zero);
   ASSERT_TRUE(source.value()->update(123456).ok());
   const uint64_t first = hash_palette(source.value()->entities()[1].palette);
   ASSERT_TRUE(source.value()->update(123456 + 3 * duration).ok());

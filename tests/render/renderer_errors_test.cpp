@@ -94,7 +94,14 @@ TEST_F(RendererErrors, MissingShaderDirectoryIsAnError) {
 }
 
 TEST_F(RendererErrors, OffscreenTargetRejectsZeroSize) {
-  EXPECT_FALSE(OffscreenTarget::create(0, 10).ok());
+  // Either side zero is refused, each with a message naming the size.
+  for (const auto& [width, height] : {std::pair{0, 10}, std::pair{10, 0}}) {
+    Result<OffscreenTarget> target = OffscreenTarget::create(width, height);
+    ASSERT_FALSE(target.ok()) << width << "x" << height;
+    EXPECT_NE(target.error().message.find(std::to_string(width) + "x" + std::to_string(height)), std::string::npos)
+        << target.error().message;
+  }
+  EXPECT_TRUE(OffscreenTarget::create(10, 10).ok());  // the check is on zero, not on the size
 }
 
 TEST(ShaderSourcesTest, DefinesGoRightAfterTheVersionLine) {

@@ -101,7 +101,8 @@ TEST(PaletteHash, LengthAndOrderMatter) {
   EXPECT_NE(hash_palette(palette), hash_palette(swapped));
   std::swap(swapped[0], swapped[1]);  // even and odd chains
   EXPECT_NE(hash_palette(palette), hash_palette(swapped));
-  EXPECT_EQ(hash_palette({}), hash_palette({}));
+  // Empty vs one all-zero matrix: only the count tells them apart (zero bits in every lane).
+  EXPECT_NE(hash_palette({}), hash_palette(std::vector<glm::mat4>(1, glm::mat4(0.0f))));
   EXPECT_NE(hash_palette({}), hash_palette(prefix));
 }
 
