@@ -20,6 +20,19 @@ function(posecast_warnings target)
   endif()
 endfunction()
 
+# posecast_library(<target> <name> <sources...>): one of the project's libraries:
+# `posecast::<name>` as its alias, <this directory>/include as its public headers (include/
+# once installed: cmake/PosecastPackage.cmake) and the project's warnings. The caller adds
+# its dependencies (target_link_libraries) and anything else it needs.
+function(posecast_library target name)
+  add_library(${target} ${ARGN})
+  add_library(posecast::${name} ALIAS ${target})
+  target_include_directories(${target} PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:include>)
+  posecast_warnings(${target})
+endfunction()
+
 # posecast_glue_optimisation(<target> [LEVEL]): LEVEL (default -O1; the tests pass -O0) in
 # optimised builds for code that is glue, not a hot path: test executables, command-line
 # programs, the rig generator, the soak tool, the viewer program (issue 2's build time: a
