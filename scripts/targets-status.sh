@@ -2,7 +2,8 @@
 # One build's figure for every speed target, as docs/performance.md's status table quotes it:
 # each target's benchmark run ROUNDS times on each vCPU (taskset, one run at a time, the
 # targets interleaved so that a slow spell of the host hits them alike), then the lowest,
-# median and highest figure per target over both vCPUs, and per vCPU. The 2-thread scaling
+# median and highest figure per target over both vCPUs, how many runs missed the target, and
+# the figures per vCPU. The 2-thread scaling
 # of the animator runs unpinned (column "both" only).
 # (docs/performance.md, "Two timing levels": the same binary runs 25-40 % slower on a vCPU
 # the host is slowing, so a single figure says little; compare builds with scripts/ab.sh.)
@@ -79,7 +80,7 @@ print(f'#3 2 threads / both vCPUs\' sum (x, 1 = ideal)\tboth\t{1 / (1 / pinned[0
 done
 date -u
 python3 - "$results" <<'EOF'
-import statistics, sys
+import re, statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     label, cpu, value = line.rstrip('\n').split('\t')
@@ -87,9 +88,17 @@ for line in open(sys.argv[1]):
 def span(values):
     values = sorted(values)
     return f"{values[0]:.4g} / {statistics.median(values):.4g} / {values[-1]:.4g}"
-print(f"{'target':44} {'both vCPUs: low / median / high':34} {'vCPU 0':26} {'vCPU 1':26}")
+def missed(label, values):
+    # The label's "<= X" or ">= X": how many runs miss the target.
+    m = re.search(r"([<>]=) ([0-9.]+)", label)
+    if not m:
+        return "-"
+    bound = float(m.group(2))
+    bad = [v for v in values if (v > bound if m.group(1) == "<=" else v < bound)]
+    return f"{len(bad)} of {len(values)}"
+print(f"{'target':48} {'both vCPUs: low / median / high':32} {'missed':9} {'vCPU 0':24} {'vCPU 1':24}")
 for label, by_cpu in rows.items():
     both = [v for vs in by_cpu.values() for v in vs]
     per_cpu = [span(by_cpu[c]) if c in by_cpu else "-" for c in ("0", "1")]
-    print(f"{label:44} {span(both):34} {per_cpu[0]:26} {per_cpu[1]:26}")
+    print(f"{label:48} {span(both):32} {missed(label, both):9} {per_cpu[0]:24} {per_cpu[1]:24}")
 EOF
