@@ -14,8 +14,9 @@ if [[ $# -lt 2 ]]; then
 fi
 old="$1" new="$2" pairs="${3:-5}"
 cd "$(dirname "$0")/.."
+source scripts/speed-targets.sh
 for build in "$old" "$new"; do
-  for bench in sampling animator replay client codec; do
+  for bench in "${speed_target_benches[@]}"; do
     [[ -x "$build/bench/bench_$bench" ]] || { echo "$0: $build/bench/bench_$bench missing" >&2; exit 1; }
   done
 done
@@ -36,13 +37,10 @@ pair() {  # label bench filter counter cpu
 date -u
 gauge
 for cpu in 0 1; do
-  pair "sampling Fox/10000 (ns, #2)" sampling 'SampleLocalToModelPalette/Fox/10000$' ns_per_entity "$cpu"
-  pair "animator Fox/100 threads:1 (ns, #3)" animator 'Fox/100/threads:1$' ns_per_entity "$cpu"
-  pair "animator Fox/10000 threads:1 (ns, #3)" animator 'Fox/10000/threads:1$' ns_per_entity "$cpu"
-  pair "replay Fox (x real time, #5)" replay 'ReplaySpeed/Fox' x_realtime "$cpu"
-  pair "client Fox/100 (us, #4)" client 'ClientFrame/Fox/100$' ns_per_entity "$cpu"
-  pair "client GenRig24/100 (us, #4)" client 'ClientFrame/GenRig24/100$' ns_per_entity "$cpu"
-  pair "codec FoxRun/20Hz/delta (ns, #6)" codec 'FoxRun/20Hz/delta$' ns_per_entity "$cpu"
+  for t in "${speed_targets[@]}"; do
+    IFS='|' read -r label bench filter counter _ <<<"$t"
+    pair "$label" "$bench" "$filter" "$counter" "$cpu"
+  done
   date -u
   gauge
 done

@@ -17,29 +17,18 @@
 set -euo pipefail
 build="${1:-build}" rounds="${2:-5}"
 cd "$(dirname "$0")/.."
-for bench in sampling animator replay client codec; do
+source scripts/speed-targets.sh
+for bench in "${speed_target_benches[@]}"; do
   [[ -x "$build/bench/bench_$bench" ]] || { echo "$0: $build/bench/bench_$bench missing" >&2; exit 1; }
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "$0: ROUNDS must be a positive integer" >&2; exit 2; }
-
-# label|bench|filter|counter|scale: the figure is the JSON counter * scale (the client's
-# counter is in seconds per entity).
-targets=(
-  "#2 sampling Fox/10000 (ns, <= 400)|sampling|SampleLocalToModelPalette/Fox/10000\$|ns_per_entity|1"
-  "#3 animator Fox/100 (ns, <= 500)|animator|Fox/100/threads:1\$|ns_per_entity|1"
-  "#3 animator Fox/10000 (ns, <= 700)|animator|Fox/10000/threads:1\$|ns_per_entity|1"
-  "#4 client Fox/100 (us, <= 2)|client|ClientFrame/Fox/100\$|ns_per_entity|1e6"
-  "#4 client GenRig24/100 (us, <= 2)|client|ClientFrame/GenRig24/100\$|ns_per_entity|1e6"
-  "#5 replay Fox (x real time, >= 200)|replay|ReplaySpeed/Fox|x_realtime|1"
-  "#6 codec FoxRun/20Hz/delta (ns, <= 1000)|codec|FoxRun/20Hz/delta\$|ns_per_entity|1"
-)
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 date -u
 for ((round = 1; round <= rounds; ++round)); do
   for cpu in 0 1; do
-    for t in "${targets[@]}"; do
+    for t in "${speed_targets[@]}"; do
       IFS='|' read -r label bench filter counter scale <<<"$t"
       json=$(taskset -c "$cpu" "$build/bench/bench_$bench" --benchmark_filter="$filter" \
                --benchmark_min_time=0.3 --benchmark_format=json 2>/dev/null || true)
