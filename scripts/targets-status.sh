@@ -12,7 +12,7 @@
 #   BUILD   a Release build directory with bench/ built (default: build)
 #   ROUNDS  runs per target and vCPU (default 5)
 # Needs the sample assets beside the checkout (../shared/assets) for the Fox benchmarks.
-# Takes about 45 s per round. Run it on an otherwise idle machine: the animator figures are
+# Takes about 40 s per round. Run it on an otherwise idle machine: the animator figures are
 # wall-clock time.
 set -euo pipefail
 build="${1:-build}" rounds="${2:-5}"
@@ -36,35 +36,30 @@ for ((round = 1; round <= rounds; ++round)); do
 print(f'{sys.argv[2]}\t{sys.argv[3]}\t{b[sys.argv[4]] * float(sys.argv[5]):.4g}')" \
              "$json" "$label" "$cpu" "$counter" "$scale" >>"$results" 2>/dev/null; then
         echo "$0: no $counter from $bench '$filter' (assets missing?)" >&2
+      elif [[ "$bench" == animator && "$filter" == 'Fox/10000/threads:1$' ]]; then
+        pinned[cpu]=$(tail -n 1 "$results" | cut -f3)  # for the 2-thread figures below
       fi
     done
   done
   # 2-thread scaling (#3): threads:1 and threads:2 unpinned, the ratio of their wall-clock
   # time per entity-tick (the target's measure); and threads:2 against what the two vCPUs
-  # give together (threads:1 pinned to each, in the same round): 1 / (1/t0 + 1/t1) over the
-  # 2-thread time, 1.0 when the two threads lose nothing to each other. The host may slow one
-  # vCPU, so the first figure moves with which vCPU the single thread ran on; the second
-  # does not.
-  scaling=$(
-    for cpu in 0 1; do
-      taskset -c "$cpu" "$build/bench/bench_animator" --benchmark_filter='Animator/Fox/10000/threads:1$' \
-        --benchmark_min_time=0.3 --benchmark_format=json 2>/dev/null || true
-      echo '@@'
-    done
-    "$build/bench/bench_animator" --benchmark_filter='Animator/Fox/10000/threads:(1|2)$' \
-      --benchmark_min_time=0.3 --benchmark_format=json 2>/dev/null || true
-  )
+  # give together (threads:1 pinned to each: this round's Fox/10000 figures above):
+  # 1 / (1/t0 + 1/t1) over the 2-thread time, 1.0 when the two threads lose nothing to each
+  # other. The host may slow one vCPU, so the first figure moves with which vCPU the single
+  # thread ran on; the second does not.
+  json=$("$build/bench/bench_animator" --benchmark_filter='Animator/Fox/10000/threads:(1|2)$' \
+           --benchmark_min_time=0.3 --benchmark_format=json 2>/dev/null || true)
   if ! python3 -c "
 import json, sys
-parts = sys.argv[1].split('@@')
-pinned = [json.loads(p)['benchmarks'][0]['ns_per_entity'] for p in parts[:2]]
-b = {x['name']: x['ns_per_entity'] for x in json.loads(parts[2])['benchmarks']}
+b = {x['name']: x['ns_per_entity'] for x in json.loads(sys.argv[1])['benchmarks']}
 one, two = b['BM_Animator/Fox/10000/threads:1'], b['BM_Animator/Fox/10000/threads:2']
 print(f'#3 2 threads / 1 thread, Fox/10000 (x, >= 1.8)\tboth\t{one / two:.4g}')
+pinned = [float(t) for t in sys.argv[2:4]]
 print(f'#3 2 threads / both vCPUs\' sum (x, 1 = ideal)\tboth\t{1 / (1 / pinned[0] + 1 / pinned[1]) / two:.4g}')
-" "$scaling" >>"$results" 2>/dev/null; then
+" "$json" "${pinned[0]:-}" "${pinned[1]:-}" >>"$results" 2>/dev/null; then
     echo "$0: no 2-thread figures from bench_animator (assets missing?)" >&2
   fi
+  unset pinned
   echo "round $round of $rounds done, $(date -u +%H:%M:%S)" >&2
 done
 date -u
