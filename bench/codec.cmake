@@ -8,3 +8,17 @@ if(TARGET posecast_protocol)
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/bench_codec.cpp ${CMAKE_CURRENT_SOURCE_DIR}/codec_scenarios.cpp
     LIBS posecast::protocol posecast::rig)
 endif()
+if(TARGET posecast_protocol)
+  add_executable(codec_tables ${CMAKE_CURRENT_SOURCE_DIR}/codec_tables.cpp
+    ${CMAKE_CURRENT_SOURCE_DIR}/codec_scenarios.cpp)
+  target_link_libraries(codec_tables PRIVATE posecast::protocol posecast::rig)
+  get_filename_component(_assets "${PROJECT_SOURCE_DIR}/../shared/assets" ABSOLUTE)
+  target_compile_definitions(codec_tables PRIVATE POSECAST_ASSETS_DIR="${_assets}")
+  posecast_warnings(codec_tables)
+endif()
+if(TARGET codec_tables)
+  # The report runs and estimates every scenario it can build (the generated rig always).
+  add_test(NAME codec_tables_report COMMAND codec_tables)
+  set_tests_properties(codec_tables_report PROPERTIES
+    PASS_REGULAR_EXPRESSION "GenRig128 +20Hz +[0-9]+\\.[0-9]+ +[0-9]+\\.[0-9]+ +[0-9]+\\.[0-9]+")
+endif()

@@ -15,7 +15,10 @@
 // and 1 references, absolute, dictionary), each scenario weighted equally, each context mixed with its bucket's
 // distribution over all classes (20 pseudo-counts, which fills contexts the data rarely
 // reaches) and quantised to 1/4096 with every symbol >= 1. They are part of the wire format:
-// changing one changes the bytes (bump kProtocolVersion).
+// changing one changes the bytes (bump kProtocolVersion). The script that made them was not
+// kept; bench/codec_tables trains tables by this procedure (with the same sizes, not the same
+// digits), prints them (--print-tables) and measures the committed ones out of sample
+// (docs/codec.md, "The tables out of sample").
 
 #include <array>
 #include <cstdint>
