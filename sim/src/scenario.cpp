@@ -13,6 +13,11 @@ namespace {
 
 constexpr int64_t kMaxTick = int64_t{1} << 40;
 constexpr int64_t kMaxCount = 1000000;
+// Commands after "count" expansion, over the whole file: each is a 96-byte Command and a bind
+// step, so without a cap 5 KB of text (70 commands of count 1,000,000) asks for about 7 GB.
+// 4,000,000 (384 MB) is enough for a million entities with a spawn, a play and two more
+// commands each.
+constexpr uint64_t kMaxExpandedCommands = 4000000;
 constexpr double kMaxSpeed = 32767.0;         // 16.16 fixed point
 constexpr double kMaxOffsetMs = 1e12;         // about 31 years
 constexpr double kMaxDurationMs = 1e9;
@@ -235,6 +240,13 @@ class ScenarioParser {
       r.entity = static_cast<EntityId>(entity.value());
       r.count = static_cast<uint32_t>(count.value());
       raw.push_back(std::move(r));
+    }
+    uint64_t expanded = 0;
+    for (const RawCommand& r : raw) expanded += r.count;
+    if (expanded > kMaxExpandedCommands) {
+      return f_.error("commands", str(static_cast<int64_t>(expanded)) +
+                                      " commands after \"count\" expansion; at most " +
+                                      str(static_cast<int64_t>(kMaxExpandedCommands)));
     }
     // Bind in the order the world applies them: by tick, file order within a tick.
     std::stable_sort(raw.begin(), raw.end(), [](const RawCommand& a, const RawCommand& b) { return a.tick < b.tick; });

@@ -112,6 +112,12 @@ TEST(ScenarioParse, ErrorsNameTheFieldAndTheReason) {
       {"{\"posecast_scenario\": 1,\n  \"models\": {\"t\": \"x\"},,\n}", "s.json:2:"},
       {"", "s.json:1:1: invalid JSON"},
       {"[]", "s.json: (top level): the scenario must be a JSON object"},
+      {wrap_commands(R"({"tick": 0, "op": "spawn", "entity": 0, "count": 1000000, "model": "t"},
+                        {"tick": 1, "op": "despawn", "entity": 0, "count": 1000000},
+                        {"tick": 2, "op": "spawn", "entity": 0, "count": 1000000, "model": "t"},
+                        {"tick": 3, "op": "despawn", "entity": 0, "count": 1000000},
+                        {"tick": 4, "op": "spawn", "entity": 0, "count": 1, "model": "t"})"),
+       "s.json: commands: 4000001 commands after \"count\" expansion; at most 4000000"},
   };
   for (const Case& c : cases) {
     const std::string error = error_of(c.text);
