@@ -115,7 +115,9 @@ ResidualFrequencies train(const std::vector<const ResidualCounts*>& scenarios,
   return out;
 }
 
-// One scenario at one send rate: its quantised poses with recipes, and the format.
+// One scenario at one send rate: the scenario (its format, poses and recipes), its quantised
+// poses (recipes attached while the training data is counted, cleared for the delta streams)
+// and the reference age of its send rate in ticks.
 struct Stream {
   Scenario scenario;
   std::vector<QuantizedPose> poses;
