@@ -2,7 +2,7 @@
 // The pose codec's residuals counted instead of coded: which symbol each context
 // (residual_tables.h) would code, and how many raw bits go to the side stream. For measuring
 // the static residual tables: training them, and estimating what a record would cost with
-// other tables (tools/codec_tables, docs/codec.md "Where the frequencies come from").
+// other tables (bench/codec_tables.cpp; docs/codec.md, "The tables out of sample").
 // Not on any hot path.
 
 #include <array>
