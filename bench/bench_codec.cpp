@@ -61,14 +61,6 @@ using namespace posecast::codec_bench;
 
 // ---------------------------------------------------------------- measurements
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(std::min<double>(static_cast<double>(v.size() - 1),
-                                                           std::floor(p * static_cast<double>(v.size() - 1) + 0.5)));
-  return v[i];
-}
-
 struct SizeStats {
   std::vector<double> per_joint;  // one per update
 };

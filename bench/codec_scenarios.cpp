@@ -2,6 +2,7 @@
 
 #include "codec_scenarios.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -154,6 +155,14 @@ PoseReference reference_for(const std::vector<QuantizedPose>& q, std::size_t u, 
     ref.older_age = static_cast<uint32_t>(age);
   }
   return ref;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(std::min<double>(static_cast<double>(v.size() - 1),
+                                                           std::floor(p * static_cast<double>(v.size() - 1) + 0.5)));
+  return v[i];
 }
 
 }  // namespace posecast::codec_bench

@@ -54,6 +54,10 @@ std::vector<QuantizedPose> quantize_all(const Scenario& s);
 PoseReference reference_for(const std::vector<QuantizedPose>& q, std::size_t u, bool delta,
                             int age);
 
+// The `p` (0..1) quantile of `v`, the nearest rank (0 when empty): bench_codec's medians and
+// p99s.
+double percentile(std::vector<double> v, double p);
+
 struct ScenarioSpec {
   const char* name;
   const char* source;

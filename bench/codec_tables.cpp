@@ -48,10 +48,6 @@ using namespace posecast::codec_bench;
 constexpr uint32_t kBodyClasses = 15;  // T, R, S x five prediction kinds; then the recipe's two
 constexpr double kPseudoCounts = 20.0;  // weight of the bucket's distribution over all classes
 
-int references_in(const PoseReference& r) {
-  return r.baseline == nullptr ? 0 : r.prior == nullptr ? 1 : r.older == nullptr ? 2 : 3;
-}
-
 // Probabilities -> frequencies in 1/4096, each >= 1, summing to 4096 (the largest takes the
 // rounding difference).
 void quantise(const std::array<double, SymbolTable::kSymbols>& p, uint16_t* out) {
@@ -134,7 +130,7 @@ void count_training_data(const Stream& st, ClipDictionary& dictionary, ResidualC
     (void)count_body_residuals(f, q[u], {}, 0, nullptr, counts);  // absolute
     if (u == 0) continue;
     const PoseReference ref = reference_for(q, u, true, st.age);
-    const int available = references_in(ref);
+    const int available = reference_count(ref);
     for (int max_references : {3, 2, 1}) {
       (void)count_body_residuals(f, q[u], ref, std::min(available, max_references), nullptr, counts);
     }
@@ -149,13 +145,6 @@ void count_training_data(const Stream& st, ClipDictionary& dictionary, ResidualC
       counts.add(by_references);
     }
   }
-}
-
-// The median as bench_codec takes it (its percentile(v, 0.5): the upper one of an even count).
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(std::floor(0.5 * static_cast<double>(v.size() - 1) + 0.5))];
 }
 
 // `tables` as residual_tables.h's two initialisers.
@@ -253,7 +242,7 @@ int main(int argc, char** argv) {
         bytes.clear();
         if (!encoder.encode(st.poses[u], ref, bytes)) continue;
         ResidualCounts c;
-        (void)count_body_residuals(f, st.poses[u], ref, references_in(ref), nullptr, c);
+        (void)count_body_residuals(f, st.poses[u], ref, reference_count(ref), nullptr, c);
         const double base = code_length_bits(c, committed);
         const double size = static_cast<double>(bytes.size());
         measured.push_back(size);
@@ -263,8 +252,8 @@ int main(int argc, char** argv) {
       }
       const std::string rate = std::to_string(kServerTickHz / st.age) + "Hz";
       std::printf("%-16s %5s %10.2f %10.2f %11.2f", kScenarios[k].name, rate.c_str(),
-                  median(measured) / joints, median(retrained) / joints, median(left_out) / joints);
-      if (is_fox(k)) std::printf(" %12.2f\n", median(no_fox) / joints);
+                  percentile(measured, 0.5) / joints, percentile(retrained, 0.5) / joints, percentile(left_out, 0.5) / joints);
+      if (is_fox(k)) std::printf(" %12.2f\n", percentile(no_fox, 0.5) / joints);
       else std::printf(" %12s\n", "-");
     }
   }

@@ -53,25 +53,6 @@ namespace {
 
 constexpr int kMaxReferences = 3;
 
-int references_in(const PoseReference& ref) {
-  if (ref.baseline == nullptr) return 0;
-  if (ref.prior == nullptr) return 1;
-  return ref.older == nullptr ? 2 : 3;
-}
-
-// Null when the first `count` references are usable for `format`, else the reason.
-const char* reference_problem(const PoseFormat& format, const PoseReference& ref, int count) {
-  const std::size_t size = format.node_count() * kValuesPerNode;
-  const QuantizedPose* poses[3] = {ref.baseline, ref.prior, ref.older};
-  const uint32_t ages[3] = {ref.baseline_age, ref.prior_age, ref.older_age};
-  for (int i = 0; i < count; ++i) {
-    if (poses[i] == nullptr) return "a reference pose the receiver does not hold";
-    if (poses[i]->values.size() != size) return "a reference pose of another format";
-    if (ages[i] == 0 || ages[i] > kMaxReferenceAge) return "a reference age out of range";
-  }
-  return nullptr;
-}
-
 // Whether every coded rotation of `pose` has its likely axis (Predictor::likely_axis): then
 // the range-coded stream says so once instead of once per node.
 bool axes_as_expected(const PoseFormat& format, const QuantizedPose& pose,
@@ -104,8 +85,8 @@ bool PoseEncoder::encode(const QuantizedPose& pose, const PoseReference& referen
                          std::vector<uint8_t>& out, const PoseEncodeOptions& options) {
   if (pose.values.size() != format_.node_count() * kValuesPerNode) return false;
   const int references =
-      std::clamp(std::min(references_in(reference), options.max_references), 0, kMaxReferences);
-  if (reference_problem(format_, reference, references) != nullptr) return false;
+      std::clamp(std::min(reference_count(reference), options.max_references), 0, kMaxReferences);
+  if (codec::reference_problem(format_, reference, references) != nullptr) return false;
   const bool has_recipe = pose.recipe.count > 0;
   if (has_recipe && !codec::recipe_valid(format_, pose.recipe)) return false;
   if (options.coding == PoseCoding::kBitPacked) {
@@ -194,7 +175,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   out.recipe.count = 0;
   int references = 0;
   auto check_references = [&]() -> Status {
-    if (const char* problem = reference_problem(format, reference, references)) {
+    if (const char* problem = codec::reference_problem(format, reference, references)) {
       return Error{"pose: coded against " + std::to_string(references) +
                    " reference pose(s), but " + problem};
     }

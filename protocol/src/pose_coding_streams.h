@@ -60,6 +60,32 @@ int64_t unzigzag(uint64_t z) {
 // How many low bits of a residual of bucket `bucket` go raw to the side stream (s above).
 uint32_t shift_for(uint32_t bucket) { return std::min(bucket, kMaxShift); }
 
+// The binarisation above for residual `r` with table `table` and shift `s`, step by step in
+// coding order: `symbol(table, value)` for each symbol (of `table`, then of the escape table
+// for an escape's length) and `raw(value, bits)` for each run of side-stream bits.
+// RangeSink::residual codes the steps; residual_counts.cpp counts them.
+template <class Symbol, class Raw>
+[[gnu::always_inline]] inline void binarise_residual(const SymbolTable& table, uint32_t s,
+                                                     int64_t r, Symbol&& symbol, Raw&& raw) {
+  const uint64_t z = zigzag(r);
+  const uint64_t q = z >> s;
+  if (q < kEscapeSymbol) {
+    symbol(table, static_cast<uint32_t>(q));
+  } else {  // escape: v = q - 14 as its length (escape table) and its low bits (raw)
+    symbol(table, kEscapeSymbol);
+    const uint64_t v = q - kEscapeSymbol + 1;
+    const auto n = static_cast<uint32_t>(std::bit_width(v) - 1);
+    if (n < kLongEscape) {
+      symbol(escape_length_table(), n);
+    } else {
+      symbol(escape_length_table(), kLongEscape);
+      raw(n - kLongEscape, 5);
+    }
+    raw(v & ((uint64_t{1} << n) - 1), n);
+  }
+  raw(z & ((uint64_t{1} << s) - 1), s);
+}
+
 // The sinks and sources are small values (coder state + a pointer to the models): the body
 // loops work on a local copy, which the compiler keeps in registers (a member of an object
 // whose address escapes is reloaded after every byte store, which may alias it).
@@ -73,25 +99,12 @@ struct RangeSink {
 
   // Residual `r` in the context of `e` (the binarisation above).
   [[gnu::always_inline]] void residual(const Expectation& e, int64_t r) {
-    const uint32_t s = shift_for(e.bucket);
-    const uint64_t z = zigzag(r);
-    const uint64_t q = z >> s;
-    const SymbolTable& table = residual_table(e.cls, e.bucket);
-    if (q < kEscapeSymbol) {
-      rc.encode_symbol(table, static_cast<uint32_t>(q));
-    } else {  // escape: v = q - 14 as its length (escape table) and its low bits (raw)
-      rc.encode_symbol(table, kEscapeSymbol);
-      const uint64_t v = q - kEscapeSymbol + 1;
-      const auto n = static_cast<uint32_t>(std::bit_width(v) - 1);
-      if (n < kLongEscape) {
-        rc.encode_symbol(escape_length_table(), n);
-      } else {
-        rc.encode_symbol(escape_length_table(), kLongEscape);
-        raw(n - kLongEscape, 5);
-      }
-      raw(v & ((uint64_t{1} << n) - 1), n);
-    }
-    raw(z & ((uint64_t{1} << s) - 1), s);
+    binarise_residual(
+        residual_table(e.cls, e.bucket), shift_for(e.bucket), r,
+        [&](const SymbolTable& table, uint32_t symbol) __attribute__((always_inline)) {
+          rc.encode_symbol(table, symbol);
+        },
+        [&](uint64_t value, uint32_t bits) __attribute__((always_inline)) { raw(value, bits); });
   }
   // Rotation axis code `axis` (0..3), given the reference's `expected` (-1: none; w is likely).
   void axis(int32_t expected, int32_t axis) {

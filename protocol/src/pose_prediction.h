@@ -62,6 +62,20 @@ constexpr int kPriorSlot[kValuesPerNode] = {0, 1, 2, -1, 3, 4, 5, 6, 7, 8};
 constexpr int kChannelSlots[3] = {kTranslationCode, kRotationCode, kScaleCode};
 constexpr uint8_t kChannelBits[3] = {kChannelTranslation, kChannelRotation, kChannelScale};
 
+// Null when the first `count` (0..3) references of `ref` are usable for `format`, else the
+// reason (the decoder's error names it).
+const char* reference_problem(const PoseFormat& format, const PoseReference& ref, int count) {
+  const std::size_t size = format.node_count() * kValuesPerNode;
+  const QuantizedPose* poses[3] = {ref.baseline, ref.prior, ref.older};
+  const uint32_t ages[3] = {ref.baseline_age, ref.prior_age, ref.older_age};
+  for (int i = 0; i < count; ++i) {
+    if (poses[i] == nullptr) return "a reference pose the receiver does not hold";
+    if (poses[i]->values.size() != size) return "a reference pose of another format";
+    if (ages[i] == 0 || ages[i] > kMaxReferenceAge) return "a reference age out of range";
+  }
+  return nullptr;
+}
+
 // Shared by encoder and decoder: the prediction and context of every code. Everything that
 // depends only on the ages is worked out once per record; when the ages are equal (the steady
 // state: one snapshot per send interval, all acked) the per-code work is integer only.
@@ -69,7 +83,7 @@ class Predictor {
  public:
   // `dictionary` (nullable): codes predicted from the clip dictionary, which then replace the
   // reference prediction for every code. Uses the first `references` (0..3) poses of `ref`,
-  // which reference_problem() (pose_codec.cpp) must have accepted. Keeps `format`, `ref` and
+  // which reference_problem() must have accepted. Keeps `format`, `ref` and
   // `dictionary` by reference: they must outlive the predictor.
   Predictor(const PoseFormat& format, const PoseReference& ref, int references,
             const QuantizedPose* dictionary = nullptr)

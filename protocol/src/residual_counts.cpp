@@ -4,8 +4,6 @@
 
 #include "posecast/protocol/residual_counts.h"
 
-#include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -17,43 +15,28 @@
 namespace posecast::protocol {
 namespace {
 
-// A sink for encode_body that counts what RangeSink::residual would code: the same
-// binarisation (pose_coding_streams.h), step for step. tests/protocol/residual_counts_test.cpp
-// checks the two agree: the counts' cost under the committed tables against the real
-// encoder's bytes, and the raw bits against its side stream.
+// A sink for encode_body that counts the steps RangeSink::residual codes: the same
+// binarisation (binarise_residual, pose_coding_streams.h). The symbols of a residual table
+// are counted in its context (its place among detail::kResidualTables), the escape table's in
+// escape_lengths.
 struct CountingSink {
   ResidualCounts* counts;
 
   void residual(const codec::Expectation& e, int64_t r) {
-    const uint32_t s = codec::shift_for(e.bucket);
-    const uint64_t z = codec::zigzag(r);
-    const uint64_t q = z >> s;
-    const uint32_t bucket = std::min(e.bucket, kResidualBuckets - 1);
-    auto& row = counts->symbols[e.cls * kResidualBuckets + bucket];
     ++counts->residuals;
-    counts->raw_bits += s;
-    if (q < codec::kEscapeSymbol) {
-      ++row[q];
-      return;
-    }
-    ++row[codec::kEscapeSymbol];
-    const uint64_t v = q - codec::kEscapeSymbol + 1;
-    const auto n = static_cast<uint32_t>(std::bit_width(v) - 1);
-    if (n < codec::kLongEscape) {
-      ++counts->escape_lengths[n];
-    } else {
-      ++counts->escape_lengths[codec::kLongEscape];
-      counts->raw_bits += 5;
-    }
-    counts->raw_bits += n;
+    codec::binarise_residual(
+        residual_table(e.cls, e.bucket), codec::shift_for(e.bucket), r,
+        [&](const SymbolTable& table, uint32_t symbol) {
+          if (&table == &escape_length_table()) {
+            ++counts->escape_lengths[symbol];
+          } else {
+            ++counts->symbols[static_cast<std::size_t>(&table - detail::kResidualTables.data())][symbol];
+          }
+        },
+        [&](uint64_t, uint32_t bits) { counts->raw_bits += bits; });
   }
   void axis(int32_t, int32_t) {}  // adaptive bits, not a residual context
 };
-
-bool fits(const PoseFormat& format, const QuantizedPose* pose, uint32_t age) {
-  return pose != nullptr && pose->values.size() == format.node_count() * kValuesPerNode &&
-         age > 0 && age <= kMaxReferenceAge;
-}
 
 }  // namespace
 
@@ -95,11 +78,7 @@ bool count_body_residuals(const PoseFormat& format, const QuantizedPose& pose,
   const std::size_t size = format.node_count() * kValuesPerNode;
   if (pose.values.size() != size || references < 0 || references > 3) return false;
   if (dictionary_codes != nullptr && dictionary_codes->values.size() != size) return false;
-  const QuantizedPose* poses[3] = {reference.baseline, reference.prior, reference.older};
-  const uint32_t ages[3] = {reference.baseline_age, reference.prior_age, reference.older_age};
-  for (int i = 0; i < references; ++i) {
-    if (!fits(format, poses[i], ages[i])) return false;
-  }
+  if (codec::reference_problem(format, reference, references) != nullptr) return false;
   const codec::Predictor predictor(format, reference, references, dictionary_codes);
   // Whether the axes are known changes only whether axes are coded, not the residuals.
   (void)codec::encode_body(format, pose, predictor, CountingSink{&counts}, false);

@@ -59,10 +59,6 @@ PoseReference references_before(const std::vector<QuantizedPose>& poses, std::si
   return r;
 }
 
-int references_in(const PoseReference& r) {
-  return r.baseline == nullptr ? 0 : r.prior == nullptr ? 1 : r.older == nullptr ? 2 : 3;
-}
-
 std::size_t coded_values(const PoseFormat& format) {
   std::size_t n = 0;
   for (uint8_t c : format.channels) n += 3 * static_cast<std::size_t>(std::popcount(c));
@@ -85,7 +81,7 @@ TEST(ResidualCounts, CodeLengthUnderTheCommittedTablesMatchesTheEncodedBytes) {
       std::vector<uint8_t> bytes;
       ASSERT_TRUE(encoder.encode(s.poses[u], ref, bytes));
       ResidualCounts counts;
-      ASSERT_TRUE(count_body_residuals(s.format, s.poses[u], ref, references_in(ref), nullptr,
+      ASSERT_TRUE(count_body_residuals(s.format, s.poses[u], ref, reference_count(ref), nullptr,
                                        counts));
       EXPECT_EQ(counts.residuals, coded_values(s.format));
       const double estimate = code_length_bits(counts, committed);

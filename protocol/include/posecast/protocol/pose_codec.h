@@ -52,6 +52,14 @@ struct PoseReference {
   uint32_t tick_rate_hz = 60;               // converts ages to time for the clip priors
 };
 
+// How many of `ref`'s poses are set, newest first (0..3): the references a record coded
+// against it may use.
+inline int reference_count(const PoseReference& ref) {
+  if (ref.baseline == nullptr) return 0;
+  if (ref.prior == nullptr) return 1;
+  return ref.older == nullptr ? 2 : 3;
+}
+
 struct PoseEncodeOptions {
   PoseCoding coding = PoseCoding::kRangeCoded;
   // How many reference poses to use at most (0..3): fewer than given is for measuring what
