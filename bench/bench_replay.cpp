@@ -11,7 +11,11 @@
 //   BM_RecordingOverhead/<model> one minute; each tick's World::tick() and Recorder::
 //                                record_tick() timed apart in the same loop. Counters:
 //                                tick_us, record_us (mean, checkpoints and write() included),
-//                                overhead_pct = record / tick * 100.
+//                                overhead_pct = record / tick * 100, and record_us split by
+//                                what the call did: checkpoint_us (calls that wrote a
+//                                checkpoint, with the batch before it), flush_us (calls that
+//                                wrote a tick batch only), append_us (the others), each as
+//                                microseconds per tick (they sum to record_us).
 //   BM_ReplaySpeed/<model>       replays a recorded minute from its first checkpoint, hashing
 //                                every tick. Counters: ticks_per_s, x_realtime.
 //   BM_SeekLatency/<model>       a recording of POSECAST_BENCH_SEEK_MINUTES minutes (default
@@ -189,7 +193,7 @@ void BM_RecordingOverhead(benchmark::State& state, const std::string& label) {
     return;
   }
   const std::string path = temp_path("overhead.pcrec");
-  double tick_s = 0, record_s = 0;
+  double tick_s = 0, record_s = 0, checkpoint_s = 0, flush_s = 0, append_s = 0;
   uint64_t ticks = 0;
   for (auto _ : state) {
     std::unique_ptr<World> world = make_world(m);
@@ -200,13 +204,23 @@ void BM_RecordingOverhead(benchmark::State& state, const std::string& label) {
     }
     for (uint64_t t = 0; t < 60 * kRate; ++t) {
       submit_commands(*world, *m.model, t);
+      const RecorderStats before = rec.value()->stats();
       const auto a = Clock::now();
       world->tick();
       const auto b = Clock::now();
       if (!rec.value()->record_tick(*world)) state.SkipWithError("record_tick failed");
       const auto c = Clock::now();
+      const double recording = std::chrono::duration<double>(c - b).count();
       tick_s += std::chrono::duration<double>(b - a).count();
-      record_s += std::chrono::duration<double>(c - b).count();
+      record_s += recording;
+      const RecorderStats& after = rec.value()->stats();
+      if (after.checkpoints != before.checkpoints) {
+        checkpoint_s += recording;
+      } else if (after.flushes != before.flushes) {
+        flush_s += recording;
+      } else {
+        append_s += recording;
+      }
       ++ticks;
     }
     (void)rec.value()->close();
@@ -215,6 +229,9 @@ void BM_RecordingOverhead(benchmark::State& state, const std::string& label) {
   state.counters["tick_us"] = tick_s * 1e6 / static_cast<double>(ticks);
   state.counters["record_us"] = record_s * 1e6 / static_cast<double>(ticks);
   state.counters["overhead_pct"] = record_s / tick_s * 100.0;
+  state.counters["checkpoint_us"] = checkpoint_s * 1e6 / static_cast<double>(ticks);
+  state.counters["flush_us"] = flush_s * 1e6 / static_cast<double>(ticks);
+  state.counters["append_us"] = append_s * 1e6 / static_cast<double>(ticks);
 }
 
 void BM_ReplaySpeed(benchmark::State& state, const std::string& label) {

@@ -44,9 +44,10 @@ if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$bench" --benchmark_
   exit 1
 fi
 
-# callgrind_annotate --tree=caller prints one block per function: a line per caller ("<",
+# callgrind_annotate --tree=caller prints one block per function (--threshold=100: every
+# function, not only those making up the first 99 % of the cost): a line per caller ("<",
 # with its call count "(N x)") and the function's own line ("*", its exclusive cost).
-callgrind_annotate --inclusive="$inclusive" --tree=caller "$out" | python3 -c '
+callgrind_annotate --threshold=100 --inclusive="$inclusive" --tree=caller "$out" | python3 -c '
 import re, sys
 top, wanted = int(sys.argv[1]), re.compile(sys.argv[2])
 rows, calls = [], 0
