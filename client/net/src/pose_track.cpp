@@ -60,7 +60,7 @@ void PoseTrack::reset(std::size_t node_count, std::size_t joint_count, bool skel
   extrapolated_us_ = 0;
 }
 
-bool PoseTrack::Source::same_as(const Source& o) const {
+bool PoseTrack::Source::same_as(const Source& o, const protocol::PoseRecipe* slots) const {
   if (kind != o.kind || skeleton != o.skeleton || a != o.a || b != o.b || tick_a != o.tick_a ||
       tick_b != o.tick_b) {
     return false;
@@ -74,7 +74,8 @@ bool PoseTrack::Source::same_as(const Source& o) const {
       return std::bit_cast<uint32_t>(param) == std::bit_cast<uint32_t>(o.param) &&
              (kind == Kind::kExtrapolate || rotation == o.rotation);
     case Kind::kRecipe:
-      return clips == o.clips && protocol::recipe_same_evaluation(recipe, o.recipe);
+      return clips == o.clips &&
+             protocol::recipe_same_evaluation(slots[recipe_slot], slots[o.recipe_slot]);
   }
   return false;
 }
@@ -174,7 +175,7 @@ bool PoseTrack::compute(const Source& source, const Skeleton& skeleton,
       // The server evaluator's SampleJob + BlendJob on the same clips (recipe_evaluator.h): at
       // a server tick this is the server's pose bit for bit.
       return evaluator_.evaluate(skeleton, recipes.clips, recipes.assets_validated,
-                                 source.recipe, out, scratch.blend_);
+                                 recipe_slots_[source.recipe_slot], out, scratch.blend_);
     case Source::Kind::kInterpolate:
       interpolate_locals(source.a->locals, source.b->locals, source.param, source.rotation, out);
       return true;
@@ -208,6 +209,9 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
   pose_source.skeleton = recipe_source.skeleton = &skeleton;
   recipe_source.kind = Source::Kind::kRecipe;
   recipe_source.clips = recipes.clips.data();
+  recipe_source.recipe_slot =
+      last_source_.kind == Source::Kind::kRecipe && last_source_.recipe_slot == 0 ? 1 : 0;
+  protocol::PoseRecipe& frame_recipe = recipe_slots_[recipe_source.recipe_slot];
   bool recipe_candidate = false;
   miss_ = RecipeMiss::kNone;
   SampleRef recipe_a, recipe_b;  // the pair a recipe target comes from
@@ -231,8 +235,8 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
       mode = PresentMode::kInterpolate;
       recipe_a = window.before;
       recipe_b = window.after;
-      recipe_candidate = try_recipes && recipe_between(recipe_a, recipe_b, render_us, recipes,
-                                                       recipe_source.recipe);
+      recipe_candidate =
+          try_recipes && recipe_between(recipe_a, recipe_b, render_us, recipes, frame_recipe);
       const double span = static_cast<double>(window.after.time_us - window.before.time_us);
       pose_source.kind = Source::Kind::kInterpolate;
       pose_source.a = window.before.sample;
@@ -267,7 +271,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
       recipe_b = window.before;
       recipe_limit_us = window.before.time_us + used;
       recipe_candidate = try_recipes && recipe_between(recipe_a, recipe_b, recipe_limit_us,
-                                                       recipes, recipe_source.recipe);
+                                                       recipes, frame_recipe);
       const double step = static_cast<double>(window.before.time_us - window.previous.time_us);
       pose_source.kind = Source::Kind::kExtrapolate;
       pose_source.a = window.previous.sample;
@@ -302,7 +306,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     // A recipe the evaluator refused counts as no miss (miss_ stays kNone), as before.
     recipe_miss_ = try_recipes && !recipe ? miss_ : RecipeMiss::kNone;
     continues = continues_from_last(mode, before_tick, after_tick, recipe);
-    if (continues && !correcting_ && source.same_as(last_source_)) {
+    if (continues && !correcting_ && source.same_as(last_source_, recipe_slots_)) {
       // The same pose as the last frame, which was shown unfaded: shown_ and palette_ hold it.
       note_frame(mode, render_us, recipe, before_tick, after_tick);
       ++reused_frames_;
@@ -329,10 +333,11 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     // motion over one frame, hundreds of codec bounds for a run cycle: not to be faded). Pose
     // sources keep the simpler shown - target.
     Source at_last = recipe_source;
+    at_last.recipe_slot = 2;
     const std::span<Transform> at_last_pose = std::span<Transform>(work.at_last_).first(nodes);
     if (recipe && mode_ != PresentMode::kNone &&
         recipe_between(recipe_a, recipe_b, std::min(last_render_us_, recipe_limit_us), recipes,
-                       at_last.recipe) &&
+                       recipe_slots_[2]) &&
         compute(at_last, skeleton, recipes, work, at_last_pose)) {
       difference_locals(shown_, at_last_pose, delta_);
     } else {

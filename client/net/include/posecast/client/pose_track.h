@@ -173,10 +173,14 @@ class PoseTrack {
     uint32_t tick_b = 0;
     float param = 0.0f;  // interpolation t or extrapolation s
     RotationBlend rotation = RotationBlend::kSlerp;
-    protocol::PoseRecipe recipe;  // kRecipe: the recipe at the frame's time
+    // kRecipe: the recipe at the frame's time is PoseTrack::recipe_slots_[recipe_slot]. An
+    // index, not the recipe (368 bytes to build and copy twice a frame, about 3 % of a client
+    // frame's instructions; session 17) nor a pointer (a PoseTrack may move).
+    uint8_t recipe_slot = 0;
     const Clip* clips = nullptr;  // kRecipe: the clips it names
     const Skeleton* skeleton = nullptr;
-    bool same_as(const Source& other) const;
+    // `slots`: the owning PoseTrack's recipe_slots_.
+    bool same_as(const Source& other, const protocol::PoseRecipe* slots) const;
   };
 
   bool continues_from_last(PresentMode mode, uint32_t before_tick, uint32_t after_tick,
@@ -219,6 +223,10 @@ class PoseTrack {
   bool palette_refused_ = false;    // finish_palette(false) since the last present()
   PresentScratch own_scratch_;     // empty with external_scratch
   Source last_source_;             // the source of the palette in palette_ (kNone: none valid)
+  // Recipes of Sources: a frame's target goes into the slot (0 or 1) last_source_ does not
+  // use, so the two can be compared without a copy; slot 2 is the target at the last frame's
+  // time (a correction's start).
+  protocol::PoseRecipe recipe_slots_[3];
   PairInfo pair_;                  // the last pair of samples looked at
 
   PresentMode mode_ = PresentMode::kNone;
