@@ -90,6 +90,9 @@ int run(const std::vector<std::string>& args) {
   // A recording's world hashes are palette hashes: recording and serving a recording (which
   // checks them) need the World's palettes; a live server streams local poses only.
   config.server.world_palettes = !config.record.empty() || replay_driver != nullptr;
+  // ... and their hashes, computed in the World's parallel pass rather than by the recorder
+  // or the replay driver on the ticking thread.
+  config.server.world_hashes = config.server.world_palettes;
   asio::io_context io;
   Result<std::unique_ptr<Server>> created = Server::create(io, config.server, models);
   if (!created) {

@@ -35,6 +35,9 @@ Status validate(const ServerOptions& o) {
       o.baseline_max_age_us <= 0) {
     return Error{"server options: timeout, keepalive, challenge window and baseline age must be > 0"};
   }
+  if (o.world_hashes && !o.world_palettes) {
+    return Error{"server options: world_hashes needs world_palettes (the hashes are palette hashes)"};
+  }
   return {};
 }
 
@@ -88,8 +91,9 @@ Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const Serve
   sim::WorldOptions world_options;
   world_options.tick_rate_hz = options.tick_rate_hz;
   world_options.threads = options.threads;
-  world_options.hash_palettes = false;  // the server streams poses; hashing is for regression runs
+  // The server streams poses: palettes and their hashes only for those who read them.
   world_options.palettes = options.world_palettes;
+  world_options.hash_palettes = options.world_hashes;
   impl->world = std::make_unique<sim::World>(world_options);
 
   for (std::size_t m = 0; m < models.size(); ++m) {

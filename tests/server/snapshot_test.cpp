@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "posecast/hash.h"
 #include "server_fixture.h"
 
 namespace posecast::test {
@@ -433,6 +434,45 @@ TEST_F(Snapshots, EmbeddingCommandsApplyAtTheNextTick) {
   server->despawn(id);
   step();
   EXPECT_EQ(server->world().find_entity(id), nullptr);
+}
+
+// Palettes and their hashes are computed only when asked for (a recording or a served
+// recording), the hashes in the World's parallel pass (ServerOptions::world_hashes).
+TEST_F(Snapshots, WorldHashesOnlyWhenAskedAndOnlyWithPalettes) {
+  server::ServerOptions palettes_only;
+  palettes_only.world_palettes = true;
+  start(palettes_only);
+  const std::vector<sim::EntityId> ids = spawn_crowd(3);
+  step(2);
+  EXPECT_FALSE(server->world().palette(ids[0]).empty());
+  EXPECT_EQ(server->world().world_hash(), 0u) << "no World hashing unless world_hashes";
+
+  server::ServerOptions hashing;
+  hashing.world_palettes = true;
+  hashing.world_hashes = true;
+  start(hashing);
+  const std::vector<sim::EntityId> hashed = spawn_crowd(3);
+  step(2);
+  EXPECT_NE(server->world().world_hash(), 0u);
+  // The World's hash is the one a recorder would compute from the palettes itself:
+  // (entity id, palette hash) in id order.
+  const sim::World& world = server->world();
+  Hasher expected;
+  for (std::size_t i = 0; i < world.entity_count(); ++i) {
+    EXPECT_EQ(world.palette_hash_at(i), hash_palette(world.palette_at(i)));
+    expected.add_u32(world.entity_id_at(i));
+    expected.add_u64(hash_palette(world.palette_at(i)));
+  }
+  EXPECT_EQ(world.world_hash(), expected.value());
+
+  server::ServerOptions hashes_without_palettes;
+  hashes_without_palettes.world_hashes = true;
+  asio::io_context io2;
+  Result<std::unique_ptr<server::Server>> refused =
+      server::Server::create(io2, hashes_without_palettes, {generated_rig()});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("world_hashes needs world_palettes"), std::string::npos)
+      << refused.error().message;
 }
 
 }  // namespace

@@ -16,8 +16,9 @@
 // The recorded world hashes are what a replay verifies against. A World that hashes palettes
 // (WorldOptions::hash_palettes, the default) hashes them in its parallel evaluation pass; for
 // one that does not (the server's default), record_tick hashes every palette itself, on the
-// calling thread, with the same definition (about 0.2 us per 24-joint entity; RecorderStats::
-// ticks_hashed_here counts it). Turn hashing on in the World when recording to spread that cost.
+// calling thread, with the same definition (about 63 ns per 24-joint palette; RecorderStats::
+// ticks_hashed_here counts it). Turn hashing on in the World when recording to spread that cost
+// (server::ServerOptions::world_hashes; posecast-server --record does).
 //
 // Errors: any failed write() puts the recorder in a failed state: every later call returns
 // the same error and writes nothing, and the file stays valid up to its last complete chunk.

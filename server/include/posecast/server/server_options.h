@@ -35,6 +35,12 @@ struct ServerOptions {
   // hashes are palette hashes; posecast-server's --record and --replay set it). false
   // (default): the server streams local poses and needs no palette, so the tick skips them.
   bool world_palettes = false;
+  // true (needs world_palettes): the World also hashes every palette, in its parallel
+  // evaluation pass (sim::WorldOptions::hash_palettes). A Recorder and a ReplayDriver read
+  // those hashes instead of hashing every palette themselves on the ticking thread
+  // (posecast-server's --record and --replay set it). About 63 ns of CPU per 24-joint palette
+  // either way (bench_replay, BM_PaletteHash).
+  bool world_hashes = false;
   int64_t timeout_us = 5'000'000;     // no datagram from a client for this long: dropped
   int64_t keepalive_us = 1'000'000;   // the server sends each client something at least this often
   int64_t challenge_window_us = 10'000'000;  // cookie lifetime: one to two windows
