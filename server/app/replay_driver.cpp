@@ -215,8 +215,9 @@ void ReplayDriver::verify(uint64_t tick) {
   const replay::TickRecord* record = recording_->tick_record(tick);
   if (record == nullptr) return;
   ++stats_.ticks_verified;
-  // What the Recorder recorded: the World's hash, computed from the palettes when the World
-  // (the server's) does not hash.
+  // What the Recorder recorded: the World's hash (posecast-server's World hashes when it
+  // serves a recording: ServerOptions::world_hashes), or computed here from the palettes by
+  // the same definition for a World that does not hash.
   const uint64_t hash = world_->world_hash_of_palettes();
   if (hash == record->world_hash) return;
   ++stats_.divergences;
