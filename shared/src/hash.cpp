@@ -19,28 +19,38 @@ namespace {
 // multiplication only moves a flipped bit upwards, so without it a high-bit flip leaves a
 // one- or two-bit difference that a flip in a later word can cancel (palette_hash_test.cpp
 // caught that in a draft). Integer operations only, so every compiler, CPU and vector width
-// gives the same bits; GCC/Clang generic vectors make it eight lanes per instruction.
-// Cost, 24 matrices, this machine: about 70 ns, against 210 ns for version 1 (four serial
-// 64-bit FNV-1a chains, bound by 384 scalar 64-bit multiplications: 15 % of a replay), and
-// 90 ns for MurmurHash3's full block step (two multiplications per word).
-using Lanes8 = uint32_t __attribute__((vector_size(32)));
+// gives the same bits; GCC/Clang generic vectors make it eight or sixteen lanes per
+// instruction.
+// Cost, 24 matrices (BM_PaletteHash): about 70 ns on sessions 8-16's machine, against 210 ns
+// for version 1 (four serial 64-bit FNV-1a chains, bound by 384 scalar 64-bit
+// multiplications: 15 % of a replay), and 90 ns for MurmurHash3's full block step (two
+// multiplications per word). On session 18's (AVX-512): 53-56 ns with eight-lane steps,
+// 41-44 ns with the sixteen-lane ones of the AVX-512 clone; about a third of what is left is
+// the serial Hasher over the folded lanes.
 constexpr uint32_t kC1 = 0xcc9e2d51u;  // MurmurHash3's multipliers
 constexpr uint32_t kC2 = 0x1b873593u;
 
+// Sixteen lanes: one whole matrix per load. Lanes 0-7 are the "lo" accumulator of the
+// definition below (columns 0-1), lanes 8-15 the "hi" one (columns 2-3): every lane operation
+// is the 8-lane one, so the bits are the same; only the vector width differs. The AVX-512
+// clone does a step in one instruction where the AVX2 one takes two (the compilers split a
+// 64-byte generic vector into what the target has).
+using Lanes16 = uint32_t __attribute__((vector_size(64)));
+
 template <int Bits>
-POSECAST_INLINE Lanes8 rotl(Lanes8 v) {
+POSECAST_INLINE Lanes16 rotl(Lanes16 v) {
   return (v << Bits) | (v >> (32 - Bits));
 }
 
-POSECAST_INLINE Lanes8 mix_lanes(Lanes8 lanes, Lanes8 words) {
-  Lanes8 k = words * kC1;
+POSECAST_INLINE Lanes16 mix_lanes(Lanes16 lanes, Lanes16 words) {
+  Lanes16 k = words * kC1;
   k ^= k >> 16;
   return rotl<15>((lanes ^ k) * kC2);
 }
 
 // MurmurHash3's finaliser per lane (a bijection with full avalanche): after it, the difference
 // a change leaves in a lane no longer has a pattern that another accumulator's could match.
-POSECAST_INLINE Lanes8 avalanche(Lanes8 h) {
+POSECAST_INLINE Lanes16 avalanche(Lanes16 h) {
   h ^= h >> 16;
   h *= 0x85ebca6bu;
   h ^= h >> 13;
@@ -48,44 +58,45 @@ POSECAST_INLINE Lanes8 avalanche(Lanes8 h) {
   return h ^ (h >> 16);
 }
 
-POSECAST_INLINE Lanes8 load_words(const float* p) {
-  Lanes8 v;
-  std::memcpy(&v, p, sizeof v);
+POSECAST_INLINE Lanes16 load_matrix_words(const glm::mat4& m) {
+  static_assert(sizeof(glm::mat4) == sizeof(Lanes16), "a mat4 is 16 packed floats");
+  Lanes16 v;
+  std::memcpy(&v, &m[0].x, sizeof v);
   return v;
 }
 
-POSECAST_INLINE Lanes8 seed_lanes(uint32_t first) {
-  Lanes8 v;
-  for (int i = 0; i < 8; ++i) v[i] = first + static_cast<uint32_t>(i) * 0x9e3779b9u;
+// Lanes 0-7 seeded from `lo` and 8-15 from `hi`, each as first + lane * 0x9e3779b9.
+POSECAST_INLINE Lanes16 seed_lanes(uint32_t lo, uint32_t hi) {
+  Lanes16 v;
+  for (int i = 0; i < 8; ++i) {
+    v[i] = lo + static_cast<uint32_t>(i) * 0x9e3779b9u;
+    v[i + 8] = hi + static_cast<uint32_t>(i) * 0x9e3779b9u;
+  }
   return v;
 }
 
-// Four accumulators, independent chains so the steps overlap: the even matrices' columns 0-1
-// and 2-3, and the odd matrices' likewise. Each is finalised, then they are folded to eight
-// lanes (out) by xor.
+// The definition, on 8-lane accumulators: four independent chains, so the steps overlap: the
+// even matrices' columns 0-1 (even_lo) and 2-3 (even_hi), and the odd matrices' likewise
+// (odd_lo, odd_hi), seeded 0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344. Each is finalised
+// (avalanche), then they are folded to eight lanes (out) by xor. Here even_lo and even_hi
+// are the two halves of `even`, odd_lo and odd_hi of `odd`.
 POSECAST_INLINE void palette_lanes_inline(const glm::mat4* palette, std::size_t count,
                                           uint32_t out[8]) {
-  Lanes8 even_lo = seed_lanes(0x243f6a88u), even_hi = seed_lanes(0x85a308d3u);
-  Lanes8 odd_lo = seed_lanes(0x13198a2eu), odd_hi = seed_lanes(0x03707344u);
+  Lanes16 even = seed_lanes(0x243f6a88u, 0x85a308d3u);
+  Lanes16 odd = seed_lanes(0x13198a2eu, 0x03707344u);
   std::size_t j = 0;
   for (; j + 2 <= count; j += 2) {
-    even_lo = mix_lanes(even_lo, load_words(&palette[j][0].x));
-    even_hi = mix_lanes(even_hi, load_words(&palette[j][2].x));
-    odd_lo = mix_lanes(odd_lo, load_words(&palette[j + 1][0].x));
-    odd_hi = mix_lanes(odd_hi, load_words(&palette[j + 1][2].x));
+    even = mix_lanes(even, load_matrix_words(palette[j]));
+    odd = mix_lanes(odd, load_matrix_words(palette[j + 1]));
   }
-  if (j < count) {
-    even_lo = mix_lanes(even_lo, load_words(&palette[j][0].x));
-    even_hi = mix_lanes(even_hi, load_words(&palette[j][2].x));
-  }
-  const Lanes8 folded =
-      (avalanche(even_lo) ^ avalanche(even_hi)) ^ (avalanche(odd_lo) ^ avalanche(odd_hi));
-  std::memcpy(out, &folded, sizeof folded);
+  if (j < count) even = mix_lanes(even, load_matrix_words(palette[j]));
+  const Lanes16 folded = avalanche(even) ^ avalanche(odd);
+  for (int i = 0; i < 8; ++i) out[i] = folded[i] ^ folded[i + 8];
 }
 
 // The target clones (simd4.h) take and pass no vectors: clang refuses vector arguments and
 // returns in a function compiled for another ISA than its callee, even an inlined one.
-POSECAST_HOT_CLONES
+POSECAST_HOT_CLONES_V4
 void palette_lanes(const glm::mat4* palette, std::size_t count, uint32_t out[8]) {
   palette_lanes_inline(palette, count, out);
 }

@@ -124,9 +124,10 @@ POSECAST_INLINE Float8 sqrt4(Float8 v) {
 
 // POSECAST_HOT_CLONES plus an x86-64-v4 (AVX-512) clone, for a kernel short of vector
 // registers in the AVX2 clone: the v4 clone has 32, so nothing is spilled and reloaded on a
-// dependency chain (local_to_model: the parent's matrix). Still 256-bit vectors, and the same
-// lane operations (no contraction into FMA: -ffp-contract=off), so the same bits as the
-// other clones.
+// dependency chain (local_to_model: the parent's matrix), or for one written with 64-byte
+// vectors, which the v4 clone runs as single 512-bit instructions and the others split
+// (the palette hash, hash.cpp). The same lane operations (no contraction into FMA:
+// -ffp-contract=off), so the same bits as the other clones.
 #if defined(__x86_64__) && !defined(POSECAST_NO_TARGET_CLONES)
 #define POSECAST_HOT_CLONES_V4 \
   __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
