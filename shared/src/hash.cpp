@@ -96,7 +96,7 @@ POSECAST_INLINE void palette_lanes_inline(const glm::mat4* palette, std::size_t 
 
 // The target clones (simd4.h) take and pass no vectors: clang refuses vector arguments and
 // returns in a function compiled for another ISA than its callee, even an inlined one.
-POSECAST_HOT_CLONES_V4
+POSECAST_HOT_CLONES
 void palette_lanes(const glm::mat4* palette, std::size_t count, uint32_t out[8]) {
   palette_lanes_inline(palette, count, out);
 }

@@ -22,9 +22,9 @@ namespace {
 
 // Same bits as models[i] = affine_mul(models[parent], to_matrix(locals[i])), computed with
 // the inline vector twins (affine_kernels.h) and without materialising the local matrix.
-// POSECAST_HOT_CLONES_V4: the AVX2 clone spills one column of the register-carried parent
-// (16 vector registers), which puts a store and reload back on the chain (simd4.h).
-POSECAST_HOT_CLONES_V4
+// Its AVX2 clone spills one column of the register-carried parent (16 vector registers),
+// which puts a store and reload back on the chain; the v4 clone does not (simd4.h).
+POSECAST_HOT_CLONES
 void local_to_model(const int16_t* parents, const Transform* locals, glm::mat4* models,
                     std::size_t nodes) {
   // The previous node's matrix stays in registers: a node whose parent is the node just before
