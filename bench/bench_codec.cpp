@@ -190,7 +190,7 @@ void run_codec(benchmark::State& state, const std::string& source, const std::st
   }
   const int age = kServerTickHz / send_hz;
   const bool delta = mode != Mode::kAbsolute;
-  std::vector<QuantizedPose> q = quantize_all(s);
+  std::vector<QuantizedPose> q = quantize_all(s, mode == Mode::kDictionary);
   const PoseFormat& f = *s.format;
   const double joints = std::max<double>(1.0, f.animated_node_count);
   // Dictionary mode: the poses carry their recipes; both sides hold a clip dictionary.

@@ -130,12 +130,11 @@ Scenario build_scenario(const std::string& source, const std::string& clip_a, co
   return s;
 }
 
-// Quantises every pose the way the server does (each against the previous one's axes).
-std::vector<QuantizedPose> quantize_all(const Scenario& s) {
+std::vector<QuantizedPose> quantize_all(const Scenario& s, bool with_recipes) {
   PoseQuantizer quantizer(*s.format);
   std::vector<QuantizedPose> q(s.poses.size());
   for (std::size_t u = 0; u < s.poses.size(); ++u) {
-    (void)quantizer.quantize(s.poses[u], u > 0 ? &q[u - 1] : nullptr, q[u]);
+    (void)quantizer.quantize(s.poses[u], u > 0 && !with_recipes ? &q[u - 1] : nullptr, q[u]);
   }
   return q;
 }

@@ -46,8 +46,10 @@ struct Scenario {
 Scenario build_scenario(const std::string& source, const std::string& clip_a,
                         const std::string& clip_b, int send_hz);
 
-// Quantises every pose the way the server does (each against the previous one's axes).
-std::vector<QuantizedPose> quantize_all(const Scenario& s);
+// Quantises every pose the way the server does: a pose without a recipe against the previous
+// one's axes (hysteresis), a pose sent with its recipe (`with_recipes`) without a reference,
+// as the clip dictionary predicts (protocol version 6).
+std::vector<QuantizedPose> quantize_all(const Scenario& s, bool with_recipes = false);
 
 // The references of update `u` of `q` when each update is acked in time: the previous three
 // updates, `age` ticks apart; none for absolute coding (`delta` false) or the first update.

@@ -112,12 +112,16 @@ ResidualFrequencies train(const std::vector<const ResidualCounts*>& scenarios,
 }
 
 // One scenario at one send rate: the scenario (its format, poses and recipes), its quantised
-// poses (recipes attached while the training data is counted, cleared for the delta streams)
-// and the reference age of its send rate in ticks.
+// poses (without recipes: the delta streams), the reference age of its send rate in ticks, and
+// while the training data is counted the poses a server sending recipes quantises.
 struct Stream {
   Scenario scenario;
   std::vector<QuantizedPose> poses;
   int age = 1;
+  // The same poses as a server sending recipes quantises them (without a reference, so a
+  // dictionary prediction is exact: protocol version 6), recipes attached; only while the
+  // training data is counted.
+  std::vector<QuantizedPose> recipe_poses;
 };
 
 // Adds to `counts` what every coding of `stream` that the tables were trained on would code.
@@ -134,12 +138,18 @@ void count_training_data(const Stream& st, ClipDictionary& dictionary, ResidualC
     for (int max_references : {3, 2, 1}) {
       (void)count_body_residuals(f, q[u], ref, std::min(available, max_references), nullptr, counts);
     }
-    // Dictionary: the encoder keeps the smaller of the two predictions.
+    // Dictionary: the encoder keeps the smaller of the two predictions; a pose equal to its
+    // prediction (exact) sends no body at all.
+    const QuantizedPose& with_recipe = st.recipe_poses[u];
+    const PoseReference recipe_ref = reference_for(st.recipe_poses, u, true, st.age);
     ResidualCounts by_references, by_dictionary;
-    (void)count_body_residuals(f, q[u], ref, available, nullptr, by_references);
-    if (dictionary.predict(st.scenario.recipes[u], ref.baseline, predicted) &&
-        count_body_residuals(f, q[u], ref, available, &predicted, by_dictionary) &&
-        code_length_bits(by_dictionary, committed) < code_length_bits(by_references, committed)) {
+    (void)count_body_residuals(f, with_recipe, recipe_ref, available, nullptr, by_references);
+    if (!dictionary.predict(with_recipe.recipe, predicted)) {
+      counts.add(by_references);
+    } else if (predicted.values == with_recipe.values) {
+      continue;
+    } else if (count_body_residuals(f, with_recipe, recipe_ref, available, &predicted, by_dictionary) &&
+               code_length_bits(by_dictionary, committed) < code_length_bits(by_references, committed)) {
       counts.add(by_dictionary);
     } else {
       counts.add(by_references);
@@ -194,16 +204,19 @@ int main(int argc, char** argv) {
   for (std::size_t k = 0; k < kScenarioCount; ++k) {
     const ScenarioSpec& spec = kScenarios[k];
     for (int hz : kSendRates) {
-      Stream st{build_scenario(spec.source, spec.clip_a, spec.clip_b, hz), {}, kServerTickHz / hz};
+      Stream st{build_scenario(spec.source, spec.clip_a, spec.clip_b, hz), {}, kServerTickHz / hz, {}};
       if (!st.scenario.error.empty()) {
         std::fprintf(stderr, "codec_tables: %s left out: %s\n", spec.name, st.scenario.error.c_str());
         break;
       }
       st.poses = quantize_all(st.scenario);
-      for (std::size_t i = 0; i < st.poses.size(); ++i) st.poses[i].recipe = st.scenario.recipes[i];
+      st.recipe_poses = quantize_all(st.scenario, /*with_recipes=*/true);
+      for (std::size_t i = 0; i < st.recipe_poses.size(); ++i) {
+        st.recipe_poses[i].recipe = st.scenario.recipes[i];
+      }
       ClipDictionary dictionary(st.scenario.rig->skeleton, st.scenario.rig->clips, *st.scenario.format);
       count_training_data(st, dictionary, counts[k], committed);
-      for (QuantizedPose& p : st.poses) p.recipe = PoseRecipe{};  // delta streams carry none
+      st.recipe_poses.clear();  // the delta streams carry no recipes
       streams[k].push_back(std::move(st));
     }
     usable[k] = streams[k].size() == std::size(kSendRates);

@@ -67,9 +67,8 @@ bool ClipDictionary::evaluate(const PoseRecipe& recipe, std::span<Transform> out
       target_, out);
 }
 
-bool ClipDictionary::predict(const PoseRecipe& recipe, const QuantizedPose* reference,
-                             QuantizedPose& out) {
-  return evaluate(recipe, blended_) && quantizer_.quantize(blended_, reference, out);
+bool ClipDictionary::predict(const PoseRecipe& recipe, QuantizedPose& out) {
+  return evaluate(recipe, blended_) && quantizer_.quantize(blended_, nullptr, out);
 }
 
 }  // namespace posecast::protocol

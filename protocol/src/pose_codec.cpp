@@ -4,10 +4,11 @@
 //   side stream:     adaptive bit "omitted" (its bits would all be zero)
 //   reference count: adaptive bit "uses 3" (the steady state), else 2 raw bits (0..2)
 //   off_layout:      adaptive bit
-//   recipe:          adaptive bit "has one", then the recipe (adaptive "crossfade" and
+//   recipe:          adaptive bit "has one", then adaptive "predicted from it" and, when
+//                    predicted, adaptive "inexact" (0: the pose equals the prediction, and
+//                    nothing follows the recipe), then the recipe (adaptive "crossfade" and
 //                    "from a frozen pose", counts, motion parameters, fade states, steady
-//                    time, inputs; docs/codec.md) and
-//                    adaptive "predicted from it"
+//                    time, inputs; docs/codec.md)
 //   axes:            adaptive bit "every rotation has its likely axis" (the reference's)
 //   body:            for each node in order, for each coded channel (T, R, S): R first codes
 //                    its axis unless the axes bit said so (adaptive "same as the reference's",
@@ -67,15 +68,6 @@ bool axes_as_expected(const PoseFormat& format, const QuantizedPose& pose,
   return true;
 }
 
-// True when every node's rotation axis code is the same in both poses (same format).
-bool same_rotation_axes(const PoseFormat& format, const QuantizedPose& a, const QuantizedPose& b) {
-  for (std::size_t n = 0; n < format.node_count(); ++n) {
-    const std::size_t at = n * kValuesPerNode + kRotationAxis;
-    if (a.values[at] != b.values[at]) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 PoseEncoder::PoseEncoder(const PoseFormat& format, ClipDictionary* dictionary)
@@ -96,13 +88,10 @@ bool PoseEncoder::encode(const QuantizedPose& pose, const PoseReference& referen
     (void)codec::encode_body(format_, pose, predictor, codec::BitSink{BitWriter(out)}, false);
     return true;
   }
-  if (has_recipe && dictionary_ != nullptr && options.recipe_reproduces_pose && references >= 1 &&
-      same_rotation_axes(format_, *reference.baseline, pose)) {
+  if (has_recipe && dictionary_ != nullptr && options.recipe_reproduces_pose) {
     return encode_range(pose, reference, references, &pose, out);
   }
-  if (!has_recipe || dictionary_ == nullptr ||
-      !dictionary_->predict(pose.recipe, references >= 1 ? reference.baseline : nullptr,
-                            dictionary_codes_)) {
+  if (!has_recipe || dictionary_ == nullptr || !dictionary_->predict(pose.recipe, dictionary_codes_)) {
     return encode_range(pose, reference, references, nullptr, out);
   }
   // Both predictions; keep the smaller stream (a recipe the pose does not follow exactly,
@@ -120,9 +109,20 @@ bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& r
                                int references, const QuantizedPose* dictionary_codes,
                                std::vector<uint8_t>& out) {
   const std::size_t start = out.size();
+  // A pose equal to its dictionary prediction (codes and hence the layout flag, which they
+  // determine) is sent as the header and the recipe alone.
+  const bool exact = dictionary_codes != nullptr && dictionary_codes->values == pose.values;
   // Returns false, leaving `out` to be trimmed, when the side stream was to be kept but turned
-  // out all zeros (a pose equal to its prediction): then the record is coded again without it.
+  // out all zeros: then the record is coded again without it.
   const auto attempt = [&](bool keep_side_stream) {
+    const auto finish = [&](codec::RangeSink& done) {
+      if (keep_side_stream && !done.raw_bits.empty() && done.raw_bits.all_zero()) return false;
+      // The side stream goes after the range-coded bytes, reversed (range_coder.h).
+      const bool side_stream = keep_side_stream && !done.raw_bits.empty();
+      done.rc.finish(/*bytes_follow=*/side_stream);
+      if (side_stream) done.raw_bits.append_reversed(out);
+      return true;
+    };
     codec::Models models;
     codec::RangeSink sink{RangeEncoder(out), RawBitWriter(raw_scratch_), &models};
     sink.rc.encode(models.side_stream_omitted, keep_side_stream ? 0u : 1u);
@@ -131,8 +131,10 @@ bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& r
     sink.rc.encode(models.off_layout, pose.off_layout ? 1u : 0u);
     sink.rc.encode(models.has_recipe, pose.recipe.count > 0 ? 1u : 0u);
     if (pose.recipe.count > 0) {
-      sink.recipe(format_, pose.recipe, reference, references);
       sink.rc.encode(models.from_dictionary, dictionary_codes != nullptr ? 1u : 0u);
+      if (dictionary_codes != nullptr) sink.rc.encode(models.dictionary_inexact, exact ? 0u : 1u);
+      sink.recipe(format_, pose.recipe, reference, references);
+      if (exact) return finish(sink);  // the codes are the prediction's: no axes, no body
     }
     const codec::Predictor predictor(format_, reference, references, dictionary_codes);
     const bool axes_known = axes_as_expected(format_, pose, predictor);
@@ -150,12 +152,7 @@ bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& r
       return codec::encode_body(format_, pose, predictor, sink, axes_known);
     };
     codec::RangeSink done = body();
-    if (keep_side_stream && !done.raw_bits.empty() && done.raw_bits.all_zero()) return false;
-    // The side stream goes after the range-coded bytes, reversed (range_coder.h).
-    const bool side_stream = keep_side_stream && !done.raw_bits.empty();
-    done.rc.finish(/*bytes_follow=*/side_stream);
-    if (side_stream) done.raw_bits.append_reversed(out);
-    return true;
+    return finish(done);
   };
   if (!attempt(true)) {
     out.resize(start);
@@ -166,9 +163,9 @@ bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& r
 
 Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    const PoseReference& reference, QuantizedPose& out, PoseCoding coding,
-                   ClipDictionary* dictionary, QuantizedPose* scratch,
-                   bool* from_dictionary_out) {
-  if (from_dictionary_out != nullptr) *from_dictionary_out = false;
+                   ClipDictionary* dictionary, QuantizedPose* scratch, PoseDecodeInfo* info,
+                   bool defer_exact) {
+  if (info != nullptr) *info = PoseDecodeInfo{};
   out.values.resize(format.node_count() * kValuesPerNode);
   // No recipe unless one is decoded (RangeSource::recipe resets it); inputs past `count`
   // are never read (PoseRecipe's contract), so only the count is cleared here.
@@ -205,23 +202,39 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   out.off_layout = source.rc.decode(models.off_layout) != 0;
   if (Status st = check_references(); !st) return st;
   bool from_dictionary = false;
+  bool exact = false;
   if (source.rc.decode(models.has_recipe) != 0) {
+    from_dictionary = source.rc.decode(models.from_dictionary) != 0;
+    exact = from_dictionary && source.rc.decode(models.dictionary_inexact) == 0;
     if (!source.recipe(format, out.recipe, reference, references)) {
       return Error{"pose: recipe names a clip, time or weight out of range"};
     }
-    from_dictionary = source.rc.decode(models.from_dictionary) != 0;
+  }
+  if (from_dictionary && dictionary == nullptr) {
+    return Error{"pose: predicted from the clip dictionary, but the receiver has none"};
+  }
+  if (exact) {
+    // Nothing follows the recipe: every byte must have been needed by the range decoder or
+    // the recipe's side-stream bits.
+    const std::size_t side_stream_bytes = side_stream ? source.raw_bits.bytes_read() : 0;
+    if (source.rc.consumed() + side_stream_bytes < bytes.size()) return Error{"pose: unread bytes"};
+    if (!dictionary->valid(out.recipe)) {
+      return Error{"pose: the recipe does not evaluate on this clip dictionary"};
+    }
+    if (info != nullptr) *info = PoseDecodeInfo{true, true, defer_exact};
+    if (defer_exact) return {};
+    if (!dictionary->predict(out.recipe, out)) {
+      return Error{"pose: the recipe does not evaluate on this clip dictionary"};
+    }
+    return {};
   }
   // The dictionary's prediction, made only for records predicted from it (a QuantizedPose
   // is a few hundred bytes to zero: not for every record).
   std::optional<QuantizedPose> local;
   const QuantizedPose* predicted = nullptr;
   if (from_dictionary) {
-    if (dictionary == nullptr) {
-      return Error{"pose: predicted from the clip dictionary, but the receiver has none"};
-    }
     QuantizedPose& prediction = scratch != nullptr ? *scratch : local.emplace();
-    if (!dictionary->predict(out.recipe, references >= 1 ? reference.baseline : nullptr,
-                             prediction)) {
+    if (!dictionary->predict(out.recipe, prediction)) {
       return Error{"pose: the recipe does not evaluate on this clip dictionary"};
     }
     predicted = &prediction;
@@ -245,8 +258,21 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   if (source.rc.consumed() + side_stream_bytes < bytes.size()) {
     return Error{"pose: unread bytes"};
   }
-  if (from_dictionary_out != nullptr) *from_dictionary_out = from_dictionary;
+  if (info != nullptr) info->from_dictionary = from_dictionary;
   return {};
+}
+
+PoseRecordFlags peek_pose_record(std::span<const uint8_t> bytes) {
+  codec::Models models;
+  RangeDecoder rc(bytes);
+  (void)rc.decode(models.side_stream_omitted);
+  if (rc.decode(models.full_references) != 0) (void)rc.decode_direct(2);
+  (void)rc.decode(models.off_layout);
+  PoseRecordFlags flags;
+  if (rc.decode(models.has_recipe) == 0) return flags;
+  flags.from_dictionary = rc.decode(models.from_dictionary) != 0;
+  flags.exact = flags.from_dictionary && rc.decode(models.dictionary_inexact) == 0;
+  return flags;
 }
 
 }  // namespace posecast::protocol

@@ -44,6 +44,7 @@ struct Models {
   BitModel off_layout{4000};
   BitModel has_recipe{3900};
   BitModel from_dictionary{1000};
+  BitModel dictionary_inexact{3900};  // 0: the pose equals the dictionary's prediction
   BitModel recipe_crossfade{3900};    // 1: a crossfade recipe
   BitModel recipe_frozen{3900};       // 1: a crossfade from a frozen pose (after "crossfade")
   BitModel recipe_motion_same{3900};  // 0: speeds and wraps as the baseline recipe's

@@ -268,16 +268,25 @@ void Server::Impl::observe_pose(void* context, std::size_t index, sim::EntityId 
   if (staged.pose.values.size() != impl.formats[format]->node_count() * protocol::kValuesPerNode) {
     staged.pose.reset(*impl.formats[format]);
   }
-  staged.valid = quantizer.quantize(pose, reference, staged.pose);
-  if (staged.valid) impl.staged_indices[worker].push_back(static_cast<uint32_t>(index));
   staged.pose.recipe = protocol::PoseRecipe{};
-  if (staged.valid && impl.options.attach_recipes) {
+  if (impl.options.attach_recipes) {
     // The entity's state is the one this pass just evaluated (the worker advances it after
     // this call), and only this worker touches it. By index: a search costs a miss per probe.
     const sim::EntityState* state = impl.world->entity_at(index);
     if (state != nullptr && state->id == id) {
       base_layer_recipe(*state, *impl.format_rig[format], staged.pose.recipe);
     }
+  }
+  // A pose with a recipe is quantised without a reference, as the clip dictionary predicts
+  // (ClipDictionary::predict): its codes are then the prediction's, which encoding vouches for
+  // (PoseEncodeOptions::recipe_reproduces_pose). Other poses keep their axes stable against
+  // the previous tick's (hysteresis) for smaller deltas.
+  if (staged.pose.recipe.count > 0) reference = nullptr;
+  staged.valid = quantizer.quantize(pose, reference, staged.pose);
+  if (staged.valid) {
+    impl.staged_indices[worker].push_back(static_cast<uint32_t>(index));
+  } else {
+    staged.pose.recipe = protocol::PoseRecipe{};
   }
 }
 

@@ -109,7 +109,9 @@ bool Server::Impl::encode_record(std::size_t index, const EncodedVariant& key, S
   }
   pose_encodes.fetch_add(1, std::memory_order_relaxed);
   // Recipes are attached only to poses that are exactly their recipe's evaluation
-  // (plain_blend_recipe, entities.cpp): the encoder may skip evaluating the clips.
+  // (base_layer_recipe, entities.cpp), and such poses are quantised without a reference
+  // (observe_pose): their codes are the dictionary's prediction, so the encoder may skip
+  // evaluating the clips.
   protocol::PoseEncodeOptions encode_options;
   encode_options.recipe_reproduces_pose = true;
   if (!scratch.encoders[entity.format_index]->encode(entity.current, reference, out, encode_options)) {

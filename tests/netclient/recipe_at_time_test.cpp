@@ -278,7 +278,7 @@ TEST_F(RecipeTrackTest, FromAPlainRecordIntoACrossfadeTheServersPoseIsShownBitFo
   protocol::ClipDictionary dictionary(rig.skeleton(), rig.rig().clips, rig.format());
   PoseSample b;
   b.quantized.recipe = fade_at(8);
-  ASSERT_TRUE(dictionary.predict(b.quantized.recipe, nullptr, b.quantized));
+  ASSERT_TRUE(dictionary.predict(b.quantized.recipe, b.quantized));
   b.quantized.recipe = fade_at(8);
   b.locals.resize(rig.skeleton().node_count());
   protocol::dequantize_pose(rig.format(), b.quantized, b.locals);
@@ -755,7 +755,7 @@ TEST_F(RecipeTrackTest, AcrossAnInterruptedCrossfadeTheServersPoseIsShownBitForB
   protocol::ClipDictionary dictionary(rig.skeleton(), rig.rig().clips, rig.format());
   const auto record = [&](const protocol::PoseRecipe& recipe) {
     PoseSample s;
-    EXPECT_TRUE(dictionary.predict(recipe, nullptr, s.quantized));
+    EXPECT_TRUE(dictionary.predict(recipe, s.quantized));
     s.quantized.recipe = recipe;
     s.locals.resize(rig.skeleton().node_count());
     protocol::dequantize_pose(rig.format(), s.quantized, s.locals);

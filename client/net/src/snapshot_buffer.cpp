@@ -221,11 +221,12 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& ref
   }
 
   PoseSample& sample = pool_.at(slot);
-  bool from_dictionary = false;
+  protocol::PoseDecodeInfo info;
   const Status decoded =
       protocol::decode_pose(*entity->format, record.pose, reference, sample.quantized,
                             protocol::PoseCoding::kRangeCoded, entity->dictionary, &prediction_,
-                            &from_dictionary);
+                            &info);
+  const bool from_dictionary = info.from_dictionary;
   if (!decoded) {
     pool_.release(slot);
     const std::string& why = decoded.error().message;
@@ -245,7 +246,10 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& ref
   // rotations the dictionary's quantiser has already dequantised: those are reused (same
   // bits), the rest dequantised.
   sample.locals.resize(entity->format->node_count());
-  if (from_dictionary) {
+  if (info.exact) {
+    protocol::dequantize_pose_reusing(*entity->format, sample.quantized, sample.quantized,
+                                      entity->dictionary->predicted_rotations(), sample.locals);
+  } else if (from_dictionary) {
     protocol::dequantize_pose_reusing(*entity->format, sample.quantized, prediction_,
                                       entity->dictionary->predicted_rotations(), sample.locals);
   } else {
@@ -253,7 +257,7 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& ref
   }
   sample.skeleton = entity->skeleton;
   sample.recipe_verified = from_dictionary && sample.quantized.recipe.count > 0 &&
-                           sample.quantized.values == prediction_.values;
+                           (info.exact || sample.quantized.values == prediction_.values);
   view.entries.insert(pos, ViewEntry{record.entity_id, record.generation, true, slot});
   ++result.decoded;
 }

@@ -39,9 +39,12 @@ class ClipDictionary {
   // finite weight >= 0.
   bool valid(const PoseRecipe& recipe) const;
 
-  // The quantised pose the recipe evaluates to; `reference` as for PoseQuantizer::quantize.
-  // Returns false (out unspecified) for an invalid recipe or when a job fails.
-  bool predict(const PoseRecipe& recipe, const QuantizedPose* reference, QuantizedPose& out);
+  // The quantised pose the recipe evaluates to: PoseQuantizer::quantize without a reference
+  // (no axis hysteresis), so the result is a function of the recipe alone (protocol version
+  // 6: a receiver may then compute it whenever it needs the codes, docs/codec.md). Writes
+  // out.values and out.off_layout, not out.recipe. Returns false (out unspecified) for an
+  // invalid recipe or when a job fails.
+  bool predict(const PoseRecipe& recipe, QuantizedPose& out);
 
   // After a successful predict(): the dequantised local rotations of its `out`, node_count
   // entries (PoseQuantizer::coded_rotations; for dequantize_pose_reusing). Unspecified

@@ -28,7 +28,10 @@ namespace posecast::protocol {
 // "Clip-dictionary prediction").
 // Version 5 changed the recipe's frozen source into a chain of up to three frozen mixes (fades
 // interrupted again, fades in from the rest pose; docs/codec.md).
-inline constexpr uint16_t kProtocolVersion = 5;
+// Version 6: the clip dictionary predicts without axis hysteresis (a prediction is a function
+// of its recipe alone) and a record equal to its prediction says so in one flag and sends no
+// body ("exact"; docs/codec.md), so a receiver may defer computing its codes.
+inline constexpr uint16_t kProtocolVersion = 6;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
 // decode_message() refuses anything larger before looking at it.

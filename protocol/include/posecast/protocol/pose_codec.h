@@ -65,14 +65,14 @@ struct PoseEncodeOptions {
   // How many reference poses to use at most (0..3): fewer than given is for measuring what
   // each one buys (docs/codec.md).
   int max_references = 3;
-  // The caller vouches that `pose` is exactly PoseQuantizer::quantize of the pose its recipe
-  // evaluates to (ClipDictionary::evaluate; the server attaches recipes only to such poses, and
-  // World and dictionary evaluate with the same jobs, bit for bit). Quantisation depends on its
-  // reference only through the reference's rotation axes, so whenever the baseline's axes equal
-  // the pose's own, ClipDictionary::predict would return the pose's codes: the encoder then
-  // takes them as the prediction without evaluating the clips (the costly part of dictionary
-  // encoding) and codes an all-zero residual. The bytes are what the full path would send
-  // whenever it would choose the dictionary.
+  // The caller vouches that `pose` is exactly ClipDictionary::predict of its own recipe:
+  // PoseQuantizer::quantize, without a reference, of the pose the recipe evaluates to
+  // (ClipDictionary::evaluate; the server attaches recipes only to such poses and quantises
+  // them without a reference, and World and dictionary evaluate with the same jobs, bit for
+  // bit). The encoder then takes the pose's codes as the prediction without evaluating the
+  // clips (the costly part of dictionary encoding) and sends an exact record (header and
+  // recipe only). A pose quantised against a reference may differ from its prediction in a
+  // rotation axis: the receiver would then decode other codes, so do not vouch for it.
   bool recipe_reproduces_pose = false;
 };
 
@@ -84,7 +84,8 @@ class PoseEncoder {
   explicit PoseEncoder(const PoseFormat& format, ClipDictionary* dictionary = nullptr);
 
   // Appends the encoding of `pose` to `out`. `pose` must come from PoseQuantizer::quantize
-  // for this format (the entity's previous tick as reference keeps rotation axes stable).
+  // for this format (the entity's previous tick as reference keeps rotation axes stable; a
+  // pose with a recipe predicts best quantised without one, as the dictionary predicts).
   // Returns false when a pose or reference has the wrong size, a reference age is out of
   // range, or the pose's recipe is invalid (clip index, time, weight); the bit-packed stage
   // refuses poses with a recipe.
@@ -102,18 +103,43 @@ class PoseEncoder {
   std::vector<uint8_t> raw_scratch_;  // the side stream of a record (range_coder.h)
 };
 
+// What decode_pose() found in a record.
+struct PoseDecodeInfo {
+  bool from_dictionary = false;  // predicted from the clip dictionary
+  // Predicted from the dictionary and equal to the prediction: the record sent no body, and
+  // the codes are dictionary->predict(out.recipe) (a function of the recipe alone).
+  bool exact = false;
+  // Exact, and decode_pose() was asked to leave the codes to the caller (defer_exact):
+  // out.values has the format's size but not the codes, until the caller runs
+  // dictionary->predict(out.recipe, out).
+  bool deferred = false;
+};
+
 // Decodes into `out` (resized as needed; reuse it to avoid allocation). Errors name the
 // reason: "pose: needs 2 reference poses, the receiver holds 1", "pose: node 3 code 5 out of
 // range", ... `out` is unspecified after an error.
-// A record predicted from the clip dictionary needs `dictionary` (else an Error says so);
-// `scratch` receives the dictionary's prediction (reuse it to avoid allocation).
-// `from_dictionary` (nullable) is set to whether this record was predicted from the
-// dictionary: then, after success, `*scratch` (when given) and
-// dictionary->predicted_rotations() describe the prediction (dequantize_pose_reusing).
+// A record predicted from the clip dictionary needs `dictionary` (else an Error says so).
+// `scratch` receives the prediction of a record that differs from it (reuse it to avoid
+// allocation); an exact record's prediction goes straight into `out`. `info` (nullable) says
+// which of these the record was: after success, the prediction is in `*scratch` (when given)
+// for a dictionary record that is not exact, in `out` for an exact one, and
+// dictionary->predicted_rotations() describes it (dequantize_pose_reusing); not when deferred.
+// `defer_exact`: an exact record's codes are not computed (PoseDecodeInfo::deferred); its
+// recipe is still checked against the dictionary. The references' codes are read only by
+// records not predicted from the dictionary (peek_pose_record tells which a record is).
 Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    const PoseReference& reference, QuantizedPose& out,
                    PoseCoding coding = PoseCoding::kRangeCoded,
                    ClipDictionary* dictionary = nullptr, QuantizedPose* scratch = nullptr,
-                   bool* from_dictionary = nullptr);
+                   PoseDecodeInfo* info = nullptr, bool defer_exact = false);
+
+// The flags at the start of a range-coded record, read without decoding the rest: whether it
+// is predicted from the clip dictionary and whether it is exact (PoseDecodeInfo). Any bytes
+// give some flags; decode_pose() is what checks a record.
+struct PoseRecordFlags {
+  bool from_dictionary = false;
+  bool exact = false;
+};
+PoseRecordFlags peek_pose_record(std::span<const uint8_t> bytes);
 
 }  // namespace posecast::protocol
