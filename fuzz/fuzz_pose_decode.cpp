@@ -15,10 +15,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const protocol::PoseReference ref = fuzz::fuzz_reference(setup, data[0]);
   const auto coding = (data[1] & 1) ? protocol::PoseCoding::kBitPacked : protocol::PoseCoding::kRangeCoded;
   protocol::ClipDictionary* dictionary = (data[1] & 2) ? setup.dictionary.get() : nullptr;
+  // Bit 2: an exact record's codes deferred to the caller (as the network client does), then
+  // computed: a record decode_pose accepted must then predict.
+  const bool defer_exact = (data[1] & 4) != 0;
+  const std::span<const uint8_t> bytes(data + 2, size - 2);
+  (void)protocol::peek_pose_record(bytes);  // any bytes give some flags
   protocol::QuantizedPose out;
-  const Status st = protocol::decode_pose(*setup.format, std::span<const uint8_t>(data + 2, size - 2),
-                                          ref, out, coding, dictionary);
+  protocol::PoseDecodeInfo info;
+  const Status st = protocol::decode_pose(*setup.format, bytes, ref, out, coding, dictionary,
+                                          nullptr, &info, defer_exact);
   if (!st.ok()) return 0;
+  if (info.deferred && (dictionary == nullptr || !dictionary->predict(out.recipe, out))) std::abort();
   // A decoded pose must be usable: dequantise it and check the codes' ranges.
   const protocol::PoseFormat& f = *setup.format;
   for (std::size_t n = 0; n < f.node_count(); ++n) {

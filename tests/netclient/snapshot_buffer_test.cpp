@@ -154,9 +154,65 @@ TEST_F(SnapshotBufferTest, RecordPredictedFromTheClipDictionaryDecodesBitExact) 
   ASSERT_TRUE(r.completed) << r.first_error;
   const PoseSample* s = buffer.sample(30, 7, 1);
   ASSERT_NE(s, nullptr);
-  EXPECT_EQ(s->quantized.values, q.values);
+  // Sent exact (the pose is its recipe's prediction): stored with the recipe alone, verified,
+  // the codes computed the first time they are asked for.
+  EXPECT_TRUE(s->recipe_verified);
   EXPECT_EQ(s->quantized.recipe, q.recipe);
+  EXPECT_NE(s->pending, nullptr);
+  EXPECT_EQ(s->locals.size(), rig.format().node_count());
+  ASSERT_TRUE(s->decoded());
+  EXPECT_EQ(s->pending, nullptr);
+  EXPECT_EQ(s->quantized.values, q.values);
+  std::vector<Transform> dequantised(rig.format().node_count());
+  protocol::dequantize_pose(rig.format(), q, dequantised);
+  EXPECT_EQ(std::memcmp(s->locals.data(), dequantised.data(), dequantised.size() * sizeof(Transform)), 0);
   EXPECT_TRUE(same_bits(s->palette(), server.palette(q)));
+}
+
+// Exact records stay deferred as long as only records predicted from the clip dictionary
+// follow them (those read no reference codes); a record coded against references computes
+// the references it names first, and decodes bit exact against them.
+TEST_F(SnapshotBufferTest, DeferredExactRecordsAreComputedWhenARecordNeedsThemAsReferences) {
+  PoseSource server(rig, 1);
+  const protocol::QuantizedPose at30 = server.quantized_with_recipe(30);
+  ASSERT_TRUE(buffer.apply(snapshot(30, kNoTick, kNoTick,
+                                    {protocol::EntityPose{7, 1, server.encode_with_dictionary(at30, {})}}),
+                           registry, 0).completed);
+  const protocol::QuantizedPose at33 = server.quantized_with_recipe(33);
+  protocol::PoseReference from30;
+  from30.baseline = &at30;
+  from30.baseline_age = 3;
+  ASSERT_TRUE(buffer.apply(snapshot(33, 30, kNoTick,
+                                    {protocol::EntityPose{7, 1, server.encode_with_dictionary(at33, from30)}}),
+                           registry, 0).completed);
+  const PoseSample* s30 = buffer.sample(30, 7, 1);
+  const PoseSample* s33 = buffer.sample(33, 7, 1);
+  ASSERT_NE(s30, nullptr);
+  ASSERT_NE(s33, nullptr);
+  EXPECT_NE(s30->pending, nullptr);  // the dictionary record at 33 did not need its codes
+  EXPECT_NE(s33->pending, nullptr);
+  // A record without a recipe, coded against both: their codes are computed first.
+  const protocol::QuantizedPose at36 = server.quantized(36, &at33);
+  protocol::PoseReference from33_30;
+  from33_30.baseline = &at33;
+  from33_30.baseline_age = 3;
+  from33_30.prior = &at30;
+  from33_30.prior_age = 3;
+  const std::vector<uint8_t> plain = server.encode(at36, from33_30);
+  ASSERT_FALSE(protocol::peek_pose_record(plain).from_dictionary);
+  const PartResult r = buffer.apply(snapshot(36, 33, 30, {protocol::EntityPose{7, 1, plain}}), registry, 0);
+  ASSERT_TRUE(r.completed) << r.first_error;
+  s30 = buffer.sample(30, 7, 1);  // the pool may have grown (samples move)
+  s33 = buffer.sample(33, 7, 1);
+  EXPECT_EQ(s30->pending, nullptr);
+  EXPECT_EQ(s33->pending, nullptr);
+  EXPECT_EQ(s30->quantized.values, at30.values);
+  EXPECT_EQ(s33->quantized.values, at33.values);
+  const PoseSample* s36 = buffer.sample(36, 7, 1);
+  ASSERT_NE(s36, nullptr);
+  ASSERT_TRUE(s36->decoded());
+  EXPECT_EQ(s36->quantized.values, at36.values);
+  EXPECT_FALSE(s36->recipe_verified);
 }
 
 TEST_F(SnapshotBufferTest, ARecipeIsVerifiedOnlyWhenItReproducesItsPose) {
@@ -176,6 +232,8 @@ TEST_F(SnapshotBufferTest, ARecipeIsVerifiedOnlyWhenItReproducesItsPose) {
   EXPECT_TRUE(a->recipe_verified);
   EXPECT_FALSE(b->recipe_verified);
   // Both decode to the server's pose; only the recipe differs.
+  ASSERT_TRUE(a->decoded());
+  EXPECT_EQ(a->quantized.values, exact.values);
   EXPECT_EQ(b->quantized.values, exact.values);
   EXPECT_EQ(b->quantized.recipe, edited.recipe);
 }

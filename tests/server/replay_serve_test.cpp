@@ -252,6 +252,7 @@ TEST(ServedReplay, PlaysEveryRecordedTickBitExactlyAtSpeedOne) {
       const std::vector<int32_t>* served = r.served(view.tick, entry.entity_id);
       ASSERT_NE(sample, nullptr);
       ASSERT_NE(served, nullptr) << "tick " << view.tick;
+      ASSERT_TRUE(sample->decoded());  // exact records are stored deferred
       EXPECT_EQ(sample->quantized.values, *served) << "tick " << view.tick << " entity " << entry.entity_id;
       ++compared;
     }

@@ -7,8 +7,20 @@
 
 namespace posecast::client {
 
+bool PoseSample::compute_deferred() const {
+  protocol::ClipDictionary* dictionary = pending;
+  pending = nullptr;
+  undecodable = format == nullptr || !dictionary->predict(quantized.recipe, quantized);
+  if (undecodable) return false;
+  // The prediction's own dequantised rotations: the same bits dequantize_pose would give.
+  locals.resize(format->node_count());
+  protocol::dequantize_pose_reusing(*format, quantized, quantized,
+                                    dictionary->predicted_rotations(), locals);
+  return true;
+}
+
 bool PoseSample::compute_palette(std::span<glm::mat4> models, std::span<glm::mat4> palette) const {
-  if (skeleton == nullptr || locals.size() != skeleton->node_count()) return false;
+  if (skeleton == nullptr || !decoded() || locals.size() != skeleton->node_count()) return false;
   const LocalToModelJob to_model{skeleton, locals, models};
   if (!to_model.Run()) return false;
   const PaletteJob to_palette{skeleton, models, palette};

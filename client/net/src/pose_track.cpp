@@ -169,6 +169,7 @@ bool PoseTrack::compute(const Source& source, const Skeleton& skeleton,
                         std::span<Transform> out) {
   switch (source.kind) {
     case Source::Kind::kSample:
+      if (!source.a->decoded()) return false;
       std::copy(source.a->locals.begin(), source.a->locals.end(), out.begin());
       return true;
     case Source::Kind::kRecipe:
@@ -177,9 +178,11 @@ bool PoseTrack::compute(const Source& source, const Skeleton& skeleton,
       return evaluator_.evaluate(skeleton, recipes.clips, recipes.assets_validated,
                                  recipe_slots_[source.recipe_slot], out, scratch.blend_);
     case Source::Kind::kInterpolate:
+      if (!source.a->decoded() || !source.b->decoded()) return false;
       interpolate_locals(source.a->locals, source.b->locals, source.param, source.rotation, out);
       return true;
     case Source::Kind::kExtrapolate:
+      if (!source.a->decoded() || !source.b->decoded()) return false;
       extrapolate_locals(source.a->locals, source.b->locals, source.param, out);
       return true;
     case Source::Kind::kNone: break;
@@ -316,7 +319,7 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     const std::span<Transform> into =
         fading ? std::span<Transform>(work.target_).first(nodes) : std::span<Transform>(shown_);
     if (compute(source, skeleton, recipes, work, into)) break;
-    if (!recipe) {  // cannot happen: only a recipe can fail
+    if (!recipe) {  // an undecodable sample (a deferred prediction the jobs refused)
       mode_ = PresentMode::kNone;
       last_source_ = Source{};
       return false;

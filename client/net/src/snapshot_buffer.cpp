@@ -194,6 +194,9 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& ref
 
   // Acquired first: growing the pool moves its samples, so references are taken after.
   const uint32_t slot = pool_.acquire();
+  // A record predicted from the clip dictionary reads no reference codes (pose_codec.h), so
+  // references stored exact stay deferred; any other record needs them computed.
+  const bool needs_reference_codes = !protocol::peek_pose_record(record.pose).from_dictionary;
   // What the receiver holds: the record's entity in the (complete) baseline and prior views.
   protocol::PoseReference reference;
   reference.tick_rate_hz = tick_rate_hz_;
@@ -201,7 +204,9 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& ref
     if (ref_view == nullptr) return nullptr;
     const ViewEntry* e = ref_view->find(record.entity_id, hint);
     if (e == nullptr || e->generation != record.generation) return nullptr;
-    return &pool_.at(e->slot).quantized;
+    const PoseSample& held_sample = pool_.at(e->slot);
+    if (needs_reference_codes && !held_sample.decoded()) return nullptr;  // as if not held
+    return &held_sample.quantized;
   };
   // Newest first, each older than the one before; a reference the buffer lacks stays null
   // and the codec refuses a record that needs it.
@@ -225,7 +230,7 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& ref
   const Status decoded =
       protocol::decode_pose(*entity->format, record.pose, reference, sample.quantized,
                             protocol::PoseCoding::kRangeCoded, entity->dictionary, &prediction_,
-                            &info);
+                            &info, /*defer_exact=*/true);
   const bool from_dictionary = info.from_dictionary;
   if (!decoded) {
     pool_.release(slot);
@@ -242,13 +247,18 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& ref
   }
   // Only the local TRS: interpolation reads them every frame. The palette is computed by
   // whoever shows this pose unchanged (PoseSample::compute_palette, PoseTrack), not here.
-  // A dictionary-predicted record mostly equals its prediction (zero residuals), whose
-  // rotations the dictionary's quantiser has already dequantised: those are reused (same
-  // bits), the rest dequantised.
+  // A dictionary-predicted record that differs from its prediction mostly equals it, and the
+  // rotations the dictionary's quantiser has already dequantised are reused where the codes
+  // agree (same bits), the rest dequantised. `locals` is sized even when deferred: users
+  // check a pair's size before they need its poses (PoseTrack::pair_info).
   sample.locals.resize(entity->format->node_count());
-  if (info.exact) {
-    protocol::dequantize_pose_reusing(*entity->format, sample.quantized, sample.quantized,
-                                      entity->dictionary->predicted_rotations(), sample.locals);
+  sample.format = entity->format;
+  sample.pending = nullptr;
+  sample.undecodable = false;
+  if (info.deferred) {
+    // An exact record: its codes are the prediction of its recipe, computed when someone
+    // needs them (PoseSample::decoded). A frame shown from the recipe never does.
+    sample.pending = entity->dictionary;
   } else if (from_dictionary) {
     protocol::dequantize_pose_reusing(*entity->format, sample.quantized, prediction_,
                                       entity->dictionary->predicted_rotations(), sample.locals);

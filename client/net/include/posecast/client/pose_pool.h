@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "posecast/protocol/clip_dictionary.h"
 #include "posecast/protocol/quantization.h"
 #include "posecast/skeleton.h"
 #include "posecast/transform.h"
@@ -23,13 +24,30 @@ namespace posecast::client {
 // with the same jobs. Computing it for every decoded pose was most of the waste measured in
 // docs/client.md ("CPU per frame"). palette() gives it on demand (tests, tools).
 struct PoseSample {
-  protocol::QuantizedPose quantized;  // the codes, as the server quantised them
-  std::vector<Transform> locals;      // dequantize_pose(quantized): node_count entries
+  // The codes, as the server quantised them, and dequantize_pose(quantized) (node_count
+  // entries). Read them through decoded(): a record sent exact (protocol 6) is stored with
+  // its recipe alone, and its codes and locals are computed the first time someone needs
+  // them (mutable for that). `quantized.recipe`, `quantized.off_layout` and the sizes of
+  // both are always set.
+  mutable protocol::QuantizedPose quantized;
+  mutable std::vector<Transform> locals;
   const Skeleton* skeleton = nullptr; // the skeleton the pose was decoded for (outlives it)
   // The record was predicted from its recipe through the clip dictionary and its codes equal
   // that prediction's: the recipe reproduces this pose to the codec's quantisation (not, say,
   // a blend with IK or another edit on top). Render-time recipes require it (pose_track.h).
   bool recipe_verified = false;
+  // Set while the codes are deferred: the dictionary that computes them from the recipe (its
+  // prediction is the record's codes) and the format that dequantises them. Both outlive the
+  // sample (the AssetLibrary's). Null once computed, and for records decoded in full.
+  mutable protocol::ClipDictionary* pending = nullptr;
+  const protocol::PoseFormat* format = nullptr;
+  mutable bool undecodable = false;  // the deferred prediction failed (a job refused it)
+
+  // True when `quantized.values` and `locals` hold the pose: at once for a record decoded in
+  // full; for a deferred one after computing them here (a clip-dictionary prediction and a
+  // dequantisation, once). False when that prediction fails: the sample is then unusable.
+  // Uses the dictionary's scratch: the client's thread only, as the dictionaries are.
+  bool decoded() const { return pending == nullptr ? !undecodable : compute_deferred(); }
 
   // The skinning palette of this pose: LocalToModelJob then PaletteJob on `locals`, the jobs
   // PoseTrack runs and protocol::quantized_palette() runs on dequantize_pose(quantized), so the
@@ -39,6 +57,9 @@ struct PoseSample {
   bool compute_palette(std::span<glm::mat4> models, std::span<glm::mat4> palette) const;
   // Allocating convenience for tests and tools: the palette, or empty on failure.
   std::vector<glm::mat4> palette() const;
+
+ private:
+  bool compute_deferred() const;
 };
 
 class PosePool {

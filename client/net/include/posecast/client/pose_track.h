@@ -210,8 +210,9 @@ class PoseTrack {
   // not qualify (not both own verified records, or recipe_at_time refuses them); sets miss_.
   bool recipe_between(const SampleRef& a, const SampleRef& b, int64_t render_us,
                       const RecipeSource& recipes, protocol::PoseRecipe& at);
-  // Writes the source's pose into `out` (node_count). Only a recipe can fail (then nothing is
-  // written: SampleJob and BlendJob write nothing when they refuse).
+  // Writes the source's pose into `out` (node_count), computing a deferred sample's codes
+  // first (PoseSample::decoded). Fails, writing nothing, for a recipe the jobs refuse
+  // (SampleJob and BlendJob write nothing then) or a deferred sample whose prediction fails.
   bool compute(const Source& source, const Skeleton& skeleton, const RecipeSource& recipes,
                PresentScratch& scratch, std::span<Transform> out);
 
