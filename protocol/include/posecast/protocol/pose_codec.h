@@ -125,8 +125,12 @@ struct PoseDecodeInfo {
 // for a dictionary record that is not exact, in `out` for an exact one, and
 // dictionary->predicted_rotations() describes it (dequantize_pose_reusing); not when deferred.
 // `defer_exact`: an exact record's codes are not computed (PoseDecodeInfo::deferred); its
-// recipe is still checked against the dictionary. The references' codes are read only by
-// records not predicted from the dictionary (peek_pose_record tells which a record is).
+// recipe is still checked against the dictionary (ClipDictionary::valid), but whether it
+// quantises is known only when predicted: a hostile recipe (a weight of 1e30, say) decodes
+// here, deferred, and its predict() fails later, which the caller must handle (the network
+// client then treats the pose as one it does not hold). Without defer_exact such a record is
+// an error here. The references' codes are read only by records not predicted from the
+// dictionary (peek_pose_record tells which a record is).
 Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
                    const PoseReference& reference, QuantizedPose& out,
                    PoseCoding coding = PoseCoding::kRangeCoded,
