@@ -11,6 +11,13 @@
 //               dictionary  as delta, with each pose's recipe (clips, times, weights) attached
 //                         and a clip dictionary on both sides (the stretch goal: predicted from
 //                         the shared clips; the encoder keeps the smaller of both predictions)
+//               served    the dictionary records as the server and the network client handle
+//                         them: the encoder vouches that each pose is its recipe's prediction
+//                         (PoseEncodeOptions::recipe_reproduces_pose: no clip evaluation) and
+//                         the decoder defers the exact records' codes (defer_exact), so
+//                         ns_per_entity is the codec's cost per entity-update on that path; the
+//                         client computes a deferred pose's codes only when it needs them
+//                         (docs/client.md). Bytes as dictionary.
 // 10 seconds of updates per scenario (200 at 20 Hz).
 //
 // Counters (per animated joint = node with at least one animated channel, PoseFormat):
@@ -65,9 +72,15 @@ struct SizeStats {
   std::vector<double> per_joint;  // one per update
 };
 
-enum class Mode { kDelta, kAbsolute, kDictionary };
+enum class Mode { kDelta, kAbsolute, kDictionary, kServed };
 const char* to_string(Mode m) {
-  return m == Mode::kDelta ? "delta" : m == Mode::kAbsolute ? "absolute" : "dictionary";
+  switch (m) {
+    case Mode::kDelta: return "delta";
+    case Mode::kAbsolute: return "absolute";
+    case Mode::kDictionary: return "dictionary";
+    case Mode::kServed: return "served";
+  }
+  return "?";
 }
 
 std::vector<double> sizes(const Scenario& s, const std::vector<QuantizedPose>& q, bool delta, int age,
@@ -190,12 +203,13 @@ void run_codec(benchmark::State& state, const std::string& source, const std::st
   }
   const int age = kServerTickHz / send_hz;
   const bool delta = mode != Mode::kAbsolute;
-  std::vector<QuantizedPose> q = quantize_all(s, mode == Mode::kDictionary);
+  const bool recipes = mode == Mode::kDictionary || mode == Mode::kServed;
+  std::vector<QuantizedPose> q = quantize_all(s, recipes);
   const PoseFormat& f = *s.format;
   const double joints = std::max<double>(1.0, f.animated_node_count);
   // Dictionary mode: the poses carry their recipes; both sides hold a clip dictionary.
   std::unique_ptr<ClipDictionary> server_dictionary, client_dictionary;
-  if (mode == Mode::kDictionary) {
+  if (recipes) {
     for (std::size_t i = 0; i < q.size(); ++i) q[i].recipe = s.recipes[i];
     server_dictionary = std::make_unique<ClipDictionary>(s.rig->skeleton, s.rig->clips, f);
     client_dictionary = std::make_unique<ClipDictionary>(s.rig->skeleton, s.rig->clips, f);
@@ -211,12 +225,16 @@ void run_codec(benchmark::State& state, const std::string& source, const std::st
   client_q.reset(f);
   std::size_t u = 3;
   int64_t updates = 0;
+  PoseEncodeOptions encode_options;
+  encode_options.recipe_reproduces_pose = mode == Mode::kServed;
+  const bool defer_exact = mode == Mode::kServed;
   for (auto _ : state) {
     const PoseReference ref = reference_for(q, u, delta, age);
     bytes.clear();
-    encoder.encode(q[u], ref, bytes);
+    encoder.encode(q[u], ref, bytes, encode_options);
     const Status st = decode_pose(f, bytes, ref, client_q, PoseCoding::kRangeCoded,
-                                  client_dictionary.get(), &dictionary_scratch);
+                                  client_dictionary.get(), &dictionary_scratch, nullptr,
+                                  defer_exact);
     benchmark::DoNotOptimize(st);
     benchmark::DoNotOptimize(client_q.values.data());
     if (++u == q.size()) u = 3;
@@ -273,7 +291,7 @@ void run_codec(benchmark::State& state, const std::string& source, const std::st
 int main(int argc, char** argv) {
   for (const ScenarioSpec& sc : kScenarios) {
     for (int hz : kSendRates) {
-      for (Mode mode : {Mode::kDelta, Mode::kAbsolute, Mode::kDictionary}) {
+      for (Mode mode : {Mode::kDelta, Mode::kAbsolute, Mode::kDictionary, Mode::kServed}) {
         const std::string name = std::string("BM_Codec/") + sc.name + "/" + std::to_string(hz) +
                                  "Hz/" + to_string(mode);
         const std::string source = sc.source, a = sc.clip_a, b = sc.clip_b;
