@@ -884,5 +884,56 @@ TEST_F(IntegrationTest, OwnedCommandIsVisibleWithinOneTickOneSendIntervalAndTheD
   EXPECT_GE(latency_ms, delay_ms - static_cast<double>(setup.frame_us) / 1000.0);
 }
 
+// Protocol 6's deferred records across a change of record kind: entities play clips (every
+// record exact: the client keeps its recipe and shows the render-time recipe), then one gets a
+// second override layer (no recipe: its records are coded against references, so the client
+// computes the deferred references they name), then the layer goes (recipes again). No
+// record fails, and at the end every decoded pose in the buffer, deferred ones computed now,
+// gives the server's quantised palette bit for bit.
+TEST_F(IntegrationTest, DeferredExactRecordsServeAsReferencesWhenAnEntityLosesItsRecipe) {
+  SessionSetup setup;
+  setup.entities = 4;
+  LoopbackSession session(setup);
+  ASSERT_TRUE(session.ok());
+  NetClient& client = session.add_client(session.client_options(41));
+  session.run_until(1'500'000);
+  ASSERT_TRUE(client.connected());
+  const sim::EntityId layered = session.entities()[0];
+  sim::MotionSpec other;
+  other.clips[0].clip = 2;  // run over walk
+  session.server().play(layered, 1, other);
+  session.server().set_layer_weight(layered, 1, 0.5f);
+  session.run_until(2'500'000);
+  session.server().set_layer_weight(layered, 1, 0.0f);
+  session.run_until(3'500'000);
+  const ClientStats stats = client.stats(session.now());
+  EXPECT_EQ(stats.decode_errors, 0u);
+  EXPECT_EQ(stats.missing_reference, 0u);
+  EXPECT_GT(stats.records_decoded, 4u * 50);
+
+  // Before anything asks for them, the records of the entities that kept their recipes are
+  // still deferred (shown from recipes, never needed as references).
+  const SnapshotBuffer& buffer = client.buffer();
+  std::size_t deferred = 0, without_recipe = 0;
+  for (std::size_t v = 0; v < buffer.size(); ++v) {
+    const SnapshotView& view = buffer.view_at(v);
+    for (const ViewEntry& e : view.entries) {
+      const PoseSample* sample = buffer.sample(view.tick, e.entity_id, e.generation);
+      if (sample == nullptr || !e.decoded) continue;
+      deferred += sample->pending != nullptr;
+      without_recipe += e.entity_id == layered && sample->quantized.recipe.count == 0;
+    }
+  }
+  EXPECT_GT(deferred, 3u * 40) << "exact records are kept as recipes";
+  EXPECT_GT(without_recipe, 10u) << "the layered entity's records carried no recipe";
+  BitExactChecker checker;
+  checker.check(session);
+  EXPECT_GT(checker.compared, 4u * 50);
+  EXPECT_EQ(checker.mismatched, 0u);
+  std::printf("deferred records before the check: %zu; layered records without a recipe: %zu; "
+              "compared %llu\n", deferred, without_recipe,
+              static_cast<unsigned long long>(checker.compared));
+}
+
 }  // namespace
 }  // namespace posecast::client
