@@ -64,6 +64,41 @@ TEST_F(PoseTrackTest, RenderTimeOnASampleShowsItsDecodedPaletteBitForBit) {
   EXPECT_TRUE(same_bits(track.palette(), source.palette(a.quantized)));
 }
 
+// A sample stored deferred (an exact record: its recipe alone, PoseSample::pending) is
+// computed when a frame needs its pose and then shows what a fully decoded one shows; one
+// whose prediction fails is refused (present() false), and stays refused without a retry.
+TEST_F(PoseTrackTest, DeferredSamplesAreComputedWhenShownAndAFailedOneIsRefused) {
+  protocol::ClipDictionary dictionary(rig.skeleton(), rig.rig().clips, rig.format());
+  const protocol::QuantizedPose q = source.quantized_with_recipe(3);
+  PoseSample deferred;
+  deferred.quantized.recipe = q.recipe;
+  deferred.quantized.values.assign(q.values.size(), 12345);  // stale codes of a recycled slot
+  deferred.locals.resize(rig.skeleton().node_count());
+  deferred.skeleton = &rig.skeleton();
+  deferred.format = &rig.format();
+  deferred.pending = &dictionary;
+  deferred.recipe_verified = true;
+  const PoseSample full = make_sample(source, rig, 3);
+  ASSERT_TRUE(track.present(rig.skeleton(), SampleWindow{ref(deferred, 3), {}, {}},
+                            ref(deferred, 3).time_us, settings));
+  EXPECT_EQ(deferred.pending, nullptr);
+  EXPECT_EQ(deferred.quantized.values, q.values);
+  EXPECT_TRUE(same_bits(track.palette(), source.palette(full.quantized)));
+
+  PoseSample broken = deferred;
+  broken.pending = &dictionary;
+  broken.quantized.recipe.count = 0;  // no recipe: the prediction fails
+  PoseTrack other;
+  other.reset(rig.skeleton().node_count(), rig.skeleton().joint_count());
+  EXPECT_FALSE(other.present(rig.skeleton(), SampleWindow{ref(broken, 3), {}, {}},
+                             ref(broken, 3).time_us, settings));
+  EXPECT_TRUE(broken.undecodable);
+  EXPECT_EQ(broken.pending, nullptr);
+  EXPECT_FALSE(broken.decoded());
+  std::vector<glm::mat4> models(rig.skeleton().node_count()), palette(rig.skeleton().joint_count());
+  EXPECT_FALSE(broken.compute_palette(models, palette));
+}
+
 TEST_F(PoseTrackTest, InterpolationBlendsEachJointBetweenTheNeighbours) {
   const PoseSample a = make_sample(source, rig, 3);
   const PoseSample b = make_sample(source, rig, 6);
