@@ -67,6 +67,7 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
     while (next_action < options.actions.size() && options.actions[next_action].frame <= frame) {
       std::printf("posecast-viewer: frame %u: %s\n", frame, source.act(options.actions[next_action++].action).c_str());
     }
+    source.wait_for_next_frame();  // a live source's real-time pacing: not the frame's work
     const auto start = std::chrono::steady_clock::now();
     if (Status status = source.update(static_cast<int64_t>(frame) * kFrameStepUs); !status) {
       return fail(status.error().message);
@@ -124,7 +125,7 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
     std::printf("  frame time (update + upload + draw + glFinish), %zu frames after the first: %s\n",
                 steady.size(), format_ms(summarise(steady)).c_str());
     std::printf("  first frame: %.2f ms\n", first / 1000.0);
-    std::printf("  pose update (CPU: local evaluation, or the network client's update): %s\n",
+    std::printf("  pose update (local evaluation, or the network client's update; wall time): %s\n",
                 format_ms(summarise(steady_update)).c_str());
     std::printf("  per frame: %u entities, %u draw calls, %llu triangles, %zu palette bytes\n",
                 last.entities, last.draw_calls, static_cast<unsigned long long>(last.triangles),

@@ -183,6 +183,7 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
     }
     last_frame = now;
 
+    source.wait_for_next_frame();  // with vsync at 60 Hz a live source rarely waits here
     const auto update_start = Clock::now();
     if (Status status = source.update(play_time_us); !status) return fail(status.error().message);
     update_history.push(

@@ -147,9 +147,6 @@ Status NetworkPoseSource::update(int64_t /*now_us*/) {
     last_update_us_ = clock_us();
     return build_entities();
   }
-  // Real-time pacing (see the header): at least 1/60 s between frames.
-  const int64_t wait = last_update_us_ + kMinFrameIntervalUs - clock_us();
-  if (wait > 0) std::this_thread::sleep_for(std::chrono::microseconds(wait));
   last_update_us_ = clock_us();
   const auto decode_start = std::chrono::steady_clock::now();
   client_->update(last_update_us_);
@@ -159,6 +156,13 @@ Status NetworkPoseSource::update(int64_t /*now_us*/) {
   bind_models();
   update_panel(decode_ms);
   return build_entities();
+}
+
+void NetworkPoseSource::wait_for_next_frame() {
+  if (!started_) return;
+  // Real-time pacing (see the header): at least 1/60 s between updates.
+  const int64_t wait = last_update_us_ + kMinFrameIntervalUs - clock_us();
+  if (wait > 0) std::this_thread::sleep_for(std::chrono::microseconds(wait));
 }
 
 void NetworkPoseSource::update_panel(double decode_ms) {

@@ -6,8 +6,8 @@
 //
 // Time: the server streams in real time, so this source ignores the viewer's frame clock and
 // drives the client with std::chrono::steady_clock. Headless network runs are therefore paced
-// to real time: update() sleeps so consecutive frames are at least 1/60 s apart (N frames take
-// at least N/60 s, and two runs never produce the same image).
+// to real time: wait_for_next_frame() sleeps so consecutive updates are at least 1/60 s apart
+// (N frames take at least N/60 s, and two runs never produce the same image).
 //
 // Placement: the protocol carries poses, not positions, so each entity is placed on a ground
 // grid by its entity id (kGridColumns per row, spacing from the models' rest footprints).
@@ -54,6 +54,8 @@ class NetworkPoseSource final : public PoseSource {
   // every millisecond, at most first_frame_timeout_us) until at least one entity is presented;
   // failing that, or a later disconnect, is an Error naming the address and the client's reason.
   Status update(int64_t now_us) override;
+  // Sleeps until 1/60 s after the last update (not before the first).
+  void wait_for_next_frame() override;
   std::span<const render::RenderEntity> entities() const override { return entities_; }
   std::string describe() const override;
   std::string act(ViewerAction action) override;

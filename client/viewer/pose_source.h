@@ -29,6 +29,11 @@ class PoseSource {
   virtual std::size_t model_count() const = 0;
   virtual const Model& model(std::size_t id) const = 0;
 
+  // Blocks until the source's next frame is due: a live source paces to real time; others
+  // never wait (the default). The viewer calls it before update(), outside the frame's timing,
+  // so --stats figures are the frame's own work, not the wait.
+  virtual void wait_for_next_frame() {}
+
   // Advances to render time `now_us` (microseconds since the viewer started; headless runs step
   // it by a fixed 1/60 s so their images are reproducible). Errors stop the viewer.
   virtual Status update(int64_t now_us) = 0;
