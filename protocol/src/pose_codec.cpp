@@ -68,6 +68,31 @@ bool axes_as_expected(const PoseFormat& format, const QuantizedPose& pose,
   return true;
 }
 
+// The flags that open a range-coded record, in stream order (the file's top comment): read
+// by decode_pose and, alone, by peek_pose_record, so the two cannot disagree.
+struct RecordHeader {
+  bool side_stream = false;
+  int references = 0;
+  bool off_layout = false;
+  bool has_recipe = false;
+  bool from_dictionary = false;
+  bool exact = false;
+};
+
+RecordHeader decode_record_header(RangeDecoder& rc, codec::Models& models) {
+  RecordHeader h;
+  h.side_stream = rc.decode(models.side_stream_omitted) == 0;
+  h.references = rc.decode(models.full_references) == 0 ? kMaxReferences
+                                                         : static_cast<int>(rc.decode_direct(2));
+  h.off_layout = rc.decode(models.off_layout) != 0;
+  h.has_recipe = rc.decode(models.has_recipe) != 0;
+  if (h.has_recipe) {
+    h.from_dictionary = rc.decode(models.from_dictionary) != 0;
+    h.exact = h.from_dictionary && rc.decode(models.dictionary_inexact) == 0;
+  }
+  return h;
+}
+
 }  // namespace
 
 PoseEncoder::PoseEncoder(const PoseFormat& format, ClipDictionary* dictionary)
@@ -193,22 +218,17 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   }
   codec::Models models;
   codec::RangeSource source{RangeDecoder(bytes), RawBitReader(bytes), &models};
-  const bool side_stream = source.rc.decode(models.side_stream_omitted) == 0;
+  const RecordHeader header = decode_record_header(source.rc, models);
+  const bool side_stream = header.side_stream;
+  const bool from_dictionary = header.from_dictionary;
+  const bool exact = header.exact;
   // Without a side stream every raw bit is zero: the reader of an empty span supplies them.
   if (!side_stream) source.raw_bits = RawBitReader(std::span<const uint8_t>{});
-  references = source.rc.decode(models.full_references) == 0
-                   ? kMaxReferences
-                   : static_cast<int>(source.rc.decode_direct(2));
-  out.off_layout = source.rc.decode(models.off_layout) != 0;
+  references = header.references;
+  out.off_layout = header.off_layout;
   if (Status st = check_references(); !st) return st;
-  bool from_dictionary = false;
-  bool exact = false;
-  if (source.rc.decode(models.has_recipe) != 0) {
-    from_dictionary = source.rc.decode(models.from_dictionary) != 0;
-    exact = from_dictionary && source.rc.decode(models.dictionary_inexact) == 0;
-    if (!source.recipe(format, out.recipe, reference, references)) {
-      return Error{"pose: recipe names a clip, time or weight out of range"};
-    }
+  if (header.has_recipe && !source.recipe(format, out.recipe, reference, references)) {
+    return Error{"pose: recipe names a clip, time or weight out of range"};
   }
   if (from_dictionary && dictionary == nullptr) {
     return Error{"pose: predicted from the clip dictionary, but the receiver has none"};
@@ -265,14 +285,8 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
 PoseRecordFlags peek_pose_record(std::span<const uint8_t> bytes) {
   codec::Models models;
   RangeDecoder rc(bytes);
-  (void)rc.decode(models.side_stream_omitted);
-  if (rc.decode(models.full_references) != 0) (void)rc.decode_direct(2);
-  (void)rc.decode(models.off_layout);
-  PoseRecordFlags flags;
-  if (rc.decode(models.has_recipe) == 0) return flags;
-  flags.from_dictionary = rc.decode(models.from_dictionary) != 0;
-  flags.exact = flags.from_dictionary && rc.decode(models.dictionary_inexact) == 0;
-  return flags;
+  const RecordHeader header = decode_record_header(rc, models);
+  return PoseRecordFlags{header.from_dictionary, header.exact};
 }
 
 }  // namespace posecast::protocol

@@ -16,7 +16,7 @@
 // The recorded world hashes are what a replay verifies against. A World that hashes palettes
 // (WorldOptions::hash_palettes, the default) hashes them in its parallel evaluation pass; for
 // one that does not (the server's default), record_tick hashes every palette itself, on the
-// calling thread, with the same definition (about 63 ns per 24-joint palette; RecorderStats::
+// calling thread, with the same definition (about 41-44 ns per 24-joint palette, AVX-512; RecorderStats::
 // ticks_hashed_here counts it). Turn hashing on in the World when recording to spread that cost
 // (server::ServerOptions::world_hashes; posecast-server --record does).
 //
