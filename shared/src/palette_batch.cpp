@@ -1,5 +1,6 @@
 #include "posecast/palette_batch.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "simd4.h"
@@ -114,10 +115,26 @@ POSECAST_INLINE Lanes12 local_matrices(const Transform* const* locals, std::size
   return m;
 }
 
+// Stores 16 floats (one matrix) at `out`, 16-byte aligned, past the caches: four 16-byte
+// non-temporal stores (SSE, so every clone has them; the matrix's cache line fills in the
+// write-combining buffer and goes to memory whole, without first being read).
+POSECAST_INLINE void stream_matrix(float* out, Float8 lo, Float8 hi) {
+#if defined(__SSE__)
+  _mm_stream_ps(out, POSECAST_SHUFFLE(lo, 0, 1, 2, 3));
+  _mm_stream_ps(out + 4, POSECAST_SHUFFLE(lo, 4, 5, 6, 7));
+  _mm_stream_ps(out + 8, POSECAST_SHUFFLE(hi, 0, 1, 2, 3));
+  _mm_stream_ps(out + 12, POSECAST_SHUFFLE(hi, 4, 5, 6, 7));
+#else
+  detail::store8(out, lo);
+  detail::store8(out + 8, hi);
+#endif
+}
+
 // Writes lane e of `m` as the full matrix palettes[e][joint], for the lanes e < count whose bit
-// is set in `written`.
+// is set in `written`; with non-temporal stores when `stream` (then every palette is 16-byte
+// aligned).
 POSECAST_INLINE void store_palettes(const Lanes12& m, glm::mat4* const* palettes, std::size_t joint,
-                                    std::size_t count, uint32_t written) {
+                                    std::size_t count, uint32_t written, bool stream) {
   const Float8 zero = detail::splat8(0.0f);
   const Float8 one = detail::splat8(1.0f);
   // Column-major 4x4 per entity: floats 0-7 are columns 0-1, floats 8-15 columns 2-3.
@@ -133,6 +150,12 @@ POSECAST_INLINE void store_palettes(const Lanes12& m, glm::mat4* const* palettes
     detail::store8(out, lo[e]);
     detail::store8(out + 8, hi[e]);
   };
+  if (stream) {
+    for (std::size_t e = 0; e < count; ++e) {
+      if ((written & (1u << e)) != 0) stream_matrix(&palettes[e][joint][0].x, lo[e], hi[e]);
+    }
+    return;
+  }
   if (count == kBatchLanes && written == 0xffu) {  // the usual case, straight from registers
     store(0), store(1), store(2), store(3), store(4), store(5), store(6), store(7);
     return;
@@ -195,6 +218,7 @@ struct BatchArgs {
   // Per lane: the inverse of the mesh node's world matrix, when the lane has one (has_mesh).
   const glm::mat4* mesh_inverse;   // kBatchLanes matrices, or null when no lane has a mesh node
   const int32_t* has_mesh;         // kBatchLanes lane masks (0 or -1), or null
+  bool stream;                     // non-temporal stores (every palette 16-byte aligned)
 };
 
 POSECAST_INLINE void local_to_model_lanes(const BatchArgs& a) {
@@ -218,7 +242,7 @@ POSECAST_INLINE void palettes_lanes(const BatchArgs& a) {
     for (std::size_t j = 0; j < a.joints; ++j) {
       Lanes12 world;
       load12(a.models + std::size_t{a.joint_nodes[j]} * kFloatsPerNode, world);
-      store_palettes(mul12(world, a.inverse_bind[j]), a.palettes, j, a.count, a.written);
+      store_palettes(mul12(world, a.inverse_bind[j]), a.palettes, j, a.count, a.written, a.stream);
     }
     return;
   }
@@ -237,7 +261,7 @@ POSECAST_INLINE void palettes_lanes(const BatchArgs& a) {
     Lanes12 world;
     load12(a.models + std::size_t{a.joint_nodes[j]} * kFloatsPerNode, world);
     world = select12(has_mesh, mul12(mesh, world), world);
-    store_palettes(mul12(world, a.inverse_bind[j]), a.palettes, j, a.count, a.written);
+    store_palettes(mul12(world, a.inverse_bind[j]), a.palettes, j, a.count, a.written, a.stream);
   }
 }
 
@@ -290,7 +314,7 @@ uint32_t PaletteBatchJob::Run() const {
 
   BatchArgs args{skeleton->parents.data(), skeleton->node_count(), skeleton->joint_nodes.data(),
                  skeleton->inverse_bind.data(), skeleton->joint_count(), lane_locals,
-                 lane_palettes, count, 0u, scratch.data(), nullptr, nullptr};
+                 lane_palettes, count, 0u, scratch.data(), nullptr, nullptr, false};
   local_to_model_batch(args);
 
   // The mesh node, per lane as PaletteJob decides it: a world matrix that is exactly the
@@ -319,7 +343,18 @@ uint32_t PaletteBatchJob::Run() const {
     args.has_mesh = has_mesh;
   }
   args.written = written;
+#if defined(__SSE__)
+  args.stream = streaming_stores;
+  for (std::size_t e = 0; e < count; ++e) {
+    if (reinterpret_cast<std::uintptr_t>(lane_palettes[e]) % 16 != 0) args.stream = false;
+  }
+#endif
   palettes_batch(args);
+#if defined(__SSE__)
+  // Non-temporal stores are not ordered with later ones: the fence makes them visible before
+  // whatever the caller does next (another thread's hand-over included).
+  if (args.stream) _mm_sfence();
+#endif
   return written;
 }
 

@@ -241,7 +241,8 @@ void prefetch_entity_state(const Entity& entity) {
 }
 
 void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::size_t count,
-                    EvalScratch& scratch, bool compute_palettes, bool hash) {
+                    EvalScratch& scratch, bool compute_palettes, bool hash,
+                    bool stream_palettes) {
   const Rig& rig = *entities[0]->rig;
   const std::size_t nodes = rig.skeleton.node_count();
   std::array<std::span<const Transform>, kPaletteBatchSize> locals;
@@ -272,6 +273,8 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
     job.palettes = std::span(palettes).first(lanes);
     job.scratch = scratch.batch_models;
     job.assets_validated = true;  // World::add_model validated the skeleton
+    // The hash reads the palettes right below: they must stay in the cache for it.
+    job.streaming_stores = stream_palettes && !hash;
     const uint32_t written = job.Run();
     for (std::size_t lane = 0; lane < lanes; ++lane) {
       if ((written & (1u << lane)) == 0) entities[lane_entity[lane]]->failed = true;

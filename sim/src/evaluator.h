@@ -22,6 +22,7 @@ struct EvalScratch {
   std::array<std::vector<Transform>, kPaletteBatchSize> poses;
   std::vector<float> batch_models;  // PaletteBatchJob's scratch
   uint64_t poses_evaluated = 0;     // by this worker in this tick (World::tick sums them)
+  uint64_t palettes_streamed = 0;   // likewise (WorldStats::palettes_streamed)
 
   // Per pose buffer above: the clip whose SampleJob last wrote it when nothing has written it
   // since, else null. Such a buffer holds the rest pose wherever that clip has no track, so
@@ -66,9 +67,10 @@ void prefetch_entity_state(const Entity& entity);
 // scratch.poses[k]) -> world matrices -> entity.palette (and its hash when `hash`), the last two
 // steps for the whole batch at once (PaletteBatchJob: the same bits as one entity at a time)
 // and only when `compute_palettes` (`hash` needs it). Sets each entity's `failed`; a failed entity
-// keeps its previous palette.
+// keeps its previous palette. `stream_palettes`: write the palettes past the caches
+// (PaletteBatchJob::streaming_stores), for palettes nothing reads soon; never with `hash`.
 void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::size_t count,
-                    EvalScratch& scratch, bool compute_palettes, bool hash);
+                    EvalScratch& scratch, bool compute_palettes, bool hash, bool stream_palettes);
 
 // Advances every phase and crossfade of the entity by dt_us of world time; ends finished fades.
 void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us);

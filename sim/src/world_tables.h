@@ -10,6 +10,7 @@
 #include "posecast/model.h"
 #include "posecast/sim/animation_state.h"
 #include "posecast/sim/joint_mask.h"
+#include "cache_line_allocator.h"
 
 namespace posecast::sim {
 
@@ -38,7 +39,8 @@ struct WorldTables {
 struct Entity {
   EntityState state;
   const Rig* rig = nullptr;          // owned by WorldTables::models
-  std::vector<glm::mat4> palette;    // joint count entries: the last tick's output
+  // Joint count entries: the last tick's output, a matrix per cache line (see the allocator).
+  std::vector<glm::mat4, CacheLineAllocator<glm::mat4>> palette;
   uint64_t palette_hash = 0;
   bool failed = false;               // the last tick could not compute the palette
 };

@@ -229,6 +229,34 @@ TEST(Determinism, AWorldWithoutPalettesEvaluatesOnlyThePosesItsObserverWants) {
   EXPECT_EQ(demand.w.world.stats().evaluation_failures, 0u);
 }
 
+// A World that does not hash writes its palettes past the caches once a tick's palettes
+// outgrow them (8 MiB: 26,215 palettes of the 5-joint test rig); the values are the same as a
+// hashing World's, which never streams. A small World does not stream.
+TEST(Determinism, StreamedPalettesAreTheHashingWorldsPalettes) {
+  constexpr EntityId kEntities = 27000;
+  TestWorld hashing(WorldOptions{60, 2, /*hash_palettes=*/true});
+  TestWorld streaming(WorldOptions{60, 2, /*hash_palettes=*/false});
+  TestWorld small(WorldOptions{60, 1, /*hash_palettes=*/false});
+  for (TestWorld* w : {&hashing, &streaming}) {
+    for (EntityId id = 0; id < kEntities; ++id) {
+      w->spawn(id);
+      w->world.submit(0, at(0, id, PlayCommand{0, blend_motion(kWalk, 1.0f + static_cast<float>(id % 3), kRun,
+                                                               static_cast<float>(id % 4), id * 7919)}));
+    }
+  }
+  for (EntityId id = 0; id < 100; ++id) small.spawn(id);
+  for (int tick = 0; tick < 3; ++tick) {
+    hashing.world.tick();
+    streaming.world.tick();
+    small.world.tick();
+    ASSERT_EQ(streaming.world.world_hash_of_palettes(), hashing.world.world_hash()) << "tick " << tick;
+  }
+  EXPECT_EQ(streaming.world.stats().palettes_streamed, 3u * kEntities);
+  EXPECT_EQ(hashing.world.stats().palettes_streamed, 0u);
+  EXPECT_EQ(small.world.stats().palettes_streamed, 0u);
+  EXPECT_EQ(streaming.world.stats().evaluation_failures, 0u);
+}
+
 TEST(Determinism, RunningTwiceGivesTheSameHashes) {
   ScriptedWorld a(2), b(2);
   EXPECT_EQ(a.run(120), b.run(120));

@@ -19,14 +19,14 @@ bool skin_vertices_cpu(const SkinnedMesh& mesh, std::span<const glm::mat4> palet
   for (std::size_t v = 0; v < n; ++v) {
     double skin[4][4] = {};  // [column][row]
     for (int k = 0; k < 4; ++k) {
-      const double w = mesh.weights[v][k];
+      const double w = static_cast<double>(mesh.weights[v][k]);
       if (w == 0.0) continue;
       const glm::mat4& m = palette[mesh.joints[v][k]];
       for (int c = 0; c < 4; ++c)
         for (int r = 0; r < 4; ++r) skin[c][r] += w * static_cast<double>(m[c][r]);
     }
-    const double p[3] = {mesh.positions[v].x, mesh.positions[v].y, mesh.positions[v].z};
-    const double nrm[3] = {mesh.normals[v].x, mesh.normals[v].y, mesh.normals[v].z};
+    const glm::dvec3 p(mesh.positions[v]);  // exact widening, component by component
+    const glm::dvec3 nrm(mesh.normals[v]);
     double position[3];
     double normal[3];
     for (int r = 0; r < 3; ++r) {

@@ -37,6 +37,14 @@ struct PaletteBatchJob {
   // As in LocalToModelJob / PaletteJob: true only for a skeleton checked once with
   // Skeleton::validate() that cannot change afterwards; Validate() then skips its per-node loops.
   bool assets_validated = false;
+  // Writes the palettes with non-temporal stores (x86 movntps), which go to memory past the
+  // caches and read nothing first: for palettes nobody reads soon and too many to stay in the
+  // cache anyway (the World's large ticks without hashing, sim/src/world.cpp). The same values
+  // either way. Run() fences (sfence) before it returns, so another thread sees them after the
+  // usual release/acquire hand-over. Pays only for palettes aligned to 64 bytes (a matrix per
+  // cache line); regular stores where the target has no such store or a palette is not 16-byte
+  // aligned.
+  bool streaming_stores = false;
 
   static std::size_t scratch_floats(const Skeleton& skeleton);
   static std::size_t scratch_floats(std::size_t node_count);  // the same, by node count

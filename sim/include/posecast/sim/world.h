@@ -54,6 +54,10 @@ struct WorldStats {
   uint64_t commands_late = 0;      // queued for a tick already run; applied at the next one
   uint64_t evaluation_failures = 0;  // entity-ticks whose palette could not be computed
   uint64_t poses_evaluated = 0;      // entity-ticks whose local pose was evaluated
+  // Entity-ticks whose palette was written past the caches: a World that does not hash writes
+  // them so once a tick's palettes outgrow the caches (world.cpp, kStreamingPaletteBytes).
+  // Counted where asked for; a target without non-temporal stores writes them as usual.
+  uint64_t palettes_streamed = 0;
   std::string last_rejection;       // why the last rejected command was rejected
 };
 
