@@ -3,9 +3,9 @@
 // palettes. A glm::mat4 is 64 bytes, so each palette matrix is then exactly one cache line:
 // the evaluation pass writes whole lines (a palette store touches one line, not two), and its
 // non-temporal stores (PaletteBatchJob::streaming_stores) fill whole lines, which is what makes
-// them pay. bench_animator Fox/10000, one thread: 0.95x the time with aligned palettes and
-// regular stores, about 0.85x with streaming stores on top (docs/performance-history.md,
-// session 19).
+// them pay (streaming into 16-byte-aligned palettes took 1.5x the time). bench_animator
+// Fox/10000, one thread, both together: 0.90-0.92x the time (docs/performance-history.md,
+// "Session 19").
 
 #include <cstddef>
 #include <new>
