@@ -176,6 +176,20 @@ bool same_block(const RotationBlock& a, const RotationBlock& b) {
 
 }  // namespace
 
+namespace {
+
+uint32_t field_key(const Track& t) {
+  return (uint32_t{t.node} << 2) | static_cast<uint32_t>(t.target);
+}
+
+}  // namespace
+
+void Clip::derive_field_keys() {
+  field_keys.clear();
+  field_keys.reserve(tracks.size());
+  for (const Track& t : tracks) field_keys.push_back(field_key(t));
+}
+
 void Clip::derive_rotation_blocks() {
   RotationTables tables = build_rotation_tables(*this);
   rotation_blocks = std::move(tables.blocks);
@@ -248,6 +262,12 @@ Status Clip::validate(const Skeleton& skeleton) const {
                                     " do not match its keys (derive_slerp_terms after editing)");
       }
     }
+  }
+  if (!field_keys.empty()) {
+    // The evaluator skips rest-pose copies on the strength of these (same_clip_fields).
+    bool same = field_keys.size() == tracks.size();
+    for (std::size_t i = 0; same && i < tracks.size(); ++i) same = field_keys[i] == field_key(tracks[i]);
+    if (!same) return invalid(*this, "field_keys do not match the tracks (derive_field_keys after editing)");
   }
   if (!rotation_blocks.empty() || !rotation_lanes.empty() || !loose_tracks.empty()) {
     // The sampler trusts the blocks instead of the tracks' values: they must be exactly the

@@ -215,6 +215,7 @@ Result<Model> build_model(const ImportContext& ctx, const gltf::PrepassResult& p
       if (!clip) return clip.error();
       clip.value().derive_slerp_terms();
       clip.value().derive_rotation_blocks();
+      clip.value().derive_field_keys();
       if (Status s = clip.value().validate(rig.skeleton); !s)
         return ctx.error(at("animations", a), "clip failed validation for " + rig_path + ": " + s.error().message);
       rig.clips.push_back(std::move(clip).value());

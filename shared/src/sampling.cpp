@@ -428,6 +428,10 @@ void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* outpu
 
 }  // namespace
 
+bool same_clip_fields(const Clip& clip, const Clip& other) {
+  return !clip.field_keys.empty() && clip.field_keys == other.field_keys;
+}
+
 bool SampleJob::Run() const {
   if (!Validate()) return false;
   if (!output_holds_base) std::copy(skeleton->rest.begin(), skeleton->rest.end(), output.begin());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "posecast/blending.h"
 #include "posecast/hash.h"
@@ -16,6 +17,24 @@ void copy_pose(std::span<const Transform> from, std::span<Transform> to) {
   if (!from.empty()) std::memcpy(to.data(), from.data(), from.size() * sizeof(Transform));
 }
 
+// Whether a buffer that a Run() of `sampled` (or null: unknown) left holds the rest pose
+// wherever `clip` has no track, so that sampling `clip` into it may skip the rest-pose copy:
+// the same clip, or another clip of this rig that writes the same fields (same_clip_fields).
+// A crowd playing different clips passes its scratch buffers from clip to clip:
+// bench_replay's recorded minute (Fox Walk / Run / Survey, which animate the same 21 fields)
+// copied the rest pose in nearly every sample, 4 % of its tick (docs/performance-history.md,
+// "Session 19").
+bool holds_base_for(const Rig& rig, const Clip& clip, const Clip* sampled) {
+  if (sampled == &clip) return true;
+  if (sampled == nullptr) return false;
+  // Only a clip of this rig: another rig's buffer holds that rig's rest pose. (std::less:
+  // a total order even for pointers into different arrays.)
+  const std::less<const Clip*> before;
+  const Clip* first = rig.clips.data();
+  if (before(sampled, first) || !before(sampled, first + rig.clips.size())) return false;
+  return same_clip_fields(clip, *sampled);
+}
+
 // `sampled`: out's record in EvalScratch (the clip that last sampled into it, see there),
 // read and updated.
 bool sample_slot(const Rig& rig, const Motion& motion, const ClipSlot& slot,
@@ -28,7 +47,7 @@ bool sample_slot(const Rig& rig, const Motion& motion, const ClipSlot& slot,
   job.cursor = cursors.subspan(slot.cursor_offset, clip.tracks.size());
   job.output = out;
   job.assets_validated = true;  // World::add_model validated the model (validate_model)
-  job.output_holds_base = sampled == &clip;
+  job.output_holds_base = holds_base_for(rig, clip, sampled);
   const bool ok = job.Run();
   sampled = ok ? &clip : nullptr;
   return ok;

@@ -95,6 +95,15 @@ struct Clip {
   // `values` or `times` stay loose). Allocates; not for a hot path.
   void derive_rotation_blocks();
 
+  // Derived from `tracks`, never edited by hand: (node << 2) | target of every track, in track
+  // order (so sorted): the fields the clip writes. Either empty (not derived) or exactly as
+  // derive_field_keys() writes them (validate() checks it). The importer derives them. Two
+  // clips with equal keys write the same fields (same_clip_fields, sampling.h).
+  std::vector<uint32_t> field_keys;
+
+  // Fills field_keys from tracks. Call after the last edit of tracks.
+  void derive_field_keys();
+
   // Checks the invariants above against the skeleton the clip is bound to.
   Status validate(const Skeleton& skeleton) const;
 };

@@ -51,10 +51,21 @@ struct SampleJob {
   // such a record per scratch buffer (EvalScratch).
   bool output_holds_base = false;
 
+  // (A buffer last written by a Run() of another clip of the same skeleton qualifies too when
+  // same_clip_fields(clip, that clip): see there.)
+
   // True when the pointers are set and every span has the right size. Run() checks it too.
   bool Validate() const;
   // Never allocates. Returns false (writing nothing) when Validate() fails.
   bool Run() const;
 };
+
+// True when `clip` and `other` write exactly the same fields (node, target), as their
+// derived Clip::field_keys say (false when either has none). A buffer that a successful
+// SampleJob::Run() of `other` wrote, and nothing since, then holds the skeleton's rest TRS in
+// every field `clip` has no track for: a SampleJob of `clip` on the same skeleton may set
+// output_holds_base. Clips exported from one rig often animate the same fields (Fox's three:
+// 21 tracks on the same nodes). A size check and a memcmp; no allocation.
+bool same_clip_fields(const Clip& clip, const Clip& other);
 
 }  // namespace posecast
