@@ -26,9 +26,9 @@ struct EvalScratch {
 
   // Per pose buffer above: the clip whose SampleJob last wrote it when nothing has written it
   // since, else null. Such a buffer holds the rest pose wherever that clip has no track, so
-  // sampling the same clip into it again skips the rest-pose copy
-  // (SampleJob::output_holds_base; bench_animator Fox Walk+Run: two copies saved per
-  // entity-tick).
+  // sampling the same clip into it again, or another clip of the rig with the same fields
+  // (same_clip_fields), skips the rest-pose copy (SampleJob::output_holds_base;
+  // bench_animator Fox Walk+Run: two copies saved per entity-tick).
   // Kept by evaluator.cpp's internal paths; its entry points that may write a scratch buffer
   // through a caller's span (evaluate_layer, evaluate_local_pose, frozen_chain_rebuilds_pose)
   // forget them all, and so does ensure().
