@@ -13,8 +13,12 @@
 
 namespace posecast::sim {
 
-// Buffers one worker reuses for every entity it evaluates.
-struct EvalScratch {
+// Buffers one worker reuses for every entity it evaluates. On cache lines of its own: the
+// World keeps one per worker side by side (a vector), and each worker writes its records
+// (`*_sampled`, the counters) for every entity while the next worker reads its buffers' headers
+// at the start of its own; unaligned (488 bytes) the two shared a line. Fox/1000 two threads,
+// 9 alternating runs: medians 319 against 329 ns per entity, inside the noise of those runs.
+struct alignas(64) EvalScratch {
   std::array<std::vector<Transform>, kMaxBlendClips> slot_poses;
   std::vector<Transform> motion;  // a crossfade's target
   std::vector<Transform> layer;   // one layer's pose before it is applied
