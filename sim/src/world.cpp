@@ -89,6 +89,7 @@ void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
       if (stream) scratch.palettes_streamed += size;
       for (std::size_t k = 0; k < size; ++k) {
         Entity& entity = *batch[k];
+        if (entity.failed) ++scratch.failures;
         if (impl.pose_observer != nullptr && !entity.failed) {
           // evaluate_batch leaves the evaluated local poses in scratch.poses.
           impl.pose_observer(impl.pose_observer_context, indices[k], entity.state.id,
@@ -241,16 +242,21 @@ void World::tick() {
     scratch.poses_evaluated = 0;
     impl.stats.palettes_streamed += scratch.palettes_streamed;
     scratch.palettes_streamed = 0;
+    impl.stats.evaluation_failures += scratch.failures;
+    scratch.failures = 0;
   }
-  Hasher world;
-  for (const Entity& entity : impl.entities) {
-    if (entity.failed) ++impl.stats.evaluation_failures;
-    if (impl.options.hash_palettes) {
+  // The one serial pass over every entity, and only for the world hash (its definition runs
+  // in id order): counting failures here too kept the other workers idle for a pass over
+  // every entity's state (about 1 MB at 10,000 entities) each tick.
+  impl.world_hash = 0;
+  if (impl.options.hash_palettes) {
+    Hasher world;
+    for (const Entity& entity : impl.entities) {
       world.add_u32(entity.state.id);
       world.add_u64(entity.palette_hash);
     }
+    impl.world_hash = world.value();
   }
-  impl.world_hash = impl.options.hash_palettes ? world.value() : 0;
   ++impl.tick;
 }
 

@@ -4,7 +4,17 @@
 // shares (partition_range below) or chunks claimed from a shared counter (World::tick). No
 // task queue, no hidden globals; the owner (World, Server) owns its pool. With one thread
 // everything runs inline on the caller.
+//
+// Waits spin briefly before they sleep (kSpinMicroseconds), when the pool has no more threads
+// than the machine has hardware threads: the caller waiting for the last worker at the end of
+// run(), a worker waiting for the next run(). A sleeping thread's wake-up took about 40 us on
+// the development VM (docs/performance-history.md, "Session 19"), paid by the worker at the
+// start of every pass of a few milliseconds and by the caller at its end. The cost: up to
+// kSpinMicroseconds of a core per wait that the next event does not end (a server ticking at
+// 60 Hz: at most 0.3 % of a core per worker). With more threads than cores a spinning thread
+// would take the working threads' time, so such a pool only sleeps.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -33,14 +43,18 @@ class WorkerPool {
  private:
   void worker_loop(unsigned worker);
 
+  static constexpr int kSpinMicroseconds = 50;
+
   unsigned workers_ = 1;
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable start_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;  // bumped by run(); workers wait for a new value
-  unsigned remaining_ = 0;   // workers (other than the caller) still running this generation
-  bool stopping_ = false;
+  // Written under mutex_; atomics so that the spinning waits can read them without it.
+  std::atomic<uint64_t> generation_{0};  // bumped by run(); workers wait for a new value
+  std::atomic<unsigned> remaining_{0};   // workers (other than the caller) still running
+  std::atomic<bool> stopping_{false};
+  bool spin_ = false;  // workers_ <= the hardware threads
   Task task_ = nullptr;
   void* context_ = nullptr;
 };
