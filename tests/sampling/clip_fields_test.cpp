@@ -78,14 +78,7 @@ std::vector<Transform> sample_after(const Skeleton& s, const Clip& previous, con
                                     int64_t time_us) {
   std::vector<Transform> buffer = sample(s, previous, 250000);
   std::vector<uint32_t> cursor(next.tracks.size(), 0u);
-  SampleJob job;
-  job.skeleton = &s;
-  job.clip = &next;
-  job.time_us = time_us;
-  job.cursor = cursor;
-  job.output = buffer;
-  job.output_holds_base = true;
-  EXPECT_TRUE(job.Run());
+  EXPECT_TRUE(sample_into(s, next, time_us, cursor, buffer, /*holds_base=*/true));
   return buffer;
 }
 

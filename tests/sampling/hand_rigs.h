@@ -65,17 +65,26 @@ class ClipBuilder {
   Clip clip_;
 };
 
-// Runs a SampleJob with the given cursor; returns the local pose (empty on failure).
-inline std::vector<Transform> sample(const Skeleton& skeleton, const Clip& clip, int64_t time_us,
-                                     std::vector<uint32_t>& cursor) {
-  std::vector<Transform> out(skeleton.node_count());
+// Runs a SampleJob into `out` (node count entries) with the given cursor; `holds_base` as
+// SampleJob::output_holds_base. Returns Run()'s result.
+inline bool sample_into(const Skeleton& skeleton, const Clip& clip, int64_t time_us,
+                        std::vector<uint32_t>& cursor, std::vector<Transform>& out,
+                        bool holds_base = false) {
   SampleJob job;
   job.skeleton = &skeleton;
   job.clip = &clip;
   job.time_us = time_us;
   job.cursor = cursor;
   job.output = out;
-  if (!job.Run()) return {};
+  job.output_holds_base = holds_base;
+  return job.Run();
+}
+
+// Runs a SampleJob with the given cursor; returns the local pose (empty on failure).
+inline std::vector<Transform> sample(const Skeleton& skeleton, const Clip& clip, int64_t time_us,
+                                     std::vector<uint32_t>& cursor) {
+  std::vector<Transform> out(skeleton.node_count());
+  if (!sample_into(skeleton, clip, time_us, cursor, out)) return {};
   return out;
 }
 
