@@ -233,19 +233,20 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   if (from_dictionary && dictionary == nullptr) {
     return Error{"pose: predicted from the clip dictionary, but the receiver has none"};
   }
-  if (exact) {
-    // Nothing follows the recipe: every byte must have been needed by the range decoder or
-    // the recipe's side-stream bits.
+  // (Built only when returned: a string per record would be an allocation per decode.)
+  const char* const recipe_refused = "pose: the recipe does not evaluate on this clip dictionary";
+  // Every byte must have been needed by the range decoder (from the start, with its 4-byte
+  // look-ahead) or the side stream (from the end).
+  const auto all_bytes_read = [&] {
     const std::size_t side_stream_bytes = side_stream ? source.raw_bits.bytes_read() : 0;
-    if (source.rc.consumed() + side_stream_bytes < bytes.size()) return Error{"pose: unread bytes"};
-    if (!dictionary->valid(out.recipe)) {
-      return Error{"pose: the recipe does not evaluate on this clip dictionary"};
-    }
+    return source.rc.consumed() + side_stream_bytes >= bytes.size();
+  };
+  if (exact) {  // nothing follows the recipe
+    if (!all_bytes_read()) return Error{"pose: unread bytes"};
+    if (!dictionary->valid(out.recipe)) return Error{recipe_refused};
     if (info != nullptr) *info = PoseDecodeInfo{true, true, defer_exact};
     if (defer_exact) return {};
-    if (!dictionary->predict(out.recipe, out)) {
-      return Error{"pose: the recipe does not evaluate on this clip dictionary"};
-    }
+    if (!dictionary->predict(out.recipe, out)) return Error{recipe_refused};
     return {};
   }
   // The dictionary's prediction, made only for records predicted from it (a QuantizedPose
@@ -254,9 +255,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   const QuantizedPose* predicted = nullptr;
   if (from_dictionary) {
     QuantizedPose& prediction = scratch != nullptr ? *scratch : local.emplace();
-    if (!dictionary->predict(out.recipe, prediction)) {
-      return Error{"pose: the recipe does not evaluate on this clip dictionary"};
-    }
+    if (!dictionary->predict(out.recipe, prediction)) return Error{recipe_refused};
     predicted = &prediction;
   }
   const codec::Predictor predictor(format, reference, references, predicted);
@@ -272,12 +271,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
     source = body_start;  // the general body again, from the same start: it names the fault
     if (Status st = codec::decode_body(format, predictor, source, out, axes_known); !st) return st;
   }
-  // Every byte must have been needed by the range decoder (from the start, with its 4-byte
-  // look-ahead) or the side stream (from the end).
-  const std::size_t side_stream_bytes = side_stream ? source.raw_bits.bytes_read() : 0;
-  if (source.rc.consumed() + side_stream_bytes < bytes.size()) {
-    return Error{"pose: unread bytes"};
-  }
+  if (!all_bytes_read()) return Error{"pose: unread bytes"};
   if (info != nullptr) info->from_dictionary = from_dictionary;
   return {};
 }

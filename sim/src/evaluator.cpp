@@ -292,8 +292,7 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
     job.palettes = std::span(palettes).first(lanes);
     job.scratch = scratch.batch_models;
     job.assets_validated = true;  // World::add_model validated the skeleton
-    // The hash reads the palettes right below: they must stay in the cache for it.
-    job.streaming_stores = stream_palettes && !hash;
+    job.streaming_stores = stream_palettes;
     const uint32_t written = job.Run();
     for (std::size_t lane = 0; lane < lanes; ++lane) {
       if ((written & (1u << lane)) == 0) entities[lane_entity[lane]]->failed = true;

@@ -73,7 +73,8 @@ void prefetch_entity_state(const Entity& entity);
 // steps for the whole batch at once (PaletteBatchJob: the same bits as one entity at a time)
 // and only when `compute_palettes` (`hash` needs it). Sets each entity's `failed`; a failed entity
 // keeps its previous palette. `stream_palettes`: write the palettes past the caches
-// (PaletteBatchJob::streaming_stores), for palettes nothing reads soon; never with `hash`.
+// (PaletteBatchJob::streaming_stores), for palettes nothing reads soon; never with `hash`
+// (the hash reads them right after: they must stay in the cache for it).
 void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::size_t count,
                     EvalScratch& scratch, bool compute_palettes, bool hash, bool stream_palettes);
 
