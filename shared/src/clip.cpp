@@ -34,29 +34,35 @@ Error invalid(const Clip& c, const std::string& what) { return Error{"clip '" + 
 
 std::string track_name(std::size_t i) { return "tracks[" + std::to_string(i) + "]"; }
 
-static_assert(sizeof(SlerpTerms) == 4 * sizeof(float), "slerp_terms holds SlerpTerms as 4 floats");
+static_assert(sizeof(KeySlerpTerms) == 5 * sizeof(float), "slerp_terms holds c and theta");
 
 bool has_slerp_terms(const Track& t) {
   return t.target == TrackTarget::kRotation && t.interpolation == Interpolation::kLinear;
 }
 
 // The slerp terms of the key pair starting at `key0` (x, y, z, w, then the next key's).
-SlerpTerms key_pair_terms(const float* key0) {
-  return det_slerp_terms(glm::quat(key0[3], key0[0], key0[1], key0[2]),
-                         glm::quat(key0[7], key0[4], key0[5], key0[6]));
+KeySlerpTerms key_pair_terms(const float* key0) {
+  return det_key_slerp_terms(glm::quat(key0[3], key0[0], key0[1], key0[2]),
+                             glm::quat(key0[7], key0[4], key0[5], key0[6]));
+}
+
+// Key pair `k`'s slots in Clip::slerp_terms: c (x, y, z, w), theta, three zeros.
+void store_terms(const KeySlerpTerms& terms, float* slots) {
+  std::memcpy(slots, terms.c, sizeof terms.c);
+  slots[4] = terms.theta;
+  slots[5] = slots[6] = slots[7] = 0.0f;
 }
 
 }  // namespace
 
 void Clip::derive_slerp_terms() {
-  slerp_terms.assign(values.size(), 0.0f);
+  slerp_terms.assign(kSlerpTermsPerValue * values.size(), 0.0f);
   for (const Track& t : tracks) {
     if (!has_slerp_terms(t) || t.key_count < 2) continue;
     if (uint64_t{t.values_offset} + 4u * uint64_t{t.key_count} > values.size()) continue;
     for (uint32_t k = 0; k + 1 < t.key_count; ++k) {
       const std::size_t at = t.values_offset + std::size_t{4} * k;
-      const SlerpTerms terms = key_pair_terms(&values[at]);
-      std::memcpy(&slerp_terms[at], &terms, sizeof terms);
+      store_terms(key_pair_terms(&values[at]), &slerp_terms[kSlerpTermsPerValue * at]);
     }
   }
 }
@@ -80,50 +86,31 @@ void fill_block_lanes(const Clip& clip, const RotationBlock& block, float* out) 
   for (uint32_t k = 0; k < block.key_count; ++k) {
     float* key = out + std::size_t{k} * kRotationBlockStride;
     for (int lane = 0; lane < 8; ++lane) {
-      float q[4] = {0.0f, 0.0f, 0.0f, 1.0f};  // padding: identity, "near" terms
-      SlerpTerms terms{1.0f, 0.0f, 0.0f, 1.0f};
+      float q[4] = {0.0f, 0.0f, 0.0f, 1.0f};  // padding: identity, equal-keys terms
+      KeySlerpTerms terms{{0.0f, 0.0f, 0.0f, 0.0f}, 0.0f};
       if (lane < block.count) {
         const Track& t = clip.tracks[block.tracks[static_cast<std::size_t>(lane)]];
         const float* key0 = &clip.values[t.values_offset + std::size_t{4} * k];
         std::memcpy(q, key0, sizeof q);
         if (k + 1 < block.key_count) terms = key_pair_terms(key0);
       }
-      for (int c = 0; c < 4; ++c) key[c * 8 + lane] = q[c];
-      key[32 + lane] = terms.sign;
-      key[40 + lane] = terms.theta;
-      key[48 + lane] = terms.inv_sin;
-      key[56 + lane] = terms.near;
+      for (int c = 0; c < 4; ++c) {
+        key[c * 8 + lane] = q[c];
+        key[32 + c * 8 + lane] = terms.c[c];
+      }
+      key[64 + lane] = terms.theta;
     }
   }
 }
 
-// Key pairs of rotation track `t` whose slerp takes det_nlerp's weights (det_slerp_terms'
-// `near`: keys under about 1.8 degrees apart).
-uint32_t near_key_pairs(const Clip& clip, const Track& t) {
-  uint32_t near = 0;
-  for (uint32_t k = 0; k + 1 < t.key_count; ++k) {
-    const SlerpTerms terms = key_pair_terms(&clip.values[t.values_offset + std::size_t{4} * k]);
-    if (terms.near > 0.5f) ++near;
-  }
-  return near;
-}
-
-// Blocks per timeline (in the order the timelines first appear), each timeline's tracks
-// ordered by their count of near key pairs (fewest first, then by index) and cut into blocks
-// of eight in that order. So the last, partial block holds the tracks whose keys are nearest:
-// a block whose lanes are all near at the sampled key pair skips slerp's sine polynomials
-// (slerp_lanes.h), and mixing one far track into it costs them for the whole block. Fox's
-// "Walk": 20 rotation tracks, near in 6-100 % of their key pairs; the nearest four (94-100 %)
-// now share the four-lane block. Which lane a track takes changes no bit of the result.
+// Blocks per timeline (in the order the timelines first appear), each timeline's tracks in
+// track order cut into blocks of eight. Every lane does the same work (det_key_slerp has no
+// branch), so which lane a track takes changes neither a bit of the result nor the time.
 RotationTables build_rotation_tables(const Clip& clip) {
   RotationTables out;
-  struct Candidate {
-    uint16_t track;
-    uint32_t near;
-  };
   struct Timeline {
     uint32_t times_offset, key_count;
-    std::vector<Candidate> tracks;
+    std::vector<uint16_t> tracks;
   };
   std::vector<Timeline> timelines;
   for (std::size_t i = 0; i < clip.tracks.size(); ++i) {
@@ -140,18 +127,16 @@ RotationTables build_rotation_tables(const Clip& clip) {
     if (timeline == timelines.end()) {
       timeline = timelines.insert(timelines.end(), Timeline{t.times_offset, t.key_count, {}});
     }
-    timeline->tracks.push_back(Candidate{static_cast<uint16_t>(i), near_key_pairs(clip, t)});
+    timeline->tracks.push_back(static_cast<uint16_t>(i));
   }
-  for (Timeline& timeline : timelines) {
-    std::stable_sort(timeline.tracks.begin(), timeline.tracks.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.near < b.near; });
+  for (const Timeline& timeline : timelines) {
     for (std::size_t first = 0; first < timeline.tracks.size(); first += 8) {
       RotationBlock& block = out.blocks.emplace_back();
       block.times_offset = timeline.times_offset;
       block.key_count = timeline.key_count;
       for (std::size_t k = first; k < timeline.tracks.size() && k < first + 8; ++k) {
-        block.tracks[block.count] = timeline.tracks[k].track;
-        block.nodes[block.count] = clip.tracks[timeline.tracks[k].track].node;
+        block.tracks[block.count] = timeline.tracks[k];
+        block.nodes[block.count] = clip.tracks[timeline.tracks[k]].node;
         ++block.count;
       }
     }
@@ -247,17 +232,19 @@ Status Clip::validate(const Skeleton& skeleton) const {
   }
   if (!slerp_terms.empty()) {
     // The sampler trusts these instead of recomputing them: they must be exactly the derived
-    // ones (bit for bit), or the pose would silently differ from det_slerp's.
-    if (slerp_terms.size() != values.size())
+    // ones (bit for bit), or the pose would silently differ from det_key_slerp's.
+    if (slerp_terms.size() != kSlerpTermsPerValue * values.size())
       return invalid(*this, "slerp_terms has " + std::to_string(slerp_terms.size()) +
-                                " floats, values has " + std::to_string(values.size()));
+                                " floats, values has " + std::to_string(values.size()) +
+                                " (expected " + std::to_string(kSlerpTermsPerValue) + " per value)");
     for (std::size_t i = 0; i < tracks.size(); ++i) {
       const Track& t = tracks[i];
       if (!has_slerp_terms(t)) continue;
       for (uint32_t k = 0; k + 1 < t.key_count; ++k) {
         const std::size_t at = t.values_offset + std::size_t{4} * k;
-        const SlerpTerms terms = key_pair_terms(&values[at]);
-        if (std::memcmp(&slerp_terms[at], &terms, sizeof terms) != 0)
+        float expected[8];
+        store_terms(key_pair_terms(&values[at]), expected);
+        if (std::memcmp(&slerp_terms[kSlerpTermsPerValue * at], expected, sizeof expected) != 0)
           return invalid(*this, track_name(i) + " slerp_terms of key pair " + std::to_string(k) +
                                     " do not match its keys (derive_slerp_terms after editing)");
       }

@@ -70,19 +70,18 @@ float hermite(const HermiteWeights& w, float p0, float out0, float p1, float in1
 }
 
 // LINEAR rotations waiting to be slerped, eight lanes at a time (slerp_lanes.h,
-// bit-identical to det_slerp). Queued rather than slerped one by one so that independent
+// bit-identical to det_key_slerp). Queued rather than slerped one by one so that independent
 // slerps sit next to each other for the CPU to overlap. Lives in Run()'s stack frame: no
 // allocation. Everything is inlined into sample_tracks (POSECAST_INLINE), so it is compiled
 // for each of that function's target clones.
 class SlerpQueue {
  public:
-  // key0/key1: (x, y, z, w) of the keys around t; terms: their det_slerp_terms as
-  // (sign, theta, inv_sin, near); s in [0, 1); out: the node's rotation.
-  POSECAST_INLINE void add(const float* key0, const float* key1, detail::Float4 terms, float s,
-                           float* out) {
+  // key0: (x, y, z, w) of the key before t; c, theta: its key pair's det_key_slerp_terms;
+  // s in [0, 1); out: the node's rotation.
+  POSECAST_INLINE void add(const float* key0, detail::Float4 c, float theta, float s, float* out) {
     key0_[size_] = detail::load4(key0);
-    key1_[size_] = detail::load4(key1);
-    terms_[size_] = terms;
+    c_[size_] = c;
+    theta_[size_] = theta;
     s_[size_] = s;
     out_[size_] = out;
     if (++size_ == kCapacity) flush_full();
@@ -102,12 +101,11 @@ class SlerpQueue {
     const int left = size_ - whole;
     const int padded = left == 0 ? size_ : whole + (left <= 4 ? 4 : kLanes);
     // Lanes past the end of the last group slerp identity to identity (dropped): defined
-    // values rather than stale ones, and "nearly equal keys", so they never force the full
-    // slerp on the others (slerp_lanes).
+    // values rather than stale ones.
     for (int i = size_; i < padded; ++i) {
       key0_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
-      key1_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 1.0f};
-      terms_[i] = detail::Float4{1.0f, 0.0f, 0.0f, 1.0f};  // no flip, near
+      c_[i] = detail::Float4{0.0f, 0.0f, 0.0f, 0.0f};
+      theta_[i] = 0.0f;
       s_[i] = 0.0f;
     }
     for (int first = 0; first < whole; first += kLanes) slerp_group8(first, kLanes);
@@ -122,9 +120,9 @@ class SlerpQueue {
  private:
   // Slerps queue entries [first, first + 8) (padded) and stores the first `count` of them.
   POSECAST_INLINE void slerp_group8(int first, int count) {
-    const detail::QuatLanes<detail::Float8> q = detail::slerp_lanes(
-        detail::rows_to_lanes8(key0_ + first), detail::rows_to_lanes8(key1_ + first),
-        detail::rows_to_lanes8(terms_ + first), detail::load8(s_ + first));
+    const detail::QuatLanes<detail::Float8> q = detail::key_slerp_lanes(
+        detail::rows_to_lanes8(key0_ + first), detail::rows_to_lanes8(c_ + first),
+        detail::load8(theta_ + first), detail::load8(s_ + first));
     detail::Float4 rows[kLanes];
     detail::lanes8_to_rows(q, rows);
     for (int i = 0; i < count; ++i) detail::store4(out_[first + i], rows[i]);
@@ -132,9 +130,9 @@ class SlerpQueue {
 
   // The same for entries [first, first + 4) (padded), four lanes wide.
   POSECAST_INLINE void slerp_group4(int first, int count) {
-    const detail::QuatLanes<detail::Float4> q = detail::slerp_lanes(
-        detail::transpose4(key0_ + first), detail::transpose4(key1_ + first),
-        detail::transpose4(terms_ + first), detail::load4(s_ + first));
+    const detail::QuatLanes<detail::Float4> q = detail::key_slerp_lanes(
+        detail::transpose4(key0_ + first), detail::transpose4(c_ + first),
+        detail::load4(theta_ + first), detail::load4(s_ + first));
     const detail::Float4 lanes[4] = {q.x, q.y, q.z, q.w};
     const detail::QuatLanes<detail::Float4> rows = detail::transpose4(lanes);
     const detail::Float4 row[4] = {rows.x, rows.y, rows.z, rows.w};
@@ -148,8 +146,8 @@ class SlerpQueue {
   static constexpr int kCapacity = 32;
 
   detail::Float4 key0_[kCapacity];
-  detail::Float4 key1_[kCapacity];
-  detail::Float4 terms_[kCapacity];
+  detail::Float4 c_[kCapacity];
+  float theta_[kCapacity];
   float s_[kCapacity];
   float* out_[kCapacity];
   int size_ = 0;
@@ -187,14 +185,20 @@ void sample_cubic(const float* key0, int comps, float s, float dt, float* out) {
   std::memcpy(out, r, sizeof(float) * static_cast<std::size_t>(comps));
 }
 
-// The det_slerp_terms of the key pair (key0, key1) starting at key `k`: loaded from the
-// clip's table when it has one, else computed (the same bits: Clip::validate checks the table).
-POSECAST_INLINE detail::Float4 key_pair_terms(const float* slerp_terms, uint32_t k,
-                                              const float* key0, const float* key1) {
-  if (slerp_terms != nullptr) return detail::load4(slerp_terms + std::size_t{k} * 4);
-  const SlerpTerms terms = det_slerp_terms(glm::quat(key0[3], key0[0], key0[1], key0[2]),
-                                           glm::quat(key1[3], key1[0], key1[1], key1[2]));
-  return detail::Float4{terms.sign, terms.theta, terms.inv_sin, terms.near};
+// Queues the slerp of the key pair (key0, key1) starting at key `k` with its
+// det_key_slerp_terms: loaded from the clip's table when it has one (`slerp_terms`: the
+// track's), else computed (the same bits: Clip::validate checks the table).
+POSECAST_INLINE void queue_key_slerp(const float* slerp_terms, uint32_t k, const float* key0,
+                                     const float* key1, float s, float* out, SlerpQueue& slerps) {
+  if (slerp_terms != nullptr) {
+    const float* terms = slerp_terms + std::size_t{k} * 8;
+    slerps.add(key0, detail::load4(terms), terms[4], s, out);
+    return;
+  }
+  const KeySlerpTerms terms = det_key_slerp_terms(glm::quat(key0[3], key0[0], key0[1], key0[2]),
+                                                  glm::quat(key1[3], key1[0], key1[1], key1[2]));
+  slerps.add(key0, detail::Float4{terms.c[0], terms.c[1], terms.c[2], terms.c[3]}, terms.theta,
+             s, out);
 }
 
 // Where t falls on one timeline: the key, the key times around t and the interpolation
@@ -217,8 +221,8 @@ POSECAST_INLINE KeyInterval key_interval(const float* times, uint32_t n, float t
 // Samples one track of `Comps` floats per value (3: translation/scale, 4: rotation) at t into
 // `out`, given where t falls on the track's timeline (`at`, from find_key); LINEAR rotations
 // between two keys are queued on `slerps` instead.
-// `slerp_terms`: the track's Clip::slerp_terms (same offset as `values`), or null when the clip
-// has none.
+// `slerp_terms`: the track's Clip::slerp_terms (at kSlerpTermsPerValue times the offset of
+// `values`), or null when the clip has none.
 template <int Comps>
 POSECAST_INLINE void sample_track(const Track& track, const KeyInterval& interval,
                                   const float* values, const float* slerp_terms, float* out,
@@ -243,7 +247,7 @@ POSECAST_INLINE void sample_track(const Track& track, const KeyInterval& interva
   const float s = interval.s;
   const float* key1 = key0 + Comps;
   if constexpr (Comps == 4) {
-    slerps.add(key0, key1, key_pair_terms(slerp_terms, at.key, key0, key1), s, out);
+    queue_key_slerp(slerp_terms, at.key, key0, key1, s, out, slerps);
   } else {
     const glm::vec3 v =
         det_lerp(glm::vec3(key0[0], key0[1], key0[2]), glm::vec3(key1[0], key1[1], key1[2]), s);
@@ -261,7 +265,10 @@ bool SampleJob::Validate() const {
   if (skeleton->rest.size() != nodes || output.size() != nodes) return false;
   if (cursor.size() != clip->tracks.size()) return false;
   // Run() reads the table at the offsets of `values` whenever it is not empty.
-  if (!clip->slerp_terms.empty() && clip->slerp_terms.size() != clip->values.size()) return false;
+  if (!clip->slerp_terms.empty() &&
+      clip->slerp_terms.size() != kSlerpTermsPerValue * clip->values.size()) {
+    return false;
+  }
   if (assets_validated) return true;  // Clip::validate checked every bound below
   // Bounds of the rotation blocks and loose tracks (Clip::validate checks that they are the
   // derived ones; here only that Run() stays inside the clip, the cursors and the output).
@@ -337,16 +344,22 @@ POSECAST_INLINE detail::QuatLanes<V> load_block_lanes(const float* key) {
 }
 
 // Slerps the lanes of one RotationBlock at `interval` (the block's timeline) into rows[lane]
-// as (x, y, z, w): lane by lane det_slerp's bits (slerp_lanes.h), or the key's value as is
-// when t is outside the keys.
+// as (x, y, z, w): lane by lane det_key_slerp's bits (slerp_lanes.h), or the key's value as
+// is when t is outside the keys.
 template <class V>
 POSECAST_INLINE void block_rows(const float* key0, const KeyInterval& interval,
                                 detail::Float4* rows) {
   const detail::QuatLanes<V> a = load_block_lanes<V>(key0);
   detail::QuatLanes<V> q = a;
   if (interval.at.place == KeyPlace::kBetween) {
-    q = detail::slerp_lanes(a, load_block_lanes<V>(key0 + kRotationBlockStride),
-                            load_block_lanes<V>(key0 + 32), detail::splat_as<V>(interval.s));
+    V theta;
+    if constexpr (sizeof(V) == sizeof(detail::Float8)) {
+      theta = detail::load8(key0 + 64);
+    } else {
+      theta = detail::load4(key0 + 64);
+    }
+    q = detail::key_slerp_lanes(a, load_block_lanes<V>(key0 + 32), theta,
+                                detail::splat_as<V>(interval.s));
   }
   if constexpr (sizeof(V) == sizeof(detail::Float8)) {
     detail::lanes8_to_rows(q, rows);
@@ -395,7 +408,9 @@ POSECAST_INLINE void sample_loose_track(const Clip& clip, std::size_t i, float t
   float* node = reinterpret_cast<float*>(&output[track.node]);
   if (track.target == TrackTarget::kRotation) {
     sample_track<4>(track, interval, values,
-                    slerp_terms == nullptr ? nullptr : slerp_terms + track.values_offset,
+                    slerp_terms == nullptr
+                        ? nullptr
+                        : slerp_terms + kSlerpTermsPerValue * track.values_offset,
                     node + kTargetOffset[1], slerps);
   } else {
     sample_track<3>(track, interval, values, nullptr,
@@ -407,7 +422,7 @@ POSECAST_INLINE void sample_loose_track(const Clip& clip, std::size_t i, float t
 // blocks, then its loose tracks (every track when the blocks are not derived).
 POSECAST_HOT_CLONES
 void sample_tracks(const Clip& clip, float t, uint32_t* cursor, Transform* output) {
-  // Validate() checked the table is empty or exactly as long as `values`.
+  // Validate() checked the table is empty or exactly kSlerpTermsPerValue times `values`.
   const float* slerp_terms = clip.slerp_terms.empty() ? nullptr : clip.slerp_terms.data();
   TimelineCache timelines;
   SlerpQueue slerps;

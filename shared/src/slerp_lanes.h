@@ -1,20 +1,21 @@
 #pragma once
-// Private to posecast_core: det_slerp (det_math.h) on four or eight independent quaternion
-// pairs at once (V = Float4 or Float8): the sampler's LINEAR rotation tracks, given each pair's
-// t-free terms (det_slerp_terms: precomputed per key pair in Clip::slerp_terms, or computed on
-// the spot for a clip without them), and the client's interpolation (terms computed in lanes).
-//
-// Bit-identical to det_slerp lane by lane: the same operations in the same order, with both
-// of det_slerp's branches computed and the taken one selected per lane:
-//   - b times `sign` (exactly b, or exactly -b: det_slerp's shortest-path flip);
-//   - `near` lanes take det_nlerp, which is the blend below with weights (1 - t, t) (its own
-//     hemisphere test cannot fire again: the flipped dot is exactly -dot >= 0);
-//   - otherwise weights sin((1 - t) theta) * inv_sin and sin(t theta) * inv_sin, with
-//     det_sin_half_pi's polynomial;
-//   - det_normalize, identity for a zero-length (or NaN) result.
+// Private to posecast_core: the deterministic slerps on four or eight independent quaternion
+// pairs at once (V = Float4 or Float8), lane by lane bit-identical to their scalar
+// definitions in det_math.h:
+//   - key_slerp_lanes: det_key_slerp, the sampler's LINEAR rotation tracks, from each key
+//     pair's precomputed terms (Clip::slerp_terms, or det_key_slerp_terms on the spot for a
+//     clip without them): two polynomials and eight products per lane;
+//   - slerp_lanes: det_slerp, the client's interpolation between decoded poses (terms
+//     computed in lanes):
+//       - b times `sign` (exactly b, or exactly -b: det_slerp's shortest-path flip);
+//       - `near` lanes take det_nlerp, which is the blend below with weights (1 - t, t) (its
+//         own hemisphere test cannot fire again: the flipped dot is exactly -dot >= 0);
+//       - otherwise weights sin((1 - t) theta) * inv_sin and sin(t theta) * inv_sin, with
+//         det_sin_half_pi's polynomial;
+//       - det_normalize, identity for a zero-length (or NaN) result.
 // The polynomial constants are det_math.h's; tests/sampling compare SampleJob's rotations
-// with det_slerp bit for bit, with and without precomputed terms, so a change on either side
-// is caught.
+// with det_key_slerp, and tests/netclient the interpolation with det_slerp, bit for bit, so
+// a change on either side is caught.
 
 #include "simd4.h"
 
@@ -119,7 +120,27 @@ POSECAST_INLINE bool all_lanes(Int8 m) {
   return all_lanes(Int4{m[0], m[1], m[2], m[3]} & Int4{m[4], m[5], m[6], m[7]});
 }
 
-// Lanes of det_slerp_terms: x = sign, y = theta, z = inv_sin, w = near (1 or 0).
+// det_key_slerp lane by lane: a cos(t theta) + c sin(t theta), det_math.h's operations.
+template <class V>
+POSECAST_INLINE QuatLanes<V> key_slerp_lanes(const QuatLanes<V>& a, const QuatLanes<V>& c,
+                                             V theta, V t) {
+  const V x = t * theta;
+  const V sin_x = sin_half_pi_lanes(x);
+  const V x2 = x * x;
+  const V cos_x =
+      1.0f +
+      x2 * (-1.0f / 2.0f +
+            x2 * (1.0f / 24.0f +
+                  x2 * (-1.0f / 720.0f +
+                        x2 * (1.0f / 40320.0f +
+                              x2 * (-1.0f / 3628800.0f + x2 * (1.0f / 479001600.0f))))));
+  return {a.x * cos_x + c.x * sin_x, a.y * cos_x + c.y * sin_x, a.z * cos_x + c.z * sin_x,
+          a.w * cos_x + c.w * sin_x};
+}
+
+// det_slerp given its t-free terms in lanes (computed by the overload below): x = sign (-1
+// when b is flipped to the shortest path, else 1), y = theta = det_acos_unit(|dot|), z =
+// inv_sin = 1 / sqrt(1 - dot^2), w = near (1 when det_slerp takes its nlerp branch, else 0).
 template <class V>
 POSECAST_INLINE QuatLanes<V> slerp_lanes(const QuatLanes<V>& a, const QuatLanes<V>& b,
                                          const QuatLanes<V>& terms, V t) {
@@ -129,9 +150,9 @@ POSECAST_INLINE QuatLanes<V> slerp_lanes(const QuatLanes<V>& a, const QuatLanes<
   const V s = 1.0f - t;
   V wa = s;
   V wb = t;
-  // Keys sampled at animation rates are often under 1.8 degrees apart (99% of Fox's "Survey"
-  // pairs), where every lane takes det_nlerp's weights: the polynomials are skipped then. The
-  // same bits either way: the selects below pick (s, t) for those lanes.
+  // Poses a frame apart are often under 1.8 degrees apart, where every lane takes det_nlerp's
+  // weights: the polynomials are skipped then. The same bits either way: the selects below
+  // pick (s, t) for those lanes.
   if (!all_lanes(near)) {
     wa = select(near, s, sin_half_pi_lanes(s * terms.y) * terms.z);
     wb = select(near, t, sin_half_pi_lanes(t * terms.y) * terms.z);
@@ -140,8 +161,8 @@ POSECAST_INLINE QuatLanes<V> slerp_lanes(const QuatLanes<V>& a, const QuatLanes<
                              a.z * wa + shortest.z * wb, a.w * wa + shortest.w * wb});
 }
 
-// det_slerp for key pairs without precomputed terms (the client's interpolation between
-// decoded poses): the terms computed in lanes, det_slerp_terms' operations. Near lanes keep
+// det_slerp (the client's interpolation between decoded poses): the terms computed in lanes,
+// det_slerp's operations. Near lanes keep
 // theta = inv_sin = 0 only when every lane is near; otherwise they get values the selects in
 // the overload above discard, so the bits are det_slerp's either way.
 template <class V>

@@ -145,15 +145,19 @@ TEST(ClipValidate, RefusesANanValue) {
 TEST(ClipValidate, TheImporterDerivesTheSlerpTermsOfEachLinearRotationKeyPair) {
   const Model m = imported_triangle();
   const Clip& c = m.rigs[0].clips[0];
-  ASSERT_EQ(c.slerp_terms.size(), c.values.size());
+  ASSERT_EQ(c.slerp_terms.size(), kSlerpTermsPerValue * c.values.size());
   const Track& rot = c.tracks[0].target == TrackTarget::kRotation ? c.tracks[0] : c.tracks[1];
   const float* k = &c.values[rot.values_offset];
-  const SlerpTerms expected =
-      det_slerp_terms(glm::quat(k[3], k[0], k[1], k[2]), glm::quat(k[7], k[4], k[5], k[6]));
-  // Identity to (0, 0.6, 0, 0.8), 73.7 degrees about y: dot 0.8, the polynomial branch.
-  EXPECT_EQ(expected.near, 0.0f);
-  EXPECT_GT(expected.theta, 0.0f);
-  EXPECT_EQ(std::memcmp(&c.slerp_terms[rot.values_offset], &expected, sizeof expected), 0);
+  const KeySlerpTerms expected =
+      det_key_slerp_terms(glm::quat(k[3], k[0], k[1], k[2]), glm::quat(k[7], k[4], k[5], k[6]));
+  // Identity to (0, 0.6, 0, 0.8), 73.7 degrees about y: theta = acos(0.8) = 0.6435 rad (half
+  // the rotation angle), c = (0, 1, 0, 0).
+  EXPECT_NEAR(expected.theta, 0.6435011f, 1e-6f);
+  EXPECT_NEAR(expected.c[1], 1.0f, 1e-6f);
+  const float* slots = &c.slerp_terms[kSlerpTermsPerValue * rot.values_offset];
+  EXPECT_EQ(std::memcmp(slots, expected.c, sizeof expected.c), 0);
+  EXPECT_EQ(std::memcmp(slots + 4, &expected.theta, sizeof expected.theta), 0);
+  EXPECT_EQ(slots[5], 0.0f);
 }
 
 TEST(ClipValidate, RefusesSlerpTermsThatNoLongerMatchTheKeys) {

@@ -185,11 +185,10 @@ TEST(SharedTimeline, HandBuiltTracksSharingAnOffsetSampleLikeCopies) {
 }
 
 // Ten LINEAR rotations on one timeline, two of them turning by under a degree per key pair
-// ("near": det_slerp's nlerp branch) and eight by tens of degrees: the blocks take the far
-// ones first, so the two near ones share the last block, whose lanes are then all near and
-// skip the sine polynomials (in track order, the first block would hold one of them). The
+// and eight by tens of degrees: the blocks take the tracks in track order (det_key_slerp does
+// the same work for every lane, so nearness no longer groups them), eight and then two. The
 // samples are those of the other layouts.
-TEST(SharedTimeline, NearestRotationTracksShareTheLastBlock) {
+TEST(SharedTimeline, RotationTracksFillBlocksInTrackOrder) {
   const Skeleton skeleton = chain_skeleton(10);
   Clip clip;
   clip.name = "nearness";
@@ -218,17 +217,16 @@ TEST(SharedTimeline, NearestRotationTracksShareTheLastBlock) {
   clip.derive_rotation_blocks();
   ASSERT_TRUE(clip.validate(skeleton).ok()) << clip.validate(skeleton).error().message;
   ASSERT_EQ(clip.rotation_blocks.size(), 2u);
-  const RotationBlock& far_block = clip.rotation_blocks[0];
-  const RotationBlock& near_block = clip.rotation_blocks[1];
-  ASSERT_EQ(far_block.count, 8u);
-  ASSERT_EQ(near_block.count, 2u);
-  // Each block keeps track order among equally near tracks.
-  EXPECT_EQ(std::vector<uint16_t>(near_block.tracks.begin(), near_block.tracks.begin() + 2),
-            near_nodes);
-  EXPECT_EQ(std::vector<uint16_t>(far_block.tracks.begin(), far_block.tracks.begin() + 8),
-            (std::vector<uint16_t>{0, 2, 3, 4, 5, 6, 7, 9}));
-  for (uint8_t lane = 0; lane < near_block.count; ++lane) {
-    EXPECT_EQ(near_block.nodes[lane], near_block.tracks[lane]);  // track i animates node i
+  const RotationBlock& first = clip.rotation_blocks[0];
+  const RotationBlock& second = clip.rotation_blocks[1];
+  ASSERT_EQ(first.count, 8u);
+  ASSERT_EQ(second.count, 2u);
+  EXPECT_EQ(std::vector<uint16_t>(first.tracks.begin(), first.tracks.begin() + 8),
+            (std::vector<uint16_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(std::vector<uint16_t>(second.tracks.begin(), second.tracks.begin() + 2),
+            (std::vector<uint16_t>{8, 9}));
+  for (uint8_t lane = 0; lane < second.count; ++lane) {
+    EXPECT_EQ(second.nodes[lane], second.tracks[lane]);  // track i animates node i
   }
   expect_same_samples(skeleton, clip, 200);
 }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -29,6 +30,11 @@ QuatD to_double(const std::vector<float>& xyzw) {
   return to_double(xyzw[0], xyzw[1], xyzw[2], xyzw[3]);
 }
 QuatD to_double(const glm::quat& q) { return to_double(q.x, q.y, q.z, q.w); }
+
+QuatD unit(const QuatD& q) {
+  const double n = std::sqrt(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w);
+  return {q.x / n, q.y / n, q.z / n, q.w / n};
+}
 
 // Textbook slerp in double along the shortest path.
 QuatD slerp_reference(QuatD a, QuatD b, double t) {
@@ -143,6 +149,88 @@ TEST(DetSlerp, NearlyIdenticalKeysStayAccurate) {
   for (float t : {0.0f, 0.4f, 1.0f}) expect_quat_near(det_slerp(q, q, t), to_double(a), 1e-7);
 }
 
+TEST(DetCosHalfPi, MatchesDoubleCosOverZeroToHalfPi) {
+  double worst = 0.0, worst_at = 0.0;
+  constexpr int kSteps = 200000;
+  for (int i = 0; i <= kSteps; ++i) {
+    const float x = static_cast<float>(kPi / 2.0 * i / kSteps);
+    const double err = std::fabs(static_cast<double>(det_cos_half_pi_of_square(x * x)) -
+                                 std::cos(static_cast<double>(x)));
+    if (err > worst) {
+      worst = err;
+      worst_at = static_cast<double>(x);
+    }
+  }
+  // Truncation is below 7e-9; the rest is float rounding of x * x and the Horner steps.
+  EXPECT_LT(worst, 2e-7) << "worst at x=" << worst_at;
+  EXPECT_EQ(det_cos_half_pi_of_square(0.0f), 1.0f);
+}
+
+// The key-pair terms in double: theta against libm's acos (in double, tests only), c unit and
+// orthogonal to a, for arcs from a thousandth of a degree to 179 degrees, either hemisphere.
+TEST(DetKeySlerpTerms, ThetaAndCAreAccurate) {
+  const glm::quat a = from_xyzw(test::axis_angle_xyzw(0.3, -0.2, 0.9, 10.0));
+  for (double degrees : {0.001, 0.01, 0.5, 1.5, 30.0, 90.0, 150.0, 179.0}) {
+    for (double hemisphere : {1.0, -1.0}) {
+      SCOPED_TRACE(testing::Message() << degrees << " degrees, hemisphere " << hemisphere);
+      glm::quat b = det_mul(from_xyzw(test::axis_angle_xyzw(1.0, 2.0, 3.0, degrees)), a);
+      if (hemisphere < 0) b = glm::quat(-b.w, -b.x, -b.y, -b.z);
+      const KeySlerpTerms terms = det_key_slerp_terms(a, b);
+      const QuatD ad = unit(to_double(a)), bd = unit(to_double(b));
+      const double d = ad.x * bd.x + ad.y * bd.y + ad.z * bd.z + ad.w * bd.w;
+      const double s = d < 0 ? -1.0 : 1.0;  // b on a's side
+      const double dx = s * bd.x - ad.x, dy = s * bd.y - ad.y, dz = s * bd.z - ad.z,
+                   dw = s * bd.w - ad.w, px = s * bd.x + ad.x, py = s * bd.y + ad.y,
+                   pz = s * bd.z + ad.z, pw = s * bd.w + ad.w;
+      // The quaternions' angle (half the rotation's), by the formula that stays accurate for
+      // tiny arcs: 2 atan2(|b - a|, |b + a|).
+      const double theta = 2.0 * std::atan2(std::sqrt(dx * dx + dy * dy + dz * dz + dw * dw),
+                                            std::sqrt(px * px + py * py + pz * pz + pw * pw));
+      EXPECT_NEAR(terms.theta, theta, 1e-7 * std::max(theta, 1e-3));
+      const QuatD c = to_double(terms.c[0], terms.c[1], terms.c[2], terms.c[3]);
+      EXPECT_NEAR(c.x * c.x + c.y * c.y + c.z * c.z + c.w * c.w, 1.0, 1e-6);
+      EXPECT_NEAR(ad.x * c.x + ad.y * c.y + ad.z * c.z + ad.w * c.w, 0.0, 1e-6);
+    }
+  }
+  const KeySlerpTerms equal = det_key_slerp_terms(a, a);
+  EXPECT_EQ(equal.theta, 0.0f);
+  EXPECT_EQ(equal.c[0], 0.0f);
+  EXPECT_EQ(equal.c[3], 0.0f);
+}
+
+// det_key_slerp against the double reference: large arcs, the other hemisphere, nearly equal
+// keys (where det_slerp needs its nlerp branch), equal keys (a exactly), and unit results
+// although nothing normalises them.
+TEST(DetKeySlerp, MatchesDoubleSlerpFromNearlyEqualKeysTo179Degrees) {
+  const glm::quat a = from_xyzw(test::axis_angle_xyzw(0.5, 0.5, -0.2, 40.0));
+  for (double degrees : {0.001, 0.01, 0.5, 1.5, 45.0, 90.0, 179.0}) {
+    for (double hemisphere : {1.0, -1.0}) {
+      glm::quat b = det_mul(from_xyzw(test::axis_angle_xyzw(-1.0, 0.3, 0.2, degrees)), a);
+      if (hemisphere < 0) b = glm::quat(-b.w, -b.x, -b.y, -b.z);
+      const KeySlerpTerms terms = det_key_slerp_terms(a, b);
+      for (float t : {0.0f, 0.1f, 0.3f, 0.5f, 0.75f, 0.9f, 1.0f}) {
+        SCOPED_TRACE(testing::Message() << degrees << " degrees, hemisphere " << hemisphere
+                                        << ", t=" << t);
+        const glm::quat q = det_key_slerp(a, terms, t);
+        expect_quat_near(q, slerp_reference(to_double(a), to_double(b), static_cast<double>(t)),
+                         2e-6);
+        const QuatD qd = to_double(q);
+        const double len2 = qd.x * qd.x + qd.y * qd.y + qd.z * qd.z + qd.w * qd.w;
+        EXPECT_NEAR(len2, 1.0, 1e-6);
+      }
+    }
+  }
+  const KeySlerpTerms equal = det_key_slerp_terms(a, a);
+  for (float t : {0.0f, 0.4f, 1.0f}) {
+    const glm::quat q = det_key_slerp(a, equal, t);
+    EXPECT_EQ(std::memcmp(&q, &a, sizeof q), 0);
+  }
+  // t = 0 gives the first key exactly (cos 0 = 1, sin 0 = 0).
+  const glm::quat b = det_mul(from_xyzw(test::axis_angle_xyzw(1, 0, 0, 60.0)), a);
+  const glm::quat q = det_key_slerp(a, det_key_slerp_terms(a, b), 0.0f);
+  EXPECT_EQ(std::memcmp(&q, &a, sizeof q), 0);
+}
+
 // The same checks through SampleJob, so the sampler's rotation path is the accurate one.
 TEST(SampleJobLinear, RotationMatchesDoubleSlerpIncludingNegativeDotKeys) {
   const Skeleton skeleton = test::chain_skeleton(1);
@@ -160,11 +248,11 @@ TEST(SampleJobLinear, RotationMatchesDoubleSlerpIncludingNegativeDotKeys) {
   }
 }
 
-// SampleJob slerps LINEAR rotations several tracks at a time (vector lanes, with a shortcut
-// when every lane's keys are nearly equal); each result must still be det_slerp's, bit for
-// bit, whatever mix of key pairs shares a batch and however many tracks there are.
-TEST(SampleJobLinear, RotationsAreBitIdenticalToDetSlerp) {
-  // Key pairs: nearly equal (nlerp branch), 90 and 179 degrees, opposite hemispheres,
+// SampleJob slerps LINEAR rotations several tracks at a time (vector lanes); each result must
+// be det_key_slerp's, bit for bit, whatever mix of key pairs shares a batch and however many
+// tracks there are.
+TEST(SampleJobLinear, RotationsAreBitIdenticalToDetKeySlerp) {
+  // Key pairs: nearly equal, 90 and 179 degrees, opposite hemispheres,
   // identical, and exactly opposite quaternions (the same rotation).
   const auto pair_for = [](int kind, int i) -> std::pair<glm::quat, glm::quat> {
     const glm::quat a = from_xyzw(test::axis_angle_xyzw(0.2 + i, 1.0, -0.5, 10.0 + 7.0 * i));
@@ -211,7 +299,9 @@ TEST(SampleJobLinear, RotationsAreBitIdenticalToDetSlerp) {
         ASSERT_EQ(pose.size(), static_cast<std::size_t>(tracks));
         const float s = (seconds_from_us(us) - 0.0f) / (1.0f - 0.0f);  // the sampler's formula
         for (int i = 0; i < tracks; ++i) {
-          const glm::quat expected = det_slerp(keys[i].first, keys[i].second, s);
+          const glm::quat& a = keys[i].first;
+          const glm::quat expected =
+              det_key_slerp(a, det_key_slerp_terms(a, keys[i].second), s);
           const glm::quat got = pose[i].rotation;
           EXPECT_EQ(std::memcmp(&got, &expected, sizeof got), 0)
               << (clip == &derived ? "precomputed terms, " : "computed terms, ") << "track " << i

@@ -4,6 +4,7 @@
 // per entity.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,15 +45,17 @@ struct RotationBlock {
   uint32_t key_count = 0;     // its keys, >= 2
   // First float in Clip::rotation_lanes; the block holds key_count * kRotationBlockStride
   // floats: for key k, at k * kRotationBlockStride, eight x, eight y, eight z, eight w (lane
-  // i: track tracks[i]'s key k), then eight each of det_slerp_terms' sign, theta, inv_sin and
-  // near for the key pair (k, k + 1). Lanes past `count`, and the terms after the last key,
-  // hold the identity rotation and "near" terms (1, 0, 0, 1).
+  // i: track tracks[i]'s key k), then the key pair (k, k + 1)'s det_key_slerp_terms: eight
+  // each of c's x, y, z, w, then eight theta. Lanes past `count` hold the identity rotation,
+  // and they and the terms after the last key hold equal-keys terms (c = 0, theta = 0).
   uint32_t lanes_offset = 0;
   uint8_t count = 0;                   // lanes in use, 1..8
   std::array<uint16_t, 8> tracks{};    // lane -> index in Clip::tracks
   std::array<uint16_t, 8> nodes{};     // lane -> that track's skeleton node
 };
-inline constexpr uint32_t kRotationBlockStride = 64;  // floats per key in a RotationBlock
+inline constexpr uint32_t kRotationBlockStride = 72;  // floats per key in a RotationBlock
+// Clip::slerp_terms holds this many floats per float of Clip::values (8 per rotation key).
+inline constexpr std::size_t kSlerpTermsPerValue = 2;
 
 struct Clip {
   std::string name;
@@ -68,10 +71,11 @@ struct Clip {
   std::vector<float> values;   // per track, finite; rotations unit length (LINEAR/STEP)
 
   // Derived from `values`, never edited by hand: for each LINEAR rotation track, the t-free
-  // part of det_slerp (det_slerp_terms: sign, theta, inv_sin, near) of key pair k (keys k and
-  // k + 1), at values_offset + 4 * k, so the sampler does no acos, square root or division per
-  // key pair and tick; other slots are 0. Either empty (not derived: the sampler computes the
-  // terms on every sample, same bits, slower) or values.size() floats exactly as
+  // part of det_key_slerp (det_key_slerp_terms: c's x, y, z, w, then theta, then three
+  // zeros) of key pair k (keys k and k + 1), at kSlerpTermsPerValue * (values_offset + 4 * k),
+  // so the sampler does no arc tangent, square root or division per key pair and tick; other
+  // slots are 0. Either empty (not derived: the sampler computes the terms on every sample,
+  // same bits, much slower) or kSlerpTermsPerValue * values.size() floats exactly as
   // derive_slerp_terms() writes them (validate() checks it). The importer derives them.
   std::vector<float> slerp_terms;
 
@@ -81,8 +85,8 @@ struct Clip {
 
   // Derived from `tracks` and `values`, never edited by hand: every LINEAR rotation track with
   // two or more keys, grouped by timeline (times_offset, key_count), each timeline's tracks
-  // ordered by their count of near key pairs (fewest first, then track order), in blocks of up
-  // to eight (RotationBlock); the sampler reads these instead of the tracks' own values.
+  // in track order, in blocks of up to eight (RotationBlock); the sampler reads these instead
+  // of the tracks' own values.
   // `loose_tracks`: every other track's index, ascending. Either all three empty (not
   // derived: the sampler reads every track from `values`, same bits, slower) or exactly as
   // derive_rotation_blocks() writes them (validate() checks it). The importer derives them.

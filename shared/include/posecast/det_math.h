@@ -5,7 +5,8 @@
 // of which IEEE 754 rounds exactly, so the same inputs give the same bits on every compiler and
 // CPU as long as the build keeps -ffp-contract=off and no fast-math. glibc's acosf/sinf/atan2f
 // differ by an ulp between x86-64 and aarch64, and glm::slerp/glm::mix call them, so the pose
-// path must not use them: use det_slerp below.
+// path must not use them: use det_key_slerp (the sampler, between clip keys) and det_slerp
+// (interpolation between two poses) below.
 
 #include <glm/gtc/quaternion.hpp>
 #include <glm/vec3.hpp>
@@ -61,9 +62,10 @@ inline glm::quat det_nlerp(const glm::quat& a, glm::quat b, float t) {
                                  a.z * s + b.z * t));
 }
 
-// Spherical linear interpolation along the shortest path (glTF LINEAR rotation), t in [0, 1],
-// unit inputs. Nearly equal keys (cos > 0.9995, under 1.8 degrees apart) use nlerp, which there
-// differs from slerp by less than float rounding of the weights.
+// Spherical linear interpolation along the shortest path, t in [0, 1], unit inputs: the
+// client's interpolation between two decoded poses (the sampler uses det_key_slerp below).
+// Nearly equal inputs (cos > 0.9995, under 1.8 degrees apart) use nlerp, which there differs
+// from slerp by less than float rounding of the weights.
 inline glm::quat det_slerp(const glm::quat& a, glm::quat b, float t) {
   float d = det_dot(a, b);
   if (d < 0.0f) {
@@ -79,24 +81,94 @@ inline glm::quat det_slerp(const glm::quat& a, glm::quat b, float t) {
                                  a.z * wa + b.z * wb));
 }
 
-// The part of det_slerp(a, b, t) that does not depend on t, for one key pair: `sign` (-1 when
-// b is flipped to the shortest path, else 1), `near` (1 when det_slerp takes its nlerp
-// branch, else 0), and for the other pairs `theta` = det_acos_unit(|dot|) and `inv_sin` =
-// 1 / sqrt(1 - dot^2) (both 0 when near). Computed with det_slerp's own operations, so a
-// sampler that precomputes them per key pair (Clip::slerp_terms) and finishes the slerp per
-// tick gets det_slerp's bits.
-struct SlerpTerms {
-  float sign, theta, inv_sin, near;
+// cos(x) for x in [0, pi/2], by its Taylor series to x^12; truncation error < 7e-9, below
+// float rounding. `x2` is x * x (det_key_slerp computes it once for sine and cosine).
+inline float det_cos_half_pi_of_square(float x2) {
+  return 1.0f +
+         x2 * (-1.0f / 2.0f +
+               x2 * (1.0f / 24.0f +
+                     x2 * (-1.0f / 720.0f +
+                           x2 * (1.0f / 40320.0f +
+                                 x2 * (-1.0f / 3628800.0f + x2 * (1.0f / 479001600.0f))))));
+}
+
+// The sampler's slerp between two keys of a LINEAR rotation track (glTF), in the form
+//   slerp(a, b, t) = a cos(t theta) + c sin(t theta),
+// where b is taken on a's side (negated when a . b < 0: the shortest path), theta in
+// [0, pi/2] is the angle between a and that b, and c is the unit quaternion orthogonal to a
+// in their plane, (b - a cos theta) / sin theta. Both are t-free: they are computed once per
+// key pair (Clip::slerp_terms), in double precision, so every tick costs two polynomials and
+// eight products, with no square root, division or normalisation (the result has a's length,
+// within float rounding of 1 for unit keys). Equal keys give c = 0, theta = 0: a exactly.
+// Unlike det_slerp, no branch for nearly equal keys: c's error there is its rounding over
+// sin theta, scaled back by sin(t theta), so the result stays within float rounding of slerp.
+struct KeySlerpTerms {
+  float c[4];  // x, y, z, w
+  float theta;
 };
-inline SlerpTerms det_slerp_terms(const glm::quat& a, const glm::quat& b) {
-  float d = det_dot(a, b);
-  float sign = 1.0f;
-  if (d < 0.0f) {
-    sign = -1.0f;
+
+namespace det_detail {
+// atan(x) for x in [0, 1] in double: for x > tan(pi/8), pi/4 + atan((x - 1) / (x + 1)); then
+// the Taylor series to y^41 (|y| <= 0.4143: truncation < 1e-17). + - * / only, so the same
+// bits everywhere (IEEE double, no contraction).
+inline double atan_unit(double x) {
+  double offset = 0.0;
+  if (x > 0.41421356237309503) {
+    offset = 0.78539816339744830962;
+    x = (x - 1.0) / (x + 1.0);
+  }
+  const double x2 = x * x;
+  double sum = 0.0;
+  for (int k = 41; k >= 1; k -= 2) sum = (k % 4 == 1 ? 1.0 : -1.0) / k + x2 * sum;
+  // sum = 1 - x^2/3 + x^4/5 - ... (Horner from the highest term down)
+  return offset + x * sum;
+}
+}  // namespace det_detail
+
+// The t-free terms of key pair (a, b) (unit quaternions), in double precision: exact
+// rounding of +, -, *, / and sqrt, so the same float bits on every machine. The keys are
+// normalised in double first: float keys are unit only to about 1e-7, and for keys a
+// thousandth of a degree apart that would tilt c off a's orthogonal plane by 1e-7 / sin theta.
+inline KeySlerpTerms det_key_slerp_terms(const glm::quat& a, const glm::quat& b) {
+  KeySlerpTerms terms{{0.0f, 0.0f, 0.0f, 0.0f}, 0.0f};
+  double ax = a.x, ay = a.y, az = a.z, aw = a.w;
+  double bx = b.x, by = b.y, bz = b.z, bw = b.w;
+  const double a_length = std::sqrt((ax * ax + ay * ay) + (az * az + aw * aw));
+  const double b_length = std::sqrt((bx * bx + by * by) + (bz * bz + bw * bw));
+  if (!(a_length > 0.0) || !(b_length > 0.0)) return terms;  // not rotations: a throughout
+  ax /= a_length, ay /= a_length, az /= a_length, aw /= a_length;
+  bx /= b_length, by /= b_length, bz /= b_length, bw /= b_length;
+  double d = (ax * bx + ay * by) + (az * bz + aw * bw);
+  if (d < 0.0) {
+    bx = -bx, by = -by, bz = -bz, bw = -bw;
     d = -d;
   }
-  if (d > 0.9995f) return {sign, 0.0f, 0.0f, 1.0f};
-  return {sign, det_acos_unit(d), 1.0f / std::sqrt(1.0f - d * d), 0.0f};
+  const double cx = bx - ax * d, cy = by - ay * d, cz = bz - az * d, cw = bw - aw * d;
+  const double sin_theta = std::sqrt((cx * cx + cy * cy) + (cz * cz + cw * cw));
+  // Keys in the same direction leave only double rounding here (~1e-16); float keys in
+  // distinct directions are at least ~1e-8 apart. So below 1e-12 they are equal: a throughout
+  // (and NaN keys too).
+  if (!(sin_theta > 1e-12)) return terms;
+  // theta = atan2(sin_theta, d) with both >= 0, through atan on [0, 1].
+  const double theta = sin_theta <= d
+                           ? det_detail::atan_unit(sin_theta / d)
+                           : 1.57079632679489661923 - det_detail::atan_unit(d / sin_theta);
+  terms.c[0] = static_cast<float>(cx / sin_theta);
+  terms.c[1] = static_cast<float>(cy / sin_theta);
+  terms.c[2] = static_cast<float>(cz / sin_theta);
+  terms.c[3] = static_cast<float>(cw / sin_theta);
+  terms.theta = static_cast<float>(theta);
+  return terms;
+}
+
+// The sampler's slerp at t in [0, 1] from key a with its key pair's terms (above).
+inline glm::quat det_key_slerp(const glm::quat& a, const KeySlerpTerms& k, float t) {
+  const float x = t * k.theta;
+  const float x2 = x * x;
+  const float sin_x = det_sin_half_pi(x);
+  const float cos_x = det_cos_half_pi_of_square(x2);
+  return glm::quat(a.w * cos_x + k.c[3] * sin_x, a.x * cos_x + k.c[0] * sin_x,
+                   a.y * cos_x + k.c[1] * sin_x, a.z * cos_x + k.c[2] * sin_x);
 }
 
 inline glm::vec3 det_lerp(const glm::vec3& a, const glm::vec3& b, float t) {
