@@ -28,6 +28,7 @@ struct alignas(64) EvalScratch {
   uint64_t poses_evaluated = 0;     // by this worker in this tick (World::tick sums them)
   uint64_t palettes_streamed = 0;   // likewise (WorldStats::palettes_streamed)
   uint64_t failures = 0;            // likewise (WorldStats::evaluation_failures)
+  std::size_t entities_claimed = 0;  // in this tick's pass, own share and others' (WorkerShare)
 
   // Per pose buffer above: the clip whose SampleJob last wrote it when nothing has written it
   // since, else null. Such a buffer holds the rest pose wherever that clip has no track, so

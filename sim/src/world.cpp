@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <utility>
 #include <string>
 
 #include "posecast/hash.h"
@@ -12,11 +14,8 @@
 namespace posecast::sim {
 namespace {
 
-// Entities a worker claims at a time in the evaluation pass. Workers claim chunks from one
-// shared counter until none is left, so a worker on a slower or busier core (this project's
-// development VM has vCPUs the host slows down independently, docs/performance.md) claims
-// fewer: the pass ends when the work does, not when the slowest fixed share does. 32 Fox
-// entities are ~25 us of work, so the counter is touched rarely.
+// Entities a worker claims at a time in the evaluation pass (WorkerShare below). 32 Fox
+// entities are 10-25 us of work, so the shares' counters are touched rarely.
 constexpr std::size_t kClaimedEntities = 32;
 
 // From this many bytes of palettes in a tick, a World that does not hash them writes them
@@ -33,8 +32,34 @@ constexpr std::size_t kStreamingPaletteBytes = std::size_t{8} << 20;
 struct PassContext {
   World::Impl* impl = nullptr;
   int64_t dt_us = 0;
-  std::atomic<std::size_t> next_unclaimed{0};
 };
+
+// Claims up to `chunk` entities of `share` for its owner, from the front: [begin, end), or an
+// empty range when none is left.
+std::pair<std::size_t, std::size_t> claim_front(WorkerShare& share, std::size_t chunk) {
+  uint64_t packed = share.range.load(std::memory_order_relaxed);
+  for (;;) {
+    const std::size_t front = WorkerShare::front_of(packed), back = WorkerShare::back_of(packed);
+    if (front >= back) return {0, 0};
+    const std::size_t end = std::min(back, front + chunk);
+    if (share.range.compare_exchange_weak(packed, WorkerShare::pack(end, back), std::memory_order_relaxed)) {
+      return {front, end};
+    }
+  }
+}
+
+// Claims up to `chunk` entities of another worker's `share`, from the back.
+std::pair<std::size_t, std::size_t> claim_back(WorkerShare& share, std::size_t chunk) {
+  uint64_t packed = share.range.load(std::memory_order_relaxed);
+  for (;;) {
+    const std::size_t front = WorkerShare::front_of(packed), back = WorkerShare::back_of(packed);
+    if (front >= back) return {0, 0};
+    const std::size_t begin = back - std::min(back - front, chunk);
+    if (share.range.compare_exchange_weak(packed, WorkerShare::pack(front, begin), std::memory_order_relaxed)) {
+      return {begin, back};
+    }
+  }
+}
 
 // Whether the pass evaluates entity `index` when it computes no palettes: only for the
 // observer, and only what it asks for.
@@ -48,17 +73,23 @@ bool needs_pose(const World::Impl& impl, std::size_t index, EntityId id) {
 // depend on the entity's own state and the shared assets only; the scratch buffers are
 // overwritten before they are read), so any claiming order gives the same bits: the
 // thread-count tests compare 1 and 2 threads tick by tick.
-void evaluate_range(void* context, unsigned worker, unsigned /*workers*/) {
+void evaluate_range(void* context, unsigned worker, unsigned workers) {
   PassContext& pass = *static_cast<PassContext*>(context);
   World::Impl& impl = *pass.impl;
   EvalScratch& scratch = impl.scratch[worker];
   const bool hash = impl.options.hash_palettes;
   const bool palettes = impl.options.palettes || hash;
   const std::size_t count = impl.entities.size();
+  unsigned victim = worker;  // whose share is being claimed: its own first, then the others'
   for (;;) {
-    const std::size_t begin = pass.next_unclaimed.fetch_add(kClaimedEntities, std::memory_order_relaxed);
-    if (begin >= count) return;
-    const std::size_t end = std::min(count, begin + kClaimedEntities);
+    const auto [begin, end] = victim == worker ? claim_front(impl.shares[victim], kClaimedEntities)
+                                               : claim_back(impl.shares[victim], kClaimedEntities);
+    if (begin == end) {
+      victim = (victim + 1) % workers;
+      if (victim == worker) return;  // every share is empty
+      continue;
+    }
+    scratch.entities_claimed += end - begin;
     // Batches of up to kPaletteBatchSize entities that share a rig (evaluate_batch), in index
     // order: every entity when palettes are computed, else only those the observer wants (the
     // others just advance).
@@ -137,9 +168,26 @@ std::size_t World::Impl::find(EntityId id) const {
 }
 
 void World::Impl::resize_scratch() {
+  shares = std::make_unique<WorkerShare[]>(pool->size());
   scratch.resize(pool->size());
   for (EvalScratch& s : scratch) s.ensure(tables.max_nodes);
   command_scratch.ensure(tables.max_nodes);
+}
+
+void World::Impl::assign_shares() {
+  const std::size_t workers = pool->size();
+  const std::size_t count = entities.size();
+  // Last tick's claims, when they covered exactly the entities there are now; else equal parts.
+  std::size_t claimed = 0;
+  for (const EvalScratch& s : scratch) claimed += s.entities_claimed;
+  std::size_t begin = 0;
+  for (std::size_t w = 0; w < workers; ++w) {
+    const std::size_t size = claimed == count ? scratch[w].entities_claimed
+                                              : count * (w + 1) / workers - count * w / workers;
+    shares[w].range.store(WorkerShare::pack(begin, begin + size), std::memory_order_relaxed);
+    begin += size;
+  }
+  for (EvalScratch& s : scratch) s.entities_claimed = 0;
 }
 
 void World::Impl::prepare_entity(Entity& entity) {
@@ -238,6 +286,7 @@ void World::tick() {
   Impl& impl = *impl_;
   impl.apply_due_commands();
   PassContext pass{&impl, tick_duration_us(impl.tick, impl.options.tick_rate_hz)};
+  impl.assign_shares();
   impl.pool->run(&evaluate_range, &pass);
   for (EvalScratch& scratch : impl.scratch) {
     impl.stats.poses_evaluated += scratch.poses_evaluated;
