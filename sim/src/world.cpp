@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "posecast/hash.h"
 #include "world_impl.h"

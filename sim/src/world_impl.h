@@ -25,7 +25,8 @@ namespace posecast::sim {
 // every tick split the entities differently, and each tick a core first fetched from the other
 // core's cache what that one had written: a two-thread World ran at about 1.4x the time per
 // entity of two one-thread Worlds in two processes, Fox/1000.) Which worker evaluates an
-// entity never changes a bit.
+// entity never changes a bit. Indices fit 32 bits each (entity ids are 32-bit, so a World
+// holds fewer than 2^32 entities).
 struct alignas(64) WorkerShare {
   std::atomic<uint64_t> range{0};
   static uint64_t pack(std::size_t front, std::size_t back) {
