@@ -10,12 +10,14 @@
 //                                checkpoint_KB_per_minute (CKPT chunks).
 //   BM_RecordingOverhead/<model> one minute; each tick's World::tick() and Recorder::
 //                                record_tick() timed apart in the same loop. Counters:
-//                                tick_us, record_us (mean, checkpoints and write() included),
+//                                tick_us, record_us (mean, on the tick thread; the recorder's
+//                                writer thread compresses and writes on another core),
 //                                overhead_pct = record / tick * 100, and record_us split by
-//                                what the call did: checkpoint_us (calls that wrote a
+//                                what the call did: checkpoint_us (calls that queued a
 //                                checkpoint, with the batch before it), flush_us (calls that
-//                                wrote a tick batch only), append_us (the others), each as
-//                                microseconds per tick (they sum to record_us).
+//                                handed a tick batch over only), append_us (the others), each
+//                                as microseconds per tick (they sum to record_us). Run it
+//                                unpinned: under taskset the writer shares the tick's vCPU.
 //                                overhead_pct leaves out the palette hashes a recording
 //                                needs: the World computes them in its tick (as posecast-
 //                                server's does when recording). A second World that hashes

@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
+#include "chunk_writer.h"
 #include "chunks.h"
 #include "posecast/hash.h"
 #include "posecast/replay/lz_codec.h"
@@ -25,7 +28,7 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, cons
   }
   const uint32_t rate = world.tick_rate_hz();
   if (config.checkpoint_interval_ticks == 0) config.checkpoint_interval_ticks = 5 * rate;
-  if (config.flush_interval_ticks == 0) config.flush_interval_ticks = rate;
+  if (config.flush_interval_ticks == 0) config.flush_interval_ticks = std::max(1u, rate / 2);
 
   std::unique_ptr<Recorder> rec(new Recorder());
   rec->config_ = config;
@@ -47,16 +50,17 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, cons
 
   rec->fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (rec->fd_ < 0) return Error{"recorder: cannot create '" + path + "': " + std::strerror(errno)};
+  rec->writer_ = std::make_unique<detail::ChunkWriter>(rec->fd_, path, config.fsync);
 
   // Signature, header and first checkpoint go out in one write(), so the file is a usable
-  // recording from its first byte on disk.
-  rec->chunk_.assign(std::begin(kRecordingSignature), std::end(kRecordingSignature));
-  rec->payload_.clear();
-  WireWriter w(rec->payload_);
+  // recording from its first byte on disk; create() returns once they are written.
+  std::vector<uint8_t> prefix(std::begin(kRecordingSignature), std::end(kRecordingSignature));
+  std::vector<uint8_t> payload;
+  WireWriter w(payload);
   detail::write_header(w, h);
-  detail::append_chunk(rec->chunk_, kChunkHeader, rec->payload_);
-  rec->build_checkpoint(world, rec->chunk_);
-  if (Status s = rec->write_bytes(rec->chunk_); !s) return s.error();
+  detail::append_chunk(prefix, kChunkHeader, payload);
+  rec->queue_checkpoint(world, std::move(prefix));
+  if (Status s = rec->writer_->wait_idle(); !s) return s.error();
   ++rec->stats_.checkpoints;
   rec->last_checkpoint_tick_ = h.start_tick;
   return rec;
@@ -65,31 +69,14 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, cons
 Recorder::~Recorder() { (void)close(); }
 
 Status Recorder::fail_if_failed() const {
-  if (!error_.empty()) return Error{error_};
   if (fd_ < 0) return Error{"recorder: '" + path_ + "' is closed"};
-  return {};
+  return writer_->error();
 }
 
-Status Recorder::write_bytes(std::span<const uint8_t> bytes) {
-  if (Status s = fail_if_failed(); !s) return s;
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error_ = "recorder: writing '" + path_ + "' failed: " + (n < 0 ? std::strerror(errno) : "no progress") +
-               " (the file is valid up to its last complete chunk)";
-      return Error{error_};
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  stats_.bytes += bytes.size();
-  ++stats_.flushes;
-  if (config_.fsync && ::fsync(fd_) != 0) {
-    error_ = "recorder: fsync of '" + path_ + "' failed: " + std::strerror(errno);
-    return Error{error_};
-  }
-  return {};
+RecorderStats Recorder::stats() const {
+  RecorderStats stats = stats_;
+  stats.bytes = writer_ != nullptr ? writer_->bytes_written() : 0;
+  return stats;
 }
 
 Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash) {
@@ -128,99 +115,89 @@ Status Recorder::record_tick(const sim::World& world) {
   if (world.tick_index() == 0) return Error{"recorder: record_tick before the world's first tick"};
   if (Status s = append_tick(world.tick_index() - 1, world.last_tick_commands(), tick_world_hash(world)); !s) return s;
   if (world.tick_index() % config_.checkpoint_interval_ticks == 0) return append_checkpoint(world);
-  if (batch_ticks_ >= config_.flush_interval_ticks) return flush();
+  if (batch_ticks_ >= config_.flush_interval_ticks) hand_off_ticks();
   return {};
+}
+
+void Recorder::hand_off_ticks() {
+  if (batch_ticks_ == 0) return;
+  detail::ChunkWriter::Job job = writer_->take_job();
+  job.kind = detail::ChunkWriter::Job::Kind::kTicks;
+  job.tick = batch_first_tick_;
+  job.tick_count = batch_ticks_;
+  std::swap(job.data, batch_);  // batch_ takes the job's emptied buffer: no allocation
+  writer_->submit(std::move(job));
+  ++stats_.flushes;
+  batch_ticks_ = 0;
+  stats_.buffered_ticks = 0;
 }
 
 Status Recorder::flush() {
   if (Status s = fail_if_failed(); !s) return s;
-  if (batch_ticks_ == 0) return {};
-  // Command records repeat their layout from entity to entity: compressed they take about
-  // a third less (bench_replay, tick_KB_per_minute).
-  lz_compress(batch_, compressed_);
-  const bool compress = compressed_.size() < batch_.size();
-  payload_.clear();
-  WireWriter w(payload_);
-  w.u64(batch_first_tick_);
-  w.varint(batch_ticks_);
-  w.u8(compress ? 1 : 0);
-  w.varint(batch_.size());
-  w.bytes(compress ? std::span<const uint8_t>(compressed_) : std::span<const uint8_t>(batch_));
-  chunk_.clear();
-  detail::append_chunk(chunk_, kChunkTicks, payload_);
-  if (Status s = write_bytes(chunk_); !s) return s;
-  batch_.clear();
-  batch_ticks_ = 0;
-  stats_.buffered_ticks = 0;
-  return {};
+  hand_off_ticks();
+  return writer_->wait_idle();
 }
 
 Status Recorder::append_checkpoint(const sim::World& world) {
-  if (Status s = flush(); !s) return s;
+  if (Status s = fail_if_failed(); !s) return s;
+  hand_off_ticks();
   if (world.tick_index() != next_tick_) {
     return Error{"recorder: checkpoint of a world at tick " + std::to_string(world.tick_index()) +
                  ", the recording is at tick " + std::to_string(next_tick_)};
   }
   if (stats_.checkpoints > 0 && last_checkpoint_tick_ == next_tick_) return {};  // one per tick
-  chunk_.clear();
-  build_checkpoint(world, chunk_);
-  if (Status s = write_bytes(chunk_); !s) return s;
+  queue_checkpoint(world);
   ++stats_.checkpoints;
   last_checkpoint_tick_ = next_tick_;
   return {};
 }
 
-void Recorder::build_checkpoint(const sim::World& world, std::vector<uint8_t>& out) {
-  const std::vector<uint8_t> snapshot = world.snapshot();
-  lz_compress(snapshot, compressed_);
-  const bool compress = compressed_.size() < snapshot.size();
-  payload_.clear();
-  WireWriter w(payload_);
-  w.u64(world.tick_index());
-  w.u8(compress ? 1 : 0);
-  w.varint(snapshot.size());
-  const std::span<const uint8_t> stored = compress ? std::span<const uint8_t>(compressed_) : std::span<const uint8_t>(snapshot);
-  w.varint(stored.size());
-  w.bytes(stored);
+void Recorder::queue_checkpoint(const sim::World& world, std::vector<uint8_t> prefix) {
+  detail::ChunkWriter::Job job = writer_->take_job();
+  job.kind = detail::ChunkWriter::Job::Kind::kCheckpoint;
+  job.prefix = std::move(prefix);
+  job.tick = world.tick_index();
+  job.data = world.snapshot();
   // The palette hashes of the tick just run (none in the first checkpoint: the recording has
   // no tick before it).
   const std::size_t entities = recorded_a_tick_ ? world.entity_count() : 0;
   if (recorded_a_tick_) palettes_hashed_by_world_ = world.world_hash() != 0;
+  WireWriter w(job.hashes);
   w.varint(entities);
   for (std::size_t i = 0; i < entities; ++i) {
     w.varint(world.entity_id_at(i));
     w.u64(entity_palette_hash(world, i));
   }
-  detail::append_chunk(out, kChunkCheckpoint, payload_);
-  if (!config_.record_palettes || !recorded_a_tick_) return;
-  payload_.clear();
-  WireWriter p(payload_);
-  p.u64(world.tick_index() - 1);
-  p.varint(world.entity_count());
-  for (std::size_t i = 0; i < world.entity_count(); ++i) {
-    const std::span<const glm::mat4> palette = world.palette_at(i);
-    p.varint(world.entity_id_at(i));
-    p.varint(palette.size());
-    for (const glm::mat4& m : palette) {
-      for (int c = 0; c < 4; ++c) {
-        for (int r = 0; r < 4; ++r) p.f32(m[c][r]);
+  if (config_.record_palettes && recorded_a_tick_) {
+    WireWriter p(job.palettes);
+    p.u64(world.tick_index() - 1);
+    p.varint(world.entity_count());
+    for (std::size_t i = 0; i < world.entity_count(); ++i) {
+      const std::span<const glm::mat4> palette = world.palette_at(i);
+      p.varint(world.entity_id_at(i));
+      p.varint(palette.size());
+      for (const glm::mat4& m : palette) {
+        for (int c = 0; c < 4; ++c) {
+          for (int r = 0; r < 4; ++r) p.f32(m[c][r]);
+        }
       }
     }
   }
-  detail::append_chunk(out, kChunkPalettes, payload_);
+  writer_->submit(std::move(job));
 }
 
 Status Recorder::close() {
   if (fd_ < 0) return {};
-  Status result = flush();
-  if (result) {
-    payload_.clear();
-    WireWriter w(payload_);
-    w.u64(next_tick_);
-    chunk_.clear();
-    detail::append_chunk(chunk_, kChunkEnd, payload_);
-    result = write_bytes(chunk_);
-  }
+  hand_off_ticks();
+  detail::ChunkWriter::Job end = writer_->take_job();
+  end.kind = detail::ChunkWriter::Job::Kind::kBytes;
+  std::vector<uint8_t> payload;
+  WireWriter w(payload);
+  w.u64(next_tick_);
+  detail::append_chunk(end.data, kChunkEnd, payload);
+  writer_->submit(std::move(end));
+  writer_->finish();  // writes everything queued (nothing after a failure), then stops
+  Status result = writer_->error();
   if (::close(fd_) != 0 && result) result = Error{"recorder: closing '" + path_ + "': " + std::strerror(errno)};
   fd_ = -1;
   return result;

@@ -39,7 +39,7 @@ TEST(RecordingFile, HoldsHeaderTicksCommandsAndCheckpoints) {
   EXPECT_EQ(rec->header.format_version, kRecordingFormatVersion);
   EXPECT_EQ(rec->header.tick_rate_hz, 60u);
   EXPECT_EQ(rec->header.checkpoint_interval_ticks, 300u);  // 5 s by default
-  EXPECT_EQ(rec->header.flush_interval_ticks, 60u);        // 1 s by default
+  EXPECT_EQ(rec->header.flush_interval_ticks, 30u);        // half a second by default
   ASSERT_EQ(rec->header.models.size(), 1u);
   EXPECT_EQ(rec->header.models[0].source, kRigSource);
   EXPECT_EQ(rec->header.models[0].content_hash, rig_model()->content_hash);
@@ -55,14 +55,14 @@ TEST(RecordingFile, HoldsHeaderTicksCommandsAndCheckpoints) {
   EXPECT_EQ(rec->commands.size(), 2 * kRecordedEntities + kRecordedEntities * 10);
 }
 
-TEST(RecordingFile, ChunksAreFlushedEverySecondOfTicks) {
+TEST(RecordingFile, ChunksAreFlushedEveryHalfSecondOfTicks) {
   const std::vector<ChunkInfo> chunks = list_chunks(session().bytes);
   std::size_t ticks = 0;
   for (const ChunkInfo& c : chunks) ticks += c.type == "TICK";
   EXPECT_EQ(chunks.front().type, "HEAD");
   EXPECT_EQ(chunks[1].type, "CKPT");
   EXPECT_EQ(chunks.back().type, "END ");
-  EXPECT_EQ(ticks, 10u);
+  EXPECT_EQ(ticks, 20u);  // ten seconds
 }
 
 TEST(RecordingFile, TruncationAnywhereKeepsEveryCompleteChunk) {
@@ -90,7 +90,7 @@ TEST(RecordingFile, TruncationAnywhereKeepsEveryCompleteChunk) {
     std::size_t complete_ticks = 0;
     bool at_boundary = false;
     for (const ChunkInfo& c : chunks) {
-      if (c.offset + kChunkOverhead + c.length <= cut && c.type == "TICK") complete_ticks += 60;
+      if (c.offset + kChunkOverhead + c.length <= cut && c.type == "TICK") complete_ticks += 30;
       at_boundary = at_boundary || c.offset == cut;
     }
     EXPECT_EQ(rec.ticks.size(), complete_ticks) << cut;

@@ -131,8 +131,10 @@ inline double atan_unit(double x) {
 // thousandth of a degree apart that would tilt c off a's orthogonal plane by 1e-7 / sin theta.
 inline KeySlerpTerms det_key_slerp_terms(const glm::quat& a, const glm::quat& b) {
   KeySlerpTerms terms{{0.0f, 0.0f, 0.0f, 0.0f}, 0.0f};
-  double ax = a.x, ay = a.y, az = a.z, aw = a.w;
-  double bx = b.x, by = b.y, bz = b.z, bw = b.w;
+  double ax = static_cast<double>(a.x), ay = static_cast<double>(a.y);
+  double az = static_cast<double>(a.z), aw = static_cast<double>(a.w);
+  double bx = static_cast<double>(b.x), by = static_cast<double>(b.y);
+  double bz = static_cast<double>(b.z), bw = static_cast<double>(b.w);
   const double a_length = std::sqrt((ax * ax + ay * ay) + (az * az + aw * aw));
   const double b_length = std::sqrt((bx * bx + by * by) + (bz * bz + bw * bw));
   if (!(a_length > 0.0) || !(b_length > 0.0)) return terms;  // not rotations: a throughout

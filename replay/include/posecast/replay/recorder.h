@@ -1,8 +1,12 @@
 #pragma once
 // Recorder: writes a World session to a recording file (docs/recording-format.md) as it runs,
 // crash-safe: append-only chunks, each complete with its CRC32C, written with one write() call.
-// A process killed at any moment leaves a file readable up to its last complete chunk, and the
-// ticks not yet written are at most one flush interval (default one second of ticks).
+// A process killed at any moment leaves a file readable up to its last complete chunk. The
+// chunks are compressed, framed and written by a writer thread of the recorder's own, so the
+// tick thread only encodes each tick's commands and hands batches over; the ticks a kill loses
+// are those not yet handed over (under one flush interval, default half a second) and the
+// batch the writer is writing (written within milliseconds of the hand-over while the disk
+// keeps up): at most the last second by default.
 //
 // Use (the tick thread, which also owns the World):
 //   auto rec = Recorder::create("session.pcrec", world, model_sources, config);   // after the
@@ -10,8 +14,8 @@
 //   each tick:  world.tick();  rec->record_tick(world);   // logs world.last_tick_commands()
 //       // and world.world_hash(); writes a checkpoint at every multiple of the interval
 //   at the end: rec->close();   // flushes and writes END (the destructor does it too)
-// record_tick costs a few hundred nanoseconds plus, once per flush interval, one write() of the
-// batch, and once per checkpoint interval one World::snapshot() (see bench_replay).
+// On the tick thread, record_tick costs a few hundred nanoseconds, plus once per checkpoint
+// interval one World::snapshot() and the palette hashes (see bench_replay).
 //
 // The recorded world hashes are what a replay verifies against. A World that hashes palettes
 // (WorldOptions::hash_palettes, the default) hashes them in its parallel evaluation pass; for
@@ -22,7 +26,8 @@
 //
 // Errors: any failed write() puts the recorder in a failed state: every later call returns
 // the same error and writes nothing, and the file stays valid up to its last complete chunk.
-// Not thread-safe: one thread calls everything (the thread that ticks the World).
+// Not thread-safe: one thread calls everything (the thread that ticks the World); the writer
+// thread is internal.
 
 #include <cstdint>
 #include <memory>
@@ -36,14 +41,19 @@
 
 namespace posecast::replay {
 
+namespace detail {
+class ChunkWriter;  // chunk_writer.h
+}  // namespace detail
+
 struct RecorderConfig {
   // World snapshot every this many ticks, at multiples of it (0: 5 s of ticks at the world's rate).
   uint32_t checkpoint_interval_ticks = 0;
-  // Buffered ticks are written at least every this many ticks (0: 1 s of ticks), and always
-  // before a checkpoint. 1 writes every tick.
+  // Buffered ticks are handed to the writer at least every this many ticks (0: half a second
+  // of ticks), and always before a checkpoint. 1 hands every tick over.
   uint32_t flush_interval_ticks = 0;
-  // fsync() after every flush: survives power loss and OS crashes, not only a killed process
-  // (a killed process loses nothing already written). Costs milliseconds on the tick thread.
+  // fsync() after every chunk written: survives power loss and OS crashes, not only a killed
+  // process (a killed process loses nothing already written). Costs milliseconds on the
+  // writer thread.
   bool fsync = false;
   // Every entity's palette at the tick before each checkpoint (PALS chunks): lets a divergence
   // report name the joint for any cause, at about 64 bytes per joint per entity per checkpoint.
@@ -56,9 +66,9 @@ struct RecorderStats {
   uint64_t ticks = 0;        // ticks recorded
   uint64_t commands = 0;     // commands recorded
   uint64_t checkpoints = 0;  // including the first
-  uint64_t flushes = 0;      // write() calls
-  uint64_t bytes = 0;        // bytes written so far
-  uint64_t buffered_ticks = 0;  // recorded but not yet written
+  uint64_t flushes = 0;      // tick batches handed to the writer thread
+  uint64_t bytes = 0;        // bytes written so far (by the writer thread)
+  uint64_t buffered_ticks = 0;  // recorded but not yet handed to the writer
   uint64_t ticks_hashed_here = 0;  // ticks whose palettes the recorder hashed (World did not)
 };
 
@@ -84,27 +94,33 @@ class Recorder {
   // Lower level, for producers that do not hold a World between ticks: the tick must be the
   // next one; commands in the order the World applied them.
   Status append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash);
-  // Writes buffered ticks, then a checkpoint of `world` (its tick_index() must be the next tick
-  // to record) with the palette hash of every entity (and palettes when configured). A second
-  // call at the same tick writes nothing.
+  // Hands over buffered ticks, then a checkpoint of `world` (its tick_index() must be the next
+  // tick to record) with the palette hash of every entity (and palettes when configured). A
+  // second call at the same tick writes nothing.
   Status append_checkpoint(const sim::World& world);
 
-  Status flush();  // writes the buffered ticks now
-  Status close();  // flush, END chunk, fsync when configured, close; later calls are no-ops
+  // Hands over the buffered ticks and waits until everything handed over is written.
+  Status flush();
+  // Hands over the buffered ticks and END, waits for the writer to write everything (fsync
+  // when configured), closes the file; later calls are no-ops.
+  Status close();
 
   const RecordingHeader& header() const { return header_; }
-  const RecorderStats& stats() const { return stats_; }
+  RecorderStats stats() const;
   uint64_t next_tick() const { return next_tick_; }
 
  private:
   Recorder() = default;
-  Status write_bytes(std::span<const uint8_t> bytes);
+  // The writer's first error, or that the recorder is closed.
   Status fail_if_failed() const;
+  // Hands the buffered ticks (if any) to the writer thread.
+  void hand_off_ticks();
   // The world hash of the tick just run: the World's, or computed here when it does not hash.
   uint64_t tick_world_hash(const sim::World& world);
   uint64_t entity_palette_hash(const sim::World& world, std::size_t index);
-  // Appends a CKPT chunk of `world` (and PALS when configured) to `out`.
-  void build_checkpoint(const sim::World& world, std::vector<uint8_t>& out);
+  // Hands the writer a checkpoint of `world`: its snapshot and the palette hashes of the tick
+  // just run (and the palettes when configured), after the framed bytes `prefix`.
+  void queue_checkpoint(const sim::World& world, std::vector<uint8_t> prefix = {});
 
   int fd_ = -1;
   std::string path_;
@@ -117,11 +133,8 @@ class Recorder {
   uint32_t batch_ticks_ = 0;
   bool recorded_a_tick_ = false;
   bool palettes_hashed_by_world_ = true;  // as seen by the last record_tick
-  std::string error_;              // set once a write failed
-  std::vector<uint8_t> batch_;     // encoded tick records not yet written
-  std::vector<uint8_t> payload_;   // scratch: a chunk payload
-  std::vector<uint8_t> chunk_;     // scratch: a framed chunk
-  std::vector<uint8_t> compressed_;  // scratch: a compressed snapshot
+  std::vector<uint8_t> batch_;     // encoded tick records not yet handed over
+  std::unique_ptr<detail::ChunkWriter> writer_;  // writes to fd_; finished by close()
 };
 
 }  // namespace posecast::replay
