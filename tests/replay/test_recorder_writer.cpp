@@ -1,5 +1,5 @@
-// The recorder's writes fail: the writer thread reports the first error to the recording
-// thread, every later call returns it, and nothing after it is written.
+// The recorder's writer thread: a write that fails reaches the recording thread's next call and
+// every later one; flush() waits for everything handed over.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -64,6 +64,30 @@ TEST(RecorderErrors, AWriteFailureMidRecordingReachesEveryLaterCall) {
   EXPECT_EQ(closed.error().message, failure.error().message);
 
   ::sigaction(SIGPIPE, &previous, nullptr);
+}
+
+// flush() hands the buffered ticks to the writer thread and waits until it has written
+// everything: the open recording then reads up to the last recorded tick.
+TEST(RecorderFlush, WritesEverythingRecordedBeforeItReturns) {
+  TempFile file("flushed.pcrec");
+  std::unique_ptr<World> world = make_world(6);
+  Result<std::unique_ptr<Recorder>> rec = Recorder::create(file.path, *world, {kRigSource});
+  ASSERT_TRUE(rec.ok()) << rec.error().message;
+  for (uint64_t t = 0; t < 100; ++t) {
+    submit_decisions(*world, t, 6, 10);
+    world->tick();
+    ASSERT_TRUE(rec.value()->record_tick(*world).ok());
+    if (t == 40 || t == 99) {  // mid-batch (30-tick batches), then at the end
+      ASSERT_TRUE(rec.value()->flush().ok());
+      EXPECT_EQ(rec.value()->stats().buffered_ticks, 0u);
+      Result<std::shared_ptr<const Recording>> r = read_recording_file(file.path);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      EXPECT_EQ(r.value()->end_tick(), t + 1);
+      EXPECT_EQ(r.value()->stop.reason, StopReason::kUnclosed);
+      EXPECT_EQ(rec.value()->stats().bytes, std::filesystem::file_size(file.path));
+    }
+  }
+  ASSERT_TRUE(rec.value()->close().ok());
 }
 
 }  // namespace
