@@ -175,17 +175,20 @@ void World::Impl::resize_scratch() {
 }
 
 void World::Impl::assign_shares() {
-  const std::size_t workers = pool->size();
-  const std::size_t count = entities.size();
-  // Last tick's claims, when they covered exactly the entities there are now; else equal parts.
-  std::size_t claimed = 0;
+  const uint64_t workers = pool->size();
+  const uint64_t count = entities.size();
+  // In proportion to last tick's claims (exactly them when the entity count is unchanged, so
+  // each entity stays with its worker); equal parts before the first pass.
+  uint64_t claimed = 0;
   for (const EvalScratch& s : scratch) claimed += s.entities_claimed;
-  std::size_t begin = 0;
-  for (std::size_t w = 0; w < workers; ++w) {
-    const std::size_t size = claimed == count ? scratch[w].entities_claimed
-                                              : count * (w + 1) / workers - count * w / workers;
-    shares[w].range.store(WorkerShare::pack(begin, begin + size), std::memory_order_relaxed);
-    begin += size;
+  uint64_t before = 0;  // claims of the workers before w
+  for (uint64_t w = 0; w < workers; ++w) {
+    const uint64_t after = before + scratch[w].entities_claimed;
+    // Both factors are below 2^32 (entity ids are 32-bit): no overflow.
+    const uint64_t begin = claimed > 0 ? count * before / claimed : count * w / workers;
+    const uint64_t end = w + 1 == workers ? count : claimed > 0 ? count * after / claimed : count * (w + 1) / workers;
+    shares[w].range.store(WorkerShare::pack(begin, end), std::memory_order_relaxed);
+    before = after;
   }
   for (EvalScratch& s : scratch) s.entities_claimed = 0;
 }

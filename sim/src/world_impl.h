@@ -20,8 +20,9 @@ namespace posecast::sim {
 // packed in one atomic word. Its worker claims chunks from the front; a worker that has
 // finished its own share takes chunks from the back of the others' (so a worker on a slower
 // or busier core does less: the pass ends when the work does). The shares are sized by what
-// each worker claimed in the tick before, so an entity is evaluated by the same worker tick
-// after tick and its state and palette stay in that core's caches. (With one counter for all,
+// each worker claimed in the tick before (in proportion, when entities came or went), so an
+// entity is evaluated by the same worker tick after tick and its state and palette stay in
+// that core's caches. (With one counter for all,
 // every tick split the entities differently, and each tick a core first fetched from the other
 // core's cache what that one had written: a two-thread World ran at about 1.4x the time per
 // entity of two one-thread Worlds in two processes, Fox/1000.) Which worker evaluates an
