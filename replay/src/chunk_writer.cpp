@@ -82,8 +82,17 @@ void ChunkWriter::run() {
   }
 }
 
+std::span<const uint8_t> ChunkWriter::stored_form(const std::vector<uint8_t>& raw, bool& compressed) {
+  lz_compress(raw, compressed_);
+  compressed = compressed_.size() < raw.size();
+  return compressed ? std::span<const uint8_t>(compressed_) : std::span<const uint8_t>(raw);
+}
+
 bool ChunkWriter::write_job(Job& job) {
   chunk_ = job.prefix;
+  bool compressed = false;
+  payload_.clear();
+  WireWriter w(payload_);
   switch (job.kind) {
     case Job::Kind::kBytes:
       chunk_.insert(chunk_.end(), job.data.begin(), job.data.end());
@@ -91,28 +100,20 @@ bool ChunkWriter::write_job(Job& job) {
     case Job::Kind::kTicks: {
       // Command records repeat their layout from entity to entity: compressed they take
       // about a third less (bench_replay, tick_KB_per_minute).
-      lz_compress(job.data, compressed_);
-      const bool compress = compressed_.size() < job.data.size();
-      payload_.clear();
-      WireWriter w(payload_);
+      const std::span<const uint8_t> stored = stored_form(job.data, compressed);
       w.u64(job.tick);
       w.varint(job.tick_count);
-      w.u8(compress ? 1 : 0);
+      w.u8(compressed ? 1 : 0);
       w.varint(job.data.size());
-      w.bytes(compress ? std::span<const uint8_t>(compressed_) : std::span<const uint8_t>(job.data));
+      w.bytes(stored);
       append_chunk(chunk_, kChunkTicks, payload_);
       return write_all(chunk_);
     }
     case Job::Kind::kCheckpoint: {
-      lz_compress(job.data, compressed_);
-      const bool compress = compressed_.size() < job.data.size();
-      payload_.clear();
-      WireWriter w(payload_);
+      const std::span<const uint8_t> stored = stored_form(job.data, compressed);
       w.u64(job.tick);
-      w.u8(compress ? 1 : 0);
+      w.u8(compressed ? 1 : 0);
       w.varint(job.data.size());
-      const std::span<const uint8_t> stored =
-          compress ? std::span<const uint8_t>(compressed_) : std::span<const uint8_t>(job.data);
       w.varint(stored.size());
       w.bytes(stored);
       w.bytes(job.hashes);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -73,6 +74,9 @@ class ChunkWriter {
   // On the writer thread: frames `job` into chunk_ and writes it; false after a failure.
   bool write_job(Job& job);
   bool write_all(const std::vector<uint8_t>& bytes);
+  // `raw` as a chunk stores it: lz-compressed (into compressed_) when that is smaller, else
+  // as is; `compressed` says which.
+  std::span<const uint8_t> stored_form(const std::vector<uint8_t>& raw, bool& compressed);
 
   const int fd_;
   const std::string path_;
