@@ -191,7 +191,7 @@ void sample_cubic(const float* key0, int comps, float s, float dt, float* out) {
 POSECAST_INLINE void queue_key_slerp(const float* slerp_terms, uint32_t k, const float* key0,
                                      const float* key1, float s, float* out, SlerpQueue& slerps) {
   if (slerp_terms != nullptr) {
-    const float* terms = slerp_terms + std::size_t{k} * 8;
+    const float* terms = slerp_terms + kSlerpTermsPerValue * 4 * std::size_t{k};
     slerps.add(key0, detail::load4(terms), terms[4], s, out);
     return;
   }
@@ -330,17 +330,21 @@ class TimelineCache {
   KeyInterval interval_{{0u, KeyPlace::kBefore}, 0.0f, 0.0f, 0.0f};
 };
 
-// The four rotation lanes (x, y, z, w) of one key of a RotationBlock, `V` wide (the first
-// four lanes for a Float4).
+// One lane group of a RotationBlock (eight floats), `V` wide (the first four for a Float4).
+template <class V>
+POSECAST_INLINE V load_lanes(const float* lanes) {
+  if constexpr (sizeof(V) == sizeof(detail::Float8)) {
+    return detail::load8(lanes);
+  } else {
+    return detail::load4(lanes);
+  }
+}
+
+// The four rotation lanes (x, y, z, w) of one key of a RotationBlock (or of its c), `V` wide.
 template <class V>
 POSECAST_INLINE detail::QuatLanes<V> load_block_lanes(const float* key) {
-  if constexpr (sizeof(V) == sizeof(detail::Float8)) {
-    return {detail::load8(key), detail::load8(key + 8), detail::load8(key + 16),
-            detail::load8(key + 24)};
-  } else {
-    return {detail::load4(key), detail::load4(key + 8), detail::load4(key + 16),
-            detail::load4(key + 24)};
-  }
+  return {load_lanes<V>(key), load_lanes<V>(key + 8), load_lanes<V>(key + 16),
+          load_lanes<V>(key + 24)};
 }
 
 // Slerps the lanes of one RotationBlock at `interval` (the block's timeline) into rows[lane]
@@ -352,13 +356,7 @@ POSECAST_INLINE void block_rows(const float* key0, const KeyInterval& interval,
   const detail::QuatLanes<V> a = load_block_lanes<V>(key0);
   detail::QuatLanes<V> q = a;
   if (interval.at.place == KeyPlace::kBetween) {
-    V theta;
-    if constexpr (sizeof(V) == sizeof(detail::Float8)) {
-      theta = detail::load8(key0 + 64);
-    } else {
-      theta = detail::load4(key0 + 64);
-    }
-    q = detail::key_slerp_lanes(a, load_block_lanes<V>(key0 + 32), theta,
+    q = detail::key_slerp_lanes(a, load_block_lanes<V>(key0 + 32), load_lanes<V>(key0 + 64),
                                 detail::splat_as<V>(interval.s));
   }
   if constexpr (sizeof(V) == sizeof(detail::Float8)) {

@@ -34,30 +34,18 @@ struct PassContext {
   int64_t dt_us = 0;
 };
 
-// Claims up to `chunk` entities of `share` for its owner, from the front: [begin, end), or an
-// empty range when none is left.
-std::pair<std::size_t, std::size_t> claim_front(WorkerShare& share, std::size_t chunk) {
+// Claims up to `chunk` entities of `share`: from the front for its owner, from the back for
+// another worker (`from_back`). [begin, end), or an empty range when none is left.
+std::pair<std::size_t, std::size_t> claim(WorkerShare& share, std::size_t chunk, bool from_back) {
   uint64_t packed = share.range.load(std::memory_order_relaxed);
   for (;;) {
     const std::size_t front = WorkerShare::front_of(packed), back = WorkerShare::back_of(packed);
     if (front >= back) return {0, 0};
-    const std::size_t end = std::min(back, front + chunk);
-    if (share.range.compare_exchange_weak(packed, WorkerShare::pack(end, back), std::memory_order_relaxed)) {
-      return {front, end};
-    }
-  }
-}
-
-// Claims up to `chunk` entities of another worker's `share`, from the back.
-std::pair<std::size_t, std::size_t> claim_back(WorkerShare& share, std::size_t chunk) {
-  uint64_t packed = share.range.load(std::memory_order_relaxed);
-  for (;;) {
-    const std::size_t front = WorkerShare::front_of(packed), back = WorkerShare::back_of(packed);
-    if (front >= back) return {0, 0};
-    const std::size_t begin = back - std::min(back - front, chunk);
-    if (share.range.compare_exchange_weak(packed, WorkerShare::pack(front, begin), std::memory_order_relaxed)) {
-      return {begin, back};
-    }
+    const std::size_t taken = std::min(back - front, chunk);
+    const std::pair<std::size_t, std::size_t> claimed =
+        from_back ? std::pair{back - taken, back} : std::pair{front, front + taken};
+    const uint64_t rest = from_back ? WorkerShare::pack(front, back - taken) : WorkerShare::pack(front + taken, back);
+    if (share.range.compare_exchange_weak(packed, rest, std::memory_order_relaxed)) return claimed;
   }
 }
 
@@ -82,8 +70,7 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
   const std::size_t count = impl.entities.size();
   unsigned victim = worker;  // whose share is being claimed: its own first, then the others'
   for (;;) {
-    const auto [begin, end] = victim == worker ? claim_front(impl.shares[victim], kClaimedEntities)
-                                               : claim_back(impl.shares[victim], kClaimedEntities);
+    const auto [begin, end] = claim(impl.shares[victim], kClaimedEntities, victim != worker);
     if (begin == end) {
       victim = (victim + 1) % workers;
       if (victim == worker) return;  // every share is empty
@@ -181,14 +168,15 @@ void World::Impl::assign_shares() {
   // each entity stays with its worker); equal parts before the first pass.
   uint64_t claimed = 0;
   for (const EvalScratch& s : scratch) claimed += s.entities_claimed;
-  uint64_t before = 0;  // claims of the workers before w
+  // Where worker w's share starts: the claims of the workers before it, scaled to `count`
+  // (both factors below 2^32, as entity ids are 32-bit: no overflow). Worker `workers` starts
+  // at `count` either way.
+  uint64_t before = 0;
+  const auto start = [&](uint64_t w) { return claimed > 0 ? count * before / claimed : count * w / workers; };
   for (uint64_t w = 0; w < workers; ++w) {
-    const uint64_t after = before + scratch[w].entities_claimed;
-    // Both factors are below 2^32 (entity ids are 32-bit): no overflow.
-    const uint64_t begin = claimed > 0 ? count * before / claimed : count * w / workers;
-    const uint64_t end = w + 1 == workers ? count : claimed > 0 ? count * after / claimed : count * (w + 1) / workers;
-    shares[w].range.store(WorkerShare::pack(begin, end), std::memory_order_relaxed);
-    before = after;
+    const uint64_t begin = start(w);
+    before += scratch[w].entities_claimed;
+    shares[w].range.store(WorkerShare::pack(begin, start(w + 1)), std::memory_order_relaxed);
   }
   for (EvalScratch& s : scratch) s.entities_claimed = 0;
 }
