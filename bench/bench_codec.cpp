@@ -29,6 +29,8 @@
 //                              scaled cm; bound 0.01)
 //   max_skinned_error_cm_scaled  worst real-vertex displacement (CPU skinning)
 //   ns_per_entity              encode + decode CPU time per entity-update (per client)
+//   ns_encode, ns_decode       the two halves of ns_per_entity timed apart (each over every
+//                              update, a few passes; decode from bytes encoded beforehand)
 //   ns_quantize, ns_dequantize quantising a pose (server, once per entity and tick, shared by
 //                              every client) and dequantising it (client), CPU ns
 //   raw_float_bytes_per_joint  reference: float TRS, 40 bytes per joint
@@ -192,6 +194,45 @@ double time_dequantize(const Scenario& s, const std::vector<QuantizedPose>& q) {
   return (thread_cpu_ns() - start) / (passes * static_cast<double>(q.size()));
 }
 
+// Mean CPU ns per update of the encoder alone and of the decoder alone, over every update
+// from the fourth on (as the timed loop), a few passes each. The split tells which side a
+// change moved; ns_per_entity (both, interleaved) stays the target's measure.
+struct SplitTimes {
+  double encode_ns = 0;
+  double decode_ns = 0;
+};
+
+SplitTimes time_encode_decode(const PoseFormat& f, const std::vector<QuantizedPose>& q, bool delta,
+                              int age, const PoseEncodeOptions& options,
+                              ClipDictionary* server_dictionary,
+                              ClipDictionary* client_dictionary, bool defer_exact) {
+  PoseEncoder encoder(f, server_dictionary);
+  std::vector<std::vector<uint8_t>> records(q.size());
+  const int passes = 10;
+  const std::size_t first = 3;
+  const double encode_start = thread_cpu_ns();
+  for (int pass = 0; pass < passes; ++pass)
+    for (std::size_t u = first; u < q.size(); ++u) {
+      records[u].clear();
+      encoder.encode(q[u], reference_for(q, u, delta, age), records[u], options);
+    }
+  const double encode_end = thread_cpu_ns();
+  QuantizedPose client_q, dictionary_scratch;
+  client_q.reset(f);
+  const double decode_start = thread_cpu_ns();
+  for (int pass = 0; pass < passes; ++pass)
+    for (std::size_t u = first; u < q.size(); ++u) {
+      const Status st = decode_pose(f, records[u], reference_for(q, u, delta, age), client_q,
+                                    PoseCoding::kRangeCoded, client_dictionary,
+                                    &dictionary_scratch, nullptr, defer_exact);
+      benchmark::DoNotOptimize(st);
+      benchmark::DoNotOptimize(client_q.values.data());
+    }
+  const double decode_end = thread_cpu_ns();
+  const double n = passes * static_cast<double>(q.size() - first);
+  return {(encode_end - encode_start) / n, (decode_end - decode_start) / n};
+}
+
 // ---------------------------------------------------------------- the benchmark
 
 void run_codec(benchmark::State& state, const std::string& source, const std::string& clip_a,
@@ -243,6 +284,8 @@ void run_codec(benchmark::State& state, const std::string& source, const std::st
   state.SetItemsProcessed(updates);
   const double quantize_ns = time_quantize(s, q);
   const double dequantize_ns = time_dequantize(s, q);
+  const SplitTimes split = time_encode_decode(f, q, delta, age, encode_options, server_dictionary.get(),
+                                              client_dictionary.get(), defer_exact);
 
   const std::vector<double> range_sizes = sizes(s, q, delta, age, {}, server_dictionary.get());
   // The reference stages below carry no recipes: measure them on the bare poses.
@@ -275,6 +318,8 @@ void run_codec(benchmark::State& state, const std::string& source, const std::st
   k["max_error_cm_scaled"] = e.codec_cm;
   k["max_skinned_error_cm_scaled"] = e.skinned_cm;
   k["animated_joints"] = joints;
+  k["ns_encode"] = split.encode_ns;
+  k["ns_decode"] = split.decode_ns;
   k["ns_quantize"] = quantize_ns;
   k["ns_dequantize"] = dequantize_ns;
   k["raw_float_bytes_per_joint"] = 40.0;

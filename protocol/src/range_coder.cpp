@@ -44,21 +44,28 @@ void RangeEncoder::finish(bool bytes_follow) {
   next_ = end_ = nullptr;
 }
 
-void RangeEncoder::grow() {
-  const auto used = static_cast<std::size_t>(next_ - out_.data());
-  out_.resize(out_.size() + std::max(kChunk, out_.size() - stream_start_));
-  next_ = out_.data() + used;
-  end_ = out_.data() + out_.size();
+WriteRoom RangeEncoder::grow(std::vector<uint8_t>& out, std::size_t stream_start, uint8_t* next) {
+  const auto used = static_cast<std::size_t>(next - out.data());
+  out.resize(out.size() + std::max(kChunk, out.size() - stream_start));
+  return {out.data() + used, out.data() + out.size()};
 }
 
 void RawBitWriter::append_reversed(std::vector<uint8_t>& out) {
   while (pending_ >= 8) {
     pending_ -= 8;
-    if (next_ == end_) grow();
+    if (next_ == end_) {
+      const WriteRoom room = grow(bytes_, next_);
+      next_ = room.next;
+      end_ = room.end;
+    }
     *next_++ = static_cast<uint8_t>(buffer_ >> pending_);
   }
   if (pending_ > 0) {
-    if (next_ == end_) grow();
+    if (next_ == end_) {
+      const WriteRoom room = grow(bytes_, next_);
+      next_ = room.next;
+      end_ = room.end;
+    }
     *next_++ = static_cast<uint8_t>(buffer_ << (8 - pending_));
     pending_ = 0;
   }
@@ -68,11 +75,10 @@ void RawBitWriter::append_reversed(std::vector<uint8_t>& out) {
   std::reverse_copy(bytes_.data(), next_, out.data() + start);
 }
 
-void RawBitWriter::grow() {
-  const auto used = static_cast<std::size_t>(next_ - bytes_.data());
-  bytes_.resize(2 * bytes_.size());
-  next_ = bytes_.data() + used;
-  end_ = bytes_.data() + bytes_.size();
+WriteRoom RawBitWriter::grow(std::vector<uint8_t>& bytes, uint8_t* next) {
+  const auto used = static_cast<std::size_t>(next - bytes.data());
+  bytes.resize(2 * bytes.size());
+  return {bytes.data() + used, bytes.data() + bytes.size()};
 }
 
 }  // namespace posecast::protocol

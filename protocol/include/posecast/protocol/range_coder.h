@@ -85,6 +85,13 @@ constexpr SymbolTable make_symbol_table(const uint16_t* freq) {
   return t;
 }
 
+// Where a writer that grew its vector goes on writing: the next byte and the end of the
+// vector's size (RangeEncoder::grow, RawBitWriter::grow).
+struct WriteRoom {
+  uint8_t* next;
+  uint8_t* end;
+};
+
 class RangeEncoder {
  public:
   // Appends to `out` (not cleared), which must outlive the encoder and must not be touched
@@ -149,7 +156,7 @@ class RangeEncoder {
       shift_low();
     }
   }
-  void shift_low() {
+  [[gnu::always_inline]] void shift_low() {
     // Bits 24..31 of low_ become the next byte unless a carry may still reach them
     // (0xFF bytes wait in cache_size_ until the carry is known).
     if (static_cast<uint32_t>(low_) < 0xFF000000u || (low_ >> 32) != 0) {
@@ -166,11 +173,19 @@ class RangeEncoder {
     low_ = (low_ & 0x00FFFFFFu) << 8;
   }
 
-  void put(uint8_t byte) {
-    if (next_ == end_) grow();
+  [[gnu::always_inline]] void put(uint8_t byte) {
+    if (next_ == end_) [[unlikely]] {
+      const WriteRoom room = grow(out_, stream_start_, next_);
+      next_ = room.next;
+      end_ = room.end;
+    }
     *next_++ = byte;
   }
-  void grow();  // doubles the room in out_ (rare: records are usually < kChunk bytes)
+  // Doubles the room of this stream in `out` (`next` the next byte to write in it), rare:
+  // records are usually < kChunk bytes. Static, taking and returning values: a member
+  // function would take the encoder's address, and a local copy of the encoder (the body
+  // loops') could then no longer live in registers.
+  static WriteRoom grow(std::vector<uint8_t>& out, std::size_t stream_start, uint8_t* next);
 
   static constexpr std::size_t kChunk = 256;
   std::vector<uint8_t>& out_;
@@ -315,7 +330,11 @@ class RawBitWriter {
     if (pending_ >= 32) {
       pending_ -= 32;
       const auto word = static_cast<uint32_t>(buffer_ >> pending_);
-      if (end_ - next_ < 4) grow();
+      if (end_ - next_ < 4) [[unlikely]] {
+        const WriteRoom room = grow(bytes_, next_);
+        next_ = room.next;
+        end_ = room.end;
+      }
       next_[0] = static_cast<uint8_t>(word >> 24);
       next_[1] = static_cast<uint8_t>(word >> 16);
       next_[2] = static_cast<uint8_t>(word >> 8);
@@ -331,7 +350,9 @@ class RawBitWriter {
   void append_reversed(std::vector<uint8_t>& out);
 
  private:
-  void grow();  // doubles bytes_ (rare)
+  // Doubles `bytes` (rare; `next` the next byte to write in it). Static, as
+  // RangeEncoder::grow, so that a local copy of the writer can live in registers.
+  static WriteRoom grow(std::vector<uint8_t>& bytes, uint8_t* next);
 
   static constexpr std::size_t kChunk = 256;
   std::vector<uint8_t>& bytes_;
