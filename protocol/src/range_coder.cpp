@@ -53,19 +53,11 @@ WriteRoom RangeEncoder::grow(std::vector<uint8_t>& out, std::size_t stream_start
 void RawBitWriter::append_reversed(std::vector<uint8_t>& out) {
   while (pending_ >= 8) {
     pending_ -= 8;
-    if (next_ == end_) {
-      const WriteRoom room = grow(bytes_, next_);
-      next_ = room.next;
-      end_ = room.end;
-    }
+    make_room(1);
     *next_++ = static_cast<uint8_t>(buffer_ >> pending_);
   }
   if (pending_ > 0) {
-    if (next_ == end_) {
-      const WriteRoom room = grow(bytes_, next_);
-      next_ = room.next;
-      end_ = room.end;
-    }
+    make_room(1);
     *next_++ = static_cast<uint8_t>(buffer_ << (8 - pending_));
     pending_ = 0;
   }

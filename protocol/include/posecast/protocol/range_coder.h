@@ -330,11 +330,7 @@ class RawBitWriter {
     if (pending_ >= 32) {
       pending_ -= 32;
       const auto word = static_cast<uint32_t>(buffer_ >> pending_);
-      if (end_ - next_ < 4) [[unlikely]] {
-        const WriteRoom room = grow(bytes_, next_);
-        next_ = room.next;
-        end_ = room.end;
-      }
+      make_room(4);
       next_[0] = static_cast<uint8_t>(word >> 24);
       next_[1] = static_cast<uint8_t>(word >> 16);
       next_[2] = static_cast<uint8_t>(word >> 8);
@@ -350,6 +346,14 @@ class RawBitWriter {
   void append_reversed(std::vector<uint8_t>& out);
 
  private:
+  // Grows bytes_ when fewer than `bytes` bytes are left after next_.
+  [[gnu::always_inline]] void make_room(std::ptrdiff_t bytes) {
+    if (end_ - next_ < bytes) [[unlikely]] {
+      const WriteRoom room = grow(bytes_, next_);
+      next_ = room.next;
+      end_ = room.end;
+    }
+  }
   // Doubles `bytes` (rare; `next` the next byte to write in it). Static, as
   // RangeEncoder::grow, so that a local copy of the writer can live in registers.
   static WriteRoom grow(std::vector<uint8_t>& bytes, uint8_t* next);
