@@ -11,7 +11,6 @@
 #include "chunk_writer.h"
 #include "chunks.h"
 #include "posecast/hash.h"
-#include "posecast/replay/lz_codec.h"
 
 namespace posecast::replay {
 

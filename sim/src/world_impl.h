@@ -22,11 +22,10 @@ namespace posecast::sim {
 // or busier core does less: the pass ends when the work does). The shares are sized by what
 // each worker claimed in the tick before (in proportion, when entities came or went), so an
 // entity is evaluated by the same worker tick after tick and its state and palette stay in
-// that core's caches. (With one counter for all,
-// every tick split the entities differently, and each tick a core first fetched from the other
-// core's cache what that one had written: a two-thread World ran at about 1.4x the time per
-// entity of two one-thread Worlds in two processes, Fox/1000.) Which worker evaluates an
-// entity never changes a bit. Indices fit 32 bits each (entity ids are 32-bit, so a World
+// that core's caches. (With one counter for all, every tick split the entities differently,
+// and each tick a core first fetched from the other core's cache what that one had written: a
+// two-thread World ran at about 1.4x the time per entity of two one-thread Worlds in two
+// processes, Fox/1000.) Which worker evaluates an entity never changes a bit. Indices fit 32 bits each (entity ids are 32-bit, so a World
 // holds fewer than 2^32 entities).
 struct alignas(64) WorkerShare {
   std::atomic<uint64_t> range{0};
