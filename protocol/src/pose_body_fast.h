@@ -1,7 +1,8 @@
 #pragma once
 // Private to posecast_protocol, a part of pose_codec.cpp: the straight-line pose bodies of the
-// two common records (the steady state, and a record predicted from the clip dictionary),
-// range-coded only; the same bytes as the general body (pose_body.h). The walk and its
+// common records (the steady state, with or without coded rotation axes, and a record
+// predicted from the clip dictionary), range-coded only; the same bytes as the general body
+// (pose_body.h). The walk and its
 // per-code steps are always_inline: this is the codec's hot loop.
 
 #include <cstddef>
@@ -27,12 +28,18 @@ namespace {
 // branches (a fast decode that fails is decoded again by decode_body, which names the fault).
 // Encode + decode of bench_codec FoxRun/20Hz/delta: 0.80 and 0.90 of the general bodies' time
 // (scripts/ab.sh, 5 pairs per vCPU; docs/codec.md, "Speed, session 13").
-enum class FastBody : uint8_t { kNone, kSteady, kDictionary };
+//
+// kSteadyAxesCoded is the steady state when some rotation's axis is not its likely one (the
+// header's axes bit is 1, so every rotation codes its axis first, as in encode_body): about
+// one Fox Run record in seven at 20 Hz, a joint whose largest quaternion component changed
+// since the baseline. Those records took the general bodies before session 22.
+enum class FastBody : uint8_t { kNone, kSteady, kSteadyAxesCoded, kDictionary };
 
 // Which straight-line body codes this record's body (kNone: the general one). `axes_known`:
 // the header's "every rotation has its likely axis".
 FastBody fast_body(const Predictor& predictor, bool off_layout, bool axes_known) {
-  if (off_layout || !axes_known) return FastBody::kNone;
+  if (off_layout) return FastBody::kNone;
+  if (!axes_known) return predictor.steady() ? FastBody::kSteadyAxesCoded : FastBody::kNone;
   if (predictor.dictionary_codes() != nullptr) return FastBody::kDictionary;
   return predictor.steady() ? FastBody::kSteady : FastBody::kNone;
 }
@@ -47,7 +54,7 @@ template <FastBody kBody>
                                                       const int32_t* dictionary, std::size_t n,
                                                       std::size_t i, int c, int32_t axis,
                                                       int64_t limit, bool steady) {
-  if constexpr (kBody == FastBody::kSteady) {
+  if constexpr (kBody != FastBody::kDictionary) {
     if (!steady) {
       return predictor.expect(n, c, static_cast<int>(i - n * kValuesPerNode), axis);
     }
@@ -60,11 +67,14 @@ template <FastBody kBody>
   }
 }
 
-// The walk both fast bodies share: for every node in order, `node_start(base, axis)` with the
-// node's rotation axis code (3 when it has no rotation channel), then for each coded value in
-// stream order `value(i, limit, e)` with its index, limit and expectation. Rotations have
-// their likely axis (Predictor::likely_axis): the record's axes are known, so that is the
-// pose's axis when encoding (axes_as_expected checked it) and the one decode_body would take.
+// The walk the fast bodies share: for every node in order, `node_start(n, base, axis)` with
+// the node's likely rotation axis code (Predictor::likely_axis; 3 when it has no rotation
+// channel), which returns the node's axis, then for each coded value in stream order
+// `value(i, limit, e)` with its index, limit and expectation. When the record's axes are
+// known, node_start returns the likely axis: that is the pose's axis when encoding
+// (axes_as_expected checked it) and the one decode_body would take. In kSteadyAxesCoded,
+// node_start codes the axis of a node with a rotation channel (encode_body's order) and
+// returns it.
 template <FastBody kBody, class NodeStart, class Value>
 [[gnu::always_inline]] inline void walk_fast_body(const PoseFormat& format,
                                                   const Predictor& predictor,
@@ -73,8 +83,8 @@ template <FastBody kBody, class NodeStart, class Value>
   for (std::size_t n = 0; n < format.node_count(); ++n) {
     const uint8_t coded = format.channels[n];
     const std::size_t base = n * kValuesPerNode;
-    const int32_t axis = (coded & kChannelRotation) ? predictor.likely_axis(n) : 3;
-    node_start(base, axis);
+    const int32_t axis =
+        node_start(n, base, (coded & kChannelRotation) ? predictor.likely_axis(n) : 3);
     if (coded == 0) continue;
     const auto channel = [&](int c, int32_t channel_axis, int64_t limit, bool steady)
                              __attribute__((always_inline)) {
@@ -87,20 +97,30 @@ template <FastBody kBody, class NodeStart, class Value>
     if (coded & kChannelTranslation) channel(0, 0, kMaxLinearCode, true);
     if (coded & kChannelRotation) {
       channel(1, axis, format.precision[n].rotation_limit,
-              kBody != FastBody::kSteady || predictor.steady_channel(n, 1, axis));
+              kBody == FastBody::kDictionary || predictor.steady_channel(n, 1, axis));
     }
     if (coded & kChannelScale) channel(2, 0, kMaxLinearCode, true);
   }
 }
 
-// encode_body for a record fast_body() accepted (axes known: none is coded).
+// encode_body for a record fast_body() accepted.
 template <FastBody kBody>
 RangeSink encode_body_fast(const PoseFormat& format, const QuantizedPose& pose,
                            const Predictor& predictor, const RangeSink& sink_in) {
   RangeSink sink(sink_in);
   const int32_t* values = pose.values.data();
   walk_fast_body<kBody>(
-      format, predictor, [](std::size_t, int32_t) __attribute__((always_inline)) {},
+      format, predictor,
+      [&](std::size_t n, std::size_t base, int32_t likely) __attribute__((always_inline)) {
+        if constexpr (kBody == FastBody::kSteadyAxesCoded) {
+          if (format.channels[n] & kChannelRotation) {
+            const int32_t axis = values[base + kRotationAxis];
+            sink.axis(predictor.reference_axis(n), axis);
+            return axis;
+          }
+        }
+        return likely;
+      },
       [&](std::size_t i, int64_t, const Expectation& e) __attribute__((always_inline)) {
         sink.residual(e, static_cast<int64_t>(values[i]) - e.prediction);
       });
@@ -121,10 +141,17 @@ bool decode_body_fast(const PoseFormat& format, const Predictor& predictor,
   int32_t* values = out.values.data();
   walk_fast_body<kBody>(
       format, predictor,
-      [&](std::size_t base, int32_t axis) __attribute__((always_inline)) {
+      [&](std::size_t n, std::size_t base, int32_t likely) __attribute__((always_inline)) {
         int32_t* codes = values + base;
         for (int v = 0; v < kValuesPerNode; ++v) codes[v] = 0;
+        int32_t axis = likely;
+        if constexpr (kBody == FastBody::kSteadyAxesCoded) {
+          if (format.channels[n] & kChannelRotation) {
+            axis = decode_axis(rc, *source_io.models, predictor.reference_axis(n));
+          }
+        }
         codes[kRotationAxis] = axis;
+        return axis;
       },
       [&](std::size_t i, int64_t limit, const Expectation& e) __attribute__((always_inline)) {
         const int64_t value = e.prediction + decode_residual(rc, raw_bits, failed, e);

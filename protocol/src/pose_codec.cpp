@@ -168,6 +168,9 @@ bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& r
       switch (codec::fast_body(predictor, pose.off_layout, axes_known)) {
         case codec::FastBody::kSteady:
           return codec::encode_body_fast<codec::FastBody::kSteady>(format_, pose, predictor, sink);
+        case codec::FastBody::kSteadyAxesCoded:
+          return codec::encode_body_fast<codec::FastBody::kSteadyAxesCoded>(format_, pose,
+                                                                            predictor, sink);
         case codec::FastBody::kDictionary:
           return codec::encode_body_fast<codec::FastBody::kDictionary>(format_, pose, predictor,
                                                                        sink);
@@ -265,6 +268,9 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   const bool fast_done =
       (body == codec::FastBody::kSteady &&
        codec::decode_body_fast<codec::FastBody::kSteady>(format, predictor, source, out)) ||
+      (body == codec::FastBody::kSteadyAxesCoded &&
+       codec::decode_body_fast<codec::FastBody::kSteadyAxesCoded>(format, predictor, source,
+                                                                  out)) ||
       (body == codec::FastBody::kDictionary &&
        codec::decode_body_fast<codec::FastBody::kDictionary>(format, predictor, source, out));
   if (!fast_done) {

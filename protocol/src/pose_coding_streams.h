@@ -108,7 +108,8 @@ struct RangeSink {
         [&](uint64_t value, uint32_t bits) __attribute__((always_inline)) { raw(value, bits); });
   }
   // Rotation axis code `axis` (0..3), given the reference's `expected` (-1: none; w is likely).
-  void axis(int32_t expected, int32_t axis) {
+  // Inline: encode_body_fast calls it on its local copy of the sink (see above).
+  [[gnu::always_inline]] void axis(int32_t expected, int32_t axis) {
     BitModel& m = expected >= 0 ? models->axis_same : models->axis_is_w;
     const int32_t likely = expected >= 0 ? expected : 3;
     rc.encode(m, axis == likely ? 0u : 1u);
@@ -169,6 +170,16 @@ struct RangeSink {
   return unzigzag((q << s) | read_raw(raw_bits, s));
 }
 
+// What RangeSink::axis wrote for a rotation whose reference has axis `expected` (-1: none). A
+// free function of the range decoder, as decode_residual. Any bits decode to an axis (0..3).
+[[gnu::always_inline]] inline int32_t decode_axis(RangeDecoder& rc, Models& models,
+                                                  int32_t expected) {
+  BitModel& m = expected >= 0 ? models.axis_same : models.axis_is_w;
+  const int32_t likely = expected >= 0 ? expected : 3;
+  if (rc.decode(m) == 0) return likely;
+  return static_cast<int32_t>(rc.decode_direct(2));
+}
+
 struct RangeSource {
   RangeDecoder rc;
   RawBitReader raw_bits;
@@ -178,12 +189,7 @@ struct RangeSource {
   [[gnu::always_inline]] int64_t residual(const Expectation& e) {
     return decode_residual(rc, raw_bits, failed, e);
   }
-  int32_t axis(int32_t expected) {
-    BitModel& m = expected >= 0 ? models->axis_same : models->axis_is_w;
-    const int32_t likely = expected >= 0 ? expected : 3;
-    if (rc.decode(m) == 0) return likely;
-    return static_cast<int32_t>(rc.decode_direct(2));
-  }
+  int32_t axis(int32_t expected) { return decode_axis(rc, *models, expected); }
   // `n` (0..64) bits from the side stream.
   [[gnu::always_inline]] uint64_t raw(uint32_t n) { return read_raw(raw_bits, n); }
   // What RangeSink::predicted_or_raw wrote: `predicted` plus a residual, or 32 raw bits when
