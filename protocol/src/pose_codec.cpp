@@ -37,7 +37,6 @@
 #include "posecast/protocol/pose_codec.h"
 
 #include <algorithm>
-#include <optional>
 #include <string>
 
 #include "posecast/protocol/bit_io.h"
@@ -149,7 +148,7 @@ bool PoseEncoder::encode_range(const QuantizedPose& pose, const PoseReference& r
       return true;
     };
     codec::Models models;
-    codec::RangeSink sink{RangeEncoder(out), RawBitWriter(raw_scratch_), &models};
+    codec::RangeSink sink{RangeEncoder(out, range_scratch_), RawBitWriter(raw_scratch_), &models};
     sink.rc.encode(models.side_stream_omitted, keep_side_stream ? 0u : 1u);
     sink.rc.encode(models.full_references, references == kMaxReferences ? 0u : 1u);
     if (references != kMaxReferences) sink.rc.encode_direct(static_cast<uint32_t>(references), 2);
@@ -252,14 +251,19 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
     if (!dictionary->predict(out.recipe, out)) return Error{recipe_refused};
     return {};
   }
-  // The dictionary's prediction, made only for records predicted from it (a QuantizedPose
-  // is a few hundred bytes to zero: not for every record).
-  std::optional<QuantizedPose> local;
+  // The dictionary's prediction, made only for records predicted from it. A caller without a
+  // scratch gets one here, in a call of its own: a QuantizedPose local to this function (even
+  // an empty std::optional of one) is a few hundred bytes that GCC zeroes on every call, 1-2 %
+  // of a steady record's decode (perf, session 22).
+  if (from_dictionary && scratch == nullptr) {
+    QuantizedPose local;
+    return decode_pose(format, bytes, reference, out, coding, dictionary, &local, info,
+                       defer_exact);
+  }
   const QuantizedPose* predicted = nullptr;
   if (from_dictionary) {
-    QuantizedPose& prediction = scratch != nullptr ? *scratch : local.emplace();
-    if (!dictionary->predict(out.recipe, prediction)) return Error{recipe_refused};
-    predicted = &prediction;
+    if (!dictionary->predict(out.recipe, *scratch)) return Error{recipe_refused};
+    predicted = scratch;
   }
   const codec::Predictor predictor(format, reference, references, predicted);
   const bool axes_known = source.rc.decode(models.axes_as_expected) == 0;

@@ -40,7 +40,11 @@ void RangeEncoder::finish(bool bytes_follow) {
     // Drop this stream's trailing zero bytes: the decoder supplies zeros past the end.
     while (next_ != begin && next_[-1] == 0) --next_;
   }
-  out_.resize(static_cast<std::size_t>(next_ - out_.data()));
+  if (destination_ == &out_) {
+    out_.resize(static_cast<std::size_t>(next_ - out_.data()));
+  } else {
+    destination_->insert(destination_->end(), begin, static_cast<const uint8_t*>(next_));
+  }
   next_ = end_ = nullptr;
 }
 

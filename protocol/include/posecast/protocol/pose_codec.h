@@ -100,7 +100,8 @@ class PoseEncoder {
   ClipDictionary* dictionary_;
   QuantizedPose dictionary_codes_;
   std::vector<uint8_t> scratch_[2];
-  std::vector<uint8_t> raw_scratch_;  // the side stream of a record (range_coder.h)
+  std::vector<uint8_t> raw_scratch_;    // the side stream of a record (range_coder.h)
+  std::vector<uint8_t> range_scratch_;  // its range-coded bytes until they are appended
 };
 
 // What decode_pose() found in a record.
