@@ -82,7 +82,7 @@ Scenario build_scenario(const std::string& source, const std::string& clip_a, co
   }
   s.rig = &s.model->rigs[0];
   if (!formats.count(source)) {
-    auto f = build_pose_format(s.rig->skeleton, s.rig->clips);
+    auto f = protocol::build_pose_format(s.rig->skeleton, s.rig->clips);
     if (!f.ok()) {
       s.error = f.error().message;
       return s;
@@ -131,7 +131,7 @@ Scenario build_scenario(const std::string& source, const std::string& clip_a, co
 }
 
 std::vector<QuantizedPose> quantize_all(const Scenario& s, bool with_recipes) {
-  PoseQuantizer quantizer(*s.format);
+  protocol::PoseQuantizer quantizer(*s.format);
   std::vector<QuantizedPose> q(s.poses.size());
   for (std::size_t u = 0; u < s.poses.size(); ++u) {
     (void)quantizer.quantize(s.poses[u], u > 0 && !with_recipes ? &q[u - 1] : nullptr, q[u]);

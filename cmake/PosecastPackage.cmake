@@ -6,7 +6,7 @@
 include(CMakePackageConfigHelpers)
 
 set(_posecast_exported posecast_core posecast_rig posecast_sim posecast_protocol
-    posecast_protocol_generated posecast_asio posecast_net posecast_server)
+    posecast_protocol_base posecast_protocol_generated posecast_asio posecast_net posecast_server)
 if(TARGET posecast_tinygltf)  # cross builds compile tinygltf into the core's link line
   list(APPEND _posecast_exported posecast_tinygltf)
 endif()
