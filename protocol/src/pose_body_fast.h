@@ -2,8 +2,8 @@
 // Private to posecast_protocol, a part of pose_codec.cpp: the straight-line pose bodies of the
 // common records (the steady state, with or without coded rotation axes, and a record
 // predicted from the clip dictionary), range-coded only; the same bytes as the general body
-// (pose_body.h). The walk and its
-// per-code steps are always_inline: this is the codec's hot loop.
+// (pose_body.h). The walk and its per-code steps are always_inline: this is the codec's hot
+// loop.
 
 #include <cstddef>
 #include <cstdint>

@@ -100,11 +100,12 @@ class RangeEncoder {
   // dropped without finish() leaves unspecified bytes after the old end: resize `out` back.
   explicit RangeEncoder(std::vector<uint8_t>& out) : RangeEncoder(out, out) {}
 
-  // The same, written into `scratch` (its contents are overwritten; it must outlive the
-  // encoder, and not be `out`) and appended to `out` by finish(). A scratch kept from one
-  // stream to the next is not grown (zero-filled) again: for many short streams, such as the
-  // pose codec's records, growing `out` by a chunk each time cost about 1 % of an encode
-  // (perf, session 22). An encoder dropped without finish() leaves `out` as it was.
+  // The same stream, written into `scratch` first (its contents are overwritten; it must
+  // outlive the encoder) and appended to `out` by finish(); `scratch` may also be `out`
+  // itself, which is the constructor above. A scratch kept from one stream to the next is not
+  // grown (zero-filled) again: for many short streams, such as the pose codec's records,
+  // growing `out` by a chunk each time cost about 1 % of an encode (perf, session 22). With a
+  // separate scratch, an encoder dropped without finish() leaves `out` as it was.
   RangeEncoder(std::vector<uint8_t>& out, std::vector<uint8_t>& scratch)
       : out_(scratch), stream_start_(&scratch == &out ? out.size() : 0), destination_(&out) {
     if (out_.size() < stream_start_ + kChunk) out_.resize(stream_start_ + kChunk);
