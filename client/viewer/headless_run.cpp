@@ -105,6 +105,11 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
     return fail("OpenGL error 0x" + std::to_string(error) + " while rendering");
   }
 
+  // Described now, at the last frame: the source's figures that depend on the clock (a network
+  // source's delay: newest server time - render time) would otherwise count the screenshot's
+  // read-back and PNG encoding (about 100 ms at 1280x720) as delay.
+  const std::string final_description = source.describe();
+
   if (!options.screenshot.empty()) {
     render::RgbaImage image{options.width, options.height, target.value().read_rgba()};
     if (Status status = render::write_png(options.screenshot, image); !status) {
@@ -113,7 +118,7 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
   }
 
   if (options.stats) {
-    std::printf("posecast-viewer: %s\n", source.describe().c_str());
+    std::printf("posecast-viewer: %s\n", final_description.c_str());
     std::printf("  context: %s via %s, %dx%d offscreen\n",
                 render::describe_current_context().c_str(), context.value()->backend(),
                 options.width, options.height);

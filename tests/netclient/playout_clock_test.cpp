@@ -143,3 +143,31 @@ TEST(PlayoutClockTest, LostPartsOfMultiPartSnapshotsCountAsLoss) {
 
 }  // namespace
 }  // namespace posecast::client
+
+namespace posecast::client {
+namespace {
+
+TEST(PlayoutClockTest, SnapshotsGrowingFromOneToFourPartsAreNotLoss) {
+  // No part lost, but the snapshots grow from 1 part to 4 halfway through the loss window (a
+  // server's records grow when its entities start motions the recipes do not cover). Counting
+  // parts against "snapshots x the mean part count per arrival" would read the larger
+  // snapshots' parts as the norm and report the smaller ones' as lost.
+  PlayoutClock clock;
+  clock.reset(kTickRate, kSendRate);
+  const uint32_t grow_at = 4 * kTickRate;
+  for (uint32_t tick = 3; tick <= 8 * kTickRate; tick += 3) {
+    const uint32_t parts = tick < grow_at ? 1 : 4;
+    for (uint32_t part = 0; part < parts; ++part) {
+      clock.on_packet(tick, parts, tick_time(tick) + 40'000);
+    }
+    clock.advance(tick_time(tick) + 40'000);
+    // The loss window (2 s ending 250 ms before the newest tick) spans the change from about
+    // 4.25 s to 6.25 s: check at every snapshot, not only at the end.
+    ASSERT_LT(clock.loss(), 1e-9) << "at tick " << tick;
+  }
+  EXPECT_EQ(clock.cover(), 0);
+  EXPECT_EQ(clock.target_delay_us(), kSnapshotIntervalUs + clock.jitter_us());
+}
+
+}  // namespace
+}  // namespace posecast::client

@@ -53,12 +53,12 @@ void PlayoutClock::recompute() {
       std::max(loss_end > window_ticks ? loss_end - window_ticks : 0u, first_tick_);
   std::size_t n = 0;
   uint32_t in_loss_window = 0;
-  uint64_t part_counts = 0;
+  double snapshots_received = 0.0;  // each part counts 1 / its snapshot's part count
   for (std::size_t i = 0; i < count_; ++i) {
     const Arrival& a = history_[(head_ + kHistory - 1 - i) % kHistory];
     if (a.tick > loss_start && a.tick <= loss_end) {
       ++in_loss_window;
-      part_counts += a.part_count;
+      snapshots_received += 1.0 / static_cast<double>(a.part_count);
     }
     if (newest_tick_ - a.tick <= window_ticks) scratch_[n++] = a.offset_us;
   }
@@ -70,17 +70,20 @@ void PlayoutClock::recompute() {
                  std::floor(settings_.jitter_quantile * static_cast<double>(n - 1) + 0.5)));
   jitter_us_ = scratch_[q] - scratch_[0];
 
-  // Loss: snapshots are expected every send interval (span * send rate / tick rate of them),
-  // each in the mean number of parts seen.
+  // Loss: snapshots are expected every send interval (span * send rate / tick rate of them).
+  // Each part received counts as 1 / (its snapshot's part count) of a snapshot, so a snapshot
+  // of k parts that lost some counts as the share that arrived, and the expected received
+  // sum is (1 - p) x snapshots expected whatever the part counts are. (Until session 23 it
+  // was "parts received / (snapshots x mean part count per arrival)": when snapshots grew
+  // from 1 part to 4 within the window, the mean per arrival leaned to the larger ones and
+  // a loss-free loopback read up to 16 %, raising the delay by two send intervals.)
   const uint32_t loss_span_ticks = loss_end > loss_start ? loss_end - loss_start : 0;
   if (static_cast<int64_t>(loss_span_ticks) * tick_us >= settings_.min_loss_window_us &&
       in_loss_window > 0) {
-    const double mean_parts =
-        static_cast<double>(part_counts) / static_cast<double>(in_loss_window);
     const double expected = static_cast<double>(loss_span_ticks) *
                             static_cast<double>(send_rate_hz_) /
-                            static_cast<double>(tick_rate_hz_) * mean_parts;
-    loss_ = std::clamp(1.0 - static_cast<double>(in_loss_window) / expected, 0.0, 1.0);
+                            static_cast<double>(tick_rate_hz_);
+    loss_ = std::clamp(1.0 - snapshots_received / expected, 0.0, 1.0);
     int cover = 0;
     double run = loss_;  // probability of cover + 1 consecutive losses
     while (cover < settings_.max_cover && run > settings_.consecutive_loss_target) {

@@ -7,11 +7,11 @@
 // = clock offset + one-way latency + queueing. Over the last `window_us` of server time:
 //     base offset  B = min(o)                  (the fastest path)
 //     jitter       J = q95(o) - B              (95th percentile spread)
-//     loss         p = 1 - parts received / parts expected, counted over the window ending
-//                  `loss_lag_us` before the newest tick (late ones land); parts expected =
-//                  snapshots expected at the send rate x the mean part count seen. Parts, not
-//                  snapshots: each entity's record travels in one part, so this is the rate at
-//                  which an entity misses a snapshot.
+//     loss         p = 1 - snapshots received / snapshots expected, counted over the window
+//                  ending `loss_lag_us` before the newest tick (late ones land), at the send
+//                  rate; each part received counts 1 / (its snapshot's part count). Parts, not
+//                  whole snapshots: each entity's record travels in one part, so this is the
+//                  rate at which an entity misses a snapshot, however the part counts vary.
 // The newest server time is now - B. The render time follows
 //     target = (now - B) - D,   D = (1 + n) * I + J
 // with I the send interval and n the number of consecutive lost snapshots to ride out: the
