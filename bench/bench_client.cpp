@@ -72,6 +72,7 @@ struct ClientBench {
     if (Status s = o.assets->add(model); !s) return s;
     o.load_missing_assets = false;
     o.nonce = 7;
+    o.channel_arrival_times = false;  // simulated time over a plain socket
     o.present.evaluate_recipes = evaluate_recipes;
     client = std::make_unique<client::NetClient>(io, std::move(o));
     if (Status s = client->connect(now); !s) return s;

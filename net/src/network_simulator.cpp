@@ -173,6 +173,7 @@ size_t NetworkSimulator::receive_from(std::span<std::byte> buffer, Endpoint& fro
   std::memcpy(buffer.data(), pool_[entry.slot].data(), size);
   free_slots_.push_back(entry.slot);
   from = entry.peer;
+  last_wait_us_ = std::max<int64_t>(now_ - entry.deliver_at, 0);
   ++counters_.datagrams_received;
   counters_.bytes_received += size;
   return size;

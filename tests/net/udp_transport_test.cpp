@@ -62,6 +62,39 @@ TEST(UdpTransport, OversizedDatagramIsVisibleAsLongerThanTheLimit) {
   EXPECT_GT(receive_within_a_second(b, buffer, from), kMaxDatagramBytes);
 }
 
+TEST(UdpTransport, ReportsHowLongADatagramWaitedInTheSocket) {
+  asio::io_context io;
+  UdpTransport a(io), b(io);
+  ASSERT_TRUE(a.open(loopback_any_port()).ok());
+  ASSERT_TRUE(b.open(loopback_any_port()).ok());
+#if !defined(__linux__)
+  GTEST_SKIP() << "kernel receive timestamps are read on Linux only";
+#endif
+  ASSERT_TRUE(b.has_receive_timestamps());
+  EXPECT_EQ(b.last_receive_wait_us(), 0);  // nothing received yet
+
+  // One datagram left unread for 100 ms, then one read as soon as it is there.
+  const std::array<std::byte, 1> first{std::byte{1}};
+  const std::array<std::byte, 1> second{std::byte{2}};
+  ASSERT_TRUE(a.send_to(first, b.local_endpoint()));
+  const auto sent = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::array<std::byte, kReceiveBufferBytes> buffer{};
+  Endpoint from;
+  ASSERT_EQ(receive_within_a_second(b, buffer, from), 1u);
+  const auto read = std::chrono::steady_clock::now();
+  const int64_t waited = b.last_receive_wait_us();
+  EXPECT_GE(waited, 95'000);  // the kernel stamped it on arrival, right after the send
+  EXPECT_LE(waited, std::chrono::duration_cast<std::chrono::microseconds>(read - sent).count() + 1'000);
+  EXPECT_EQ(from, a.local_endpoint());
+
+  ASSERT_TRUE(a.send_to(second, b.local_endpoint()));
+  ASSERT_EQ(receive_within_a_second(b, buffer, from), 1u);
+  EXPECT_EQ(buffer[0], std::byte{2});
+  EXPECT_GE(b.last_receive_wait_us(), 0);
+  EXPECT_LT(b.last_receive_wait_us(), waited);  // read within about a millisecond of arriving
+}
+
 TEST(UdpTransport, OpenFailsWithTheAddressWhenThePortIsTaken) {
   asio::io_context io;
   UdpTransport a(io), b(io);

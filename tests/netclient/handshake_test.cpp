@@ -67,6 +67,7 @@ class HandshakeTest : public ::testing::Test {
     options.assets = rig.library;
     options.nonce = 77;
     options.load_missing_assets = false;
+    options.channel_arrival_times = false;  // simulated time over a plain socket
   }
 
   protocol::Welcome welcome(uint64_t hash) const {

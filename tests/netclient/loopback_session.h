@@ -87,6 +87,9 @@ class LoopbackSession {
     o.assets = library_;
     o.load_missing_assets = false;
     o.nonce = nonce;
+    // Simulated time over plain sockets: the kernel's real-time receive timestamps do not
+    // belong on this clock (tests that add a simulator may turn it back on).
+    o.channel_arrival_times = false;
     return o;
   }
   NetClient& add_client(NetClientOptions options) {

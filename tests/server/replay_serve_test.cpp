@@ -130,6 +130,7 @@ class ServedReplay {
     o.assets = library_;
     o.load_missing_assets = false;
     o.nonce = 77;
+    o.channel_arrival_times = false;  // simulated time over a plain socket
     client_ = std::make_unique<client::NetClient>(io_, o);
     EXPECT_TRUE(client_->connect(0).ok());
     ok_ = true;

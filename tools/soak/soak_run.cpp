@@ -178,6 +178,7 @@ class SoakRun {
     c.load_missing_assets = false;
     c.name = "soak-" + std::to_string(slot);
     c.nonce = rng_.next() | 1;
+    c.channel_arrival_times = false;  // simulated time: the socket's timestamps are real time
     if (o_.loss_percent > 0 || o_.latency_ms > 0 || o_.jitter_ms > 0 || o_.reorder_percent > 0) {
       net::SimulatorConfig sim;
       sim.seed = rng_.next();

@@ -215,7 +215,10 @@ void NetClient::update(int64_t now_us) {
     ++counters_.datagrams_in;
     counters_.bytes_in += wire_bytes(n);
     in_rate_.add(now_us, wire_bytes(n));
-    handle_datagram({reinterpret_cast<const uint8_t*>(receive_buffer_.data()), n}, from, now_us);
+    const int64_t arrival_us =
+        options_.channel_arrival_times ? now_us - channel_->last_receive_wait_us() : now_us;
+    handle_datagram({reinterpret_cast<const uint8_t*>(receive_buffer_.data()), n}, from, now_us,
+                    arrival_us);
   }
 
   switch (state_) {
@@ -266,7 +269,7 @@ void NetClient::update(int64_t now_us) {
 }
 
 void NetClient::handle_datagram(std::span<const uint8_t> bytes, const net::Endpoint& from,
-                                int64_t now_us) {
+                                int64_t now_us, int64_t arrival_us) {
   if (from != options_.server) {
     ++counters_.dropped_foreign;
     return;
@@ -295,7 +298,7 @@ void NetClient::handle_datagram(std::span<const uint8_t> bytes, const net::Endpo
         } else if constexpr (std::is_same_v<T, protocol::Welcome>) {
           on_welcome(m, now_us);
         } else if constexpr (std::is_same_v<T, protocol::Snapshot>) {
-          on_snapshot(m, now_us);
+          on_snapshot(m, now_us, arrival_us);
         } else if constexpr (std::is_same_v<T, protocol::EntitySpawn>) {
           if (state_ != ConnectionState::kConnected) {
             ++counters_.dropped_unexpected;
@@ -393,7 +396,7 @@ void NetClient::on_welcome(const protocol::Welcome& m, int64_t now_us) {
   last_ack_us_ = now_us;
 }
 
-void NetClient::on_snapshot(const protocol::Snapshot& m, int64_t now_us) {
+void NetClient::on_snapshot(const protocol::Snapshot& m, int64_t now_us, int64_t arrival_us) {
   if (state_ != ConnectionState::kConnected) {
     ++counters_.dropped_unexpected;
     return;
@@ -404,7 +407,7 @@ void NetClient::on_snapshot(const protocol::Snapshot& m, int64_t now_us) {
     ++counters_.inconsistent_parts;
     return;
   }
-  const PartResult result = buffer_.apply(m, registry_, now_us);
+  const PartResult result = buffer_.apply(m, registry_, arrival_us);
   switch (result.outcome) {
     case PartOutcome::kApplied: break;
     case PartOutcome::kDuplicate: ++counters_.duplicate_parts; return;
@@ -419,7 +422,7 @@ void NetClient::on_snapshot(const protocol::Snapshot& m, int64_t now_us) {
   counters_.duplicate_records += result.duplicate_records;
   if (!result.first_error.empty()) error_ = result.first_error;  // the latest problem, for logs
 
-  playout_.on_packet(m.server_tick, m.part_count, now_us);
+  playout_.on_packet(m.server_tick, m.part_count, arrival_us);
   if (result.new_tick) {
     ++counters_.snapshot_ticks;
     // RTT: the first snapshot coded against a newer baseline B left the server after our ack
@@ -430,7 +433,7 @@ void NetClient::on_snapshot(const protocol::Snapshot& m, int64_t now_us) {
       newest_baseline_seen_ = m.baseline_tick;
       for (const AckTime& a : ack_times_) {
         if (a.tick == m.baseline_tick && a.sent_us != kPendingAck) {
-          record_rtt(now_us - a.sent_us);
+          record_rtt(arrival_us - a.sent_us);
           break;
         }
       }

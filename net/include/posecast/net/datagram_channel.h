@@ -37,6 +37,14 @@ class DatagramChannel {
   // Zero-length datagrams are skipped (they carry nothing any protocol accepts).
   virtual size_t receive_from(std::span<std::byte> buffer, Endpoint& from) = 0;
 
+  // How long the datagram the last receive_from() returned had been waiting in the channel
+  // when that call took it, in microseconds (>= 0): UdpTransport reads the kernel's receive
+  // timestamp (Linux; real time), NetworkSimulator the time since the datagram was due (its
+  // own, caller-given time). 0 when the channel cannot tell or nothing was received yet.
+  // A caller that polls once per frame dates arrivals with it to when they happened, so a
+  // stalled frame does not read as network jitter (docs/client.md, "Arrival times").
+  virtual int64_t last_receive_wait_us() const { return 0; }
+
   // Advances channel-internal time (the simulator delivers due datagrams); `now` never goes
   // backwards. A real transport ignores it.
   virtual void pump(MicrosTime now) = 0;

@@ -69,6 +69,10 @@ class NetworkSimulator final : public DatagramChannel {
 
   // Drains the inner channel into the inbound queue, then returns the next due datagram.
   size_t receive_from(std::span<std::byte> buffer, Endpoint& from) override;
+  // The returned datagram's wait in the inbound queue after it was due (pumped time - its
+  // delivery time). Time it spent in the inner channel before the drain is not counted: the
+  // simulator's clock is the caller's, the inner socket's timestamps are real time.
+  int64_t last_receive_wait_us() const override { return last_wait_us_; }
 
   // Sets the simulator's time and sends every due outbound datagram to the inner channel.
   // `now` earlier than the previous call is treated as the previous time.
@@ -108,6 +112,7 @@ class NetworkSimulator final : public DatagramChannel {
   SimulatorConfig config_;
   uint64_t rng_state_;
   MicrosTime now_ = 0;
+  int64_t last_wait_us_ = 0;
   uint64_t next_order_ = 0;
   Queue outbound_;
   Queue inbound_;

@@ -24,6 +24,8 @@ class UdpTransport final : public DatagramChannel {
 
   // Opens a socket of `local`'s family, binds it (port 0 = an ephemeral port) and makes it
   // non-blocking. Fails with the address and the OS reason. Reopening closes the old socket.
+  // On Linux it also asks for kernel receive timestamps (SO_TIMESTAMPNS), for
+  // last_receive_wait_us(); a kernel that refuses leaves the socket working without them.
   Status open(const Endpoint& local);
   void close();
   bool is_open() const;
@@ -33,6 +35,11 @@ class UdpTransport final : public DatagramChannel {
 
   bool send_to(std::span<const std::byte> payload, const Endpoint& to) override;
   size_t receive_from(std::span<std::byte> buffer, Endpoint& from) override;
+  // From the kernel's timestamp of the datagram against the real-time clock read right after
+  // the read (both CLOCK_REALTIME, so the clock's own steps cancel except during the wait);
+  // clamped to [0, 10 s]. 0 without timestamps.
+  int64_t last_receive_wait_us() const override { return last_wait_us_; }
+  bool has_receive_timestamps() const { return kernel_timestamps_; }
   void pump(MicrosTime) override {}
   const ChannelCounters& counters() const override { return counters_; }
 
@@ -43,8 +50,15 @@ class UdpTransport final : public DatagramChannel {
   asio::ip::udp::socket& socket() { return socket_; }
 
  private:
+  // One read: the datagram's length (0: nothing waiting or an error to stop on), `retry` set
+  // for errors that are not about this read (keep draining).
+  size_t read_one(std::span<std::byte> buffer, Endpoint& from, bool& retry);
+  size_t read_one_timestamped(std::span<std::byte> buffer, Endpoint& from, bool& retry);
+
   asio::ip::udp::socket socket_;
   ChannelCounters counters_;
+  bool kernel_timestamps_ = false;
+  int64_t last_wait_us_ = 0;
 };
 
 }  // namespace posecast::net

@@ -63,6 +63,14 @@ struct NetClientOptions {
   int64_t connect_timeout_us = 5'000'000;
   int64_t timeout_us = 5'000'000;       // connected, nothing heard from the server
   int64_t keepalive_us = 250'000;       // an ack at least this often while connected
+  // Date each snapshot part by when the channel took it in (the socket's kernel timestamp,
+  // or the simulator's delivery time: DatagramChannel::last_receive_wait_us) rather than by
+  // update()'s now_us. A frame that stalls (a model upload, a shader compile) then does not
+  // read as network jitter and raise the interpolation delay, and frame-rate polling does
+  // not add up to a frame of jitter (docs/client.md, "Arrival times"). The socket's
+  // timestamps are real time: a caller that passes simulated time to update() over a plain
+  // socket (tests, posecast-soak, benchmarks) turns this off.
+  bool channel_arrival_times = true;
 
   SnapshotBufferSettings buffer;
   PlayoutSettings playout;
@@ -187,10 +195,13 @@ class NetClient {
   const net::NetworkSimulator* simulator() const { return simulator_.get(); }
 
  private:
-  void handle_datagram(std::span<const uint8_t> bytes, const net::Endpoint& from, int64_t now_us);
+  // `arrival_us`: when the datagram arrived (update()'s now_us, or earlier by the channel's
+  // wait with channel_arrival_times), for the playout clock and the RTT.
+  void handle_datagram(std::span<const uint8_t> bytes, const net::Endpoint& from, int64_t now_us,
+                       int64_t arrival_us);
   void on_challenge(const protocol::ServerChallenge& m, int64_t now_us);
   void on_welcome(const protocol::Welcome& m, int64_t now_us);
-  void on_snapshot(const protocol::Snapshot& m, int64_t now_us);
+  void on_snapshot(const protocol::Snapshot& m, int64_t now_us, int64_t arrival_us);
   void on_disconnect(const protocol::Disconnect& m);
   void send(const protocol::Message& message, int64_t now_us);
   void send_hello(int64_t now_us);
