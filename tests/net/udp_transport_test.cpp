@@ -72,6 +72,21 @@ TEST(UdpTransport, ReportsHowLongADatagramWaitedInTheSocket) {
 #endif
   ASSERT_TRUE(b.has_receive_timestamps());
   EXPECT_EQ(b.last_receive_wait_us(), 0);  // nothing received yet
+  std::array<std::byte, kReceiveBufferBytes> buffer{};
+  Endpoint from;
+
+  // The first socket that asks makes the kernel stamp arriving packets, but it switches that
+  // on asynchronously (a deferred static key); until then a datagram is stamped when it is
+  // read (a wait of about 0). Probe until a datagram left for 20 ms shows its wait.
+  const std::array<std::byte, 1> probe{std::byte{9}};
+  bool stamping = false;
+  for (int attempt = 0; attempt < 50 && !stamping; ++attempt) {
+    ASSERT_TRUE(a.send_to(probe, b.local_endpoint()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_EQ(receive_within_a_second(b, buffer, from), 1u);
+    stamping = b.last_receive_wait_us() >= 15'000;
+  }
+  ASSERT_TRUE(stamping) << "no datagram in a second of probes was stamped on arrival";
 
   // One datagram left unread for 100 ms, then one read as soon as it is there.
   const std::array<std::byte, 1> first{std::byte{1}};
@@ -79,8 +94,6 @@ TEST(UdpTransport, ReportsHowLongADatagramWaitedInTheSocket) {
   ASSERT_TRUE(a.send_to(first, b.local_endpoint()));
   const auto sent = std::chrono::steady_clock::now();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::array<std::byte, kReceiveBufferBytes> buffer{};
-  Endpoint from;
   ASSERT_EQ(receive_within_a_second(b, buffer, from), 1u);
   const auto read = std::chrono::steady_clock::now();
   const int64_t waited = b.last_receive_wait_us();
