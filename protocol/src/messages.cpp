@@ -93,11 +93,13 @@ class Encoder {
     const auto recs = fbb_.CreateVectorOfStructs(records);
     return finish(w::Payload::Snapshot,
                   w::CreateSnapshot(fbb_, m.server_tick, m.baseline_tick, m.prior_tick,
-                                    m.part_index, m.part_count, recs, poses, m.older_tick)
+                                    m.part_index, m.part_count, recs, poses, m.older_tick,
+                                    m.ack_echo_us, m.ack_hold_us)
                       .Union());
   }
   Result<std::vector<uint8_t>> operator()(const Ack& m) {
-    return finish(w::Payload::Ack, w::CreateAck(fbb_, m.newest_tick, m.previous_mask).Union());
+    return finish(w::Payload::Ack,
+                  w::CreateAck(fbb_, m.newest_tick, m.previous_mask, m.echo_us).Union());
   }
   Result<std::vector<uint8_t>> operator()(const ClientCommand& m) {
     if (static_cast<uint8_t>(m.op) >= kCommandOpCount) {
@@ -207,6 +209,8 @@ Result<Message> decode_snapshot(const w::Snapshot& t) {
   m.older_tick = t.older_tick();
   m.part_index = t.part_index();
   m.part_count = t.part_count();
+  m.ack_echo_us = t.ack_echo_us();
+  m.ack_hold_us = t.ack_hold_us();
   if (m.part_count == 0 || m.part_index >= m.part_count) {
     return field_error("snapshot", "part_index " + std::to_string(m.part_index) +
                                        " is not below part_count " + std::to_string(m.part_count));
@@ -293,7 +297,7 @@ Result<Message> decode_envelope(const w::Envelope& envelope) {
       return decode_snapshot(*envelope.payload_as_Snapshot());
     case w::Payload::Ack: {
       const auto* t = envelope.payload_as_Ack();
-      return Message{Ack{t->newest_tick(), t->previous_mask()}};
+      return Message{Ack{t->newest_tick(), t->previous_mask(), t->echo_us()}};
     }
     case w::Payload::ClientCommand: {
       const auto* t = envelope.payload_as_ClientCommand();

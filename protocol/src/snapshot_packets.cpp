@@ -17,6 +17,8 @@ std::size_t empty_snapshot_bytes() {
     s.older_tick = 0xFFFFFFFEu;
     s.part_index = 254;
     s.part_count = 255;
+    s.ack_echo_us = 0xFFFFFFFFu;
+    s.ack_hold_us = 0xFFFFFFFFu;
     auto encoded = encode_message(Message{s});
     return encoded ? encoded.value().size() : kMaxPacketBytes;
   }();
@@ -75,6 +77,8 @@ Result<std::vector<std::vector<uint8_t>>> encode_snapshot_packets(
   part.part_count = static_cast<uint8_t>(groups.size());
   for (std::size_t g = 0; g < groups.size(); ++g) {
     part.part_index = static_cast<uint8_t>(g);
+    part.ack_echo_us = g == 0 ? header.ack_echo_us : 0;
+    part.ack_hold_us = g == 0 ? header.ack_hold_us : 0;
     auto encoded = encode_snapshot(
         part, entities.subspan(groups[g].first, groups[g].second - groups[g].first));
     if (!encoded) return encoded.error();

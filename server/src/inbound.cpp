@@ -106,7 +106,7 @@ void Server::Impl::handle_datagram(std::span<const uint8_t> bytes, const net::En
   }
   client->last_receive_us = now_us;
   if (auto* ack = std::get_if<protocol::Ack>(&message)) {
-    handle_ack(*client, *ack);
+    handle_ack(*client, *ack, now_us);
   } else if (auto* command = std::get_if<protocol::ClientCommand>(&message)) {
     handle_command(*client, *command);
   } else if (auto* control = std::get_if<protocol::ReplayControl>(&message)) {
@@ -263,12 +263,17 @@ void Server::Impl::handle_response(const protocol::ChallengeResponse& response, 
   if (connected_callback) connected_callback(client.info());
 }
 
-void Server::Impl::handle_ack(ClientSession& client, const protocol::Ack& ack) {
-  if (ack.newest_tick == kNoTick) return;  // the client holds no complete snapshot yet
-  if (client.newest_sent == kNoTick || ack.newest_tick > client.newest_sent) {
+void Server::Impl::handle_ack(ClientSession& client, const protocol::Ack& ack, int64_t now_us) {
+  if (ack.newest_tick != kNoTick &&
+      (client.newest_sent == kNoTick || ack.newest_tick > client.newest_sent)) {
     drop(DropReason::kBadAck);
     return;
   }
+  if (ack.echo_us != 0) {  // keep-alives before anything completed carry one too
+    client.ack_echo_us = ack.echo_us;
+    client.ack_echo_taken_us = now_us;
+  }
+  if (ack.newest_tick == kNoTick) return;  // the client holds no complete snapshot yet
   for (int i = -1; i < 32; ++i) {
     uint32_t tick;
     if (i < 0) {

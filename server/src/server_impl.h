@@ -159,6 +159,10 @@ struct ClientSession {
   uint64_t snapshots_sent = 0;
   uint32_t newest_acked = kNoTick;
   uint32_t newest_sent = kNoTick;
+  // The newest Ack's echo_us (0 = none pending) and when it was taken: echoed once, with the
+  // time held, in the next snapshot's part 0 (docs/session.md, "Round-trip time").
+  uint32_t ack_echo_us = 0;
+  int64_t ack_echo_taken_us = 0;
 
   std::vector<ClientEntity> entities;  // sorted by id
   std::vector<PendingDespawn> despawns;
@@ -378,7 +382,7 @@ struct Server::Impl {
                     int64_t now_us);
   void handle_response(const protocol::ChallengeResponse& response, std::size_t size,
                        const net::Endpoint& from, int64_t now_us);
-  void handle_ack(ClientSession& client, const protocol::Ack& ack);
+  void handle_ack(ClientSession& client, const protocol::Ack& ack, int64_t now_us);
   void handle_command(ClientSession& client, const protocol::ClientCommand& command);
   bool send(ClientSession& client, std::span<const uint8_t> bytes, int64_t now_us);
   bool send_raw(std::span<const uint8_t> bytes, const net::Endpoint& to);

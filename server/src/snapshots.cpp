@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -438,6 +439,12 @@ void Server::Impl::send_snapshot(ClientSession& client, uint32_t tick, int64_t n
   // ---- Encode; the bound above makes the real size smaller or equal. Should it ever not be,
   // records are dropped from the end until it fits: the budget is never exceeded.
   protocol::SnapshotHeader header{tick, baseline_tick, prior_tick, older_tick};
+  if (client.ack_echo_us != 0) {
+    header.ack_echo_us = client.ack_echo_us;
+    header.ack_hold_us = static_cast<uint32_t>(
+        std::clamp<int64_t>(now_us - client.ack_echo_taken_us, 0, std::numeric_limits<uint32_t>::max()));
+    client.ack_echo_us = 0;  // once per Ack
+  }
   std::vector<std::vector<uint8_t>> packets;
   std::vector<std::vector<uint8_t>> spawn_bytes;
   for (;;) {

@@ -139,6 +139,23 @@ TEST_F(HandshakeTest, ConnectsAndAcksSnapshotsWithTheNewestTick) {
   const PresentedEntity* e = client.find(1'000'000);
   ASSERT_NE(e, nullptr);
   EXPECT_TRUE(testing::same_bits(e->palette, source.palette(q)));
+
+  // Round-trip echo: the ack carried the client's clock; a snapshot echoing it with the
+  // server's hold time gives RTT = arrival - stamp - hold. The peer claims to have held it for
+  // all the client time since, up to the next update: the sample is exactly 0, below the
+  // handshake's (at least one 1 ms update step), so rtt_ms shows the echo was used.
+  ASSERT_NE(ack->echo_us, 0u);
+  EXPECT_GT(client.stats(now).rtt_ms, 0.0);
+  protocol::Snapshot echoed;
+  echoed.server_tick = 606;
+  echoed.entities.push_back(protocol::EntityPose{1'000'000, 1, source.encode(source.quantized(606, nullptr), {})});
+  echoed.ack_echo_us = ack->echo_us;
+  echoed.ack_hold_us = static_cast<uint32_t>(now + 1000) - ack->echo_us;
+  send_to(peer, echoed, client.local_endpoint());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // loopback: in the socket by now
+  client.update(now += 1000);
+  EXPECT_EQ(client.buffer().newest_complete_tick(), 606u);
+  EXPECT_EQ(client.stats(now).rtt_ms, 0.0);
 }
 
 TEST_F(HandshakeTest, AssetMismatchDisconnectsThreeTimesAndNamesTheModel) {

@@ -826,6 +826,31 @@ TEST_F(IntegrationTest, WithoutLossTheDelayStaysWithinTwoSendIntervalsPlusJitter
   EXPECT_EQ(b.stats(session.now()).loss_cover, 0);
 }
 
+// RTT from the server's echo of the client's acks (session 23): over a link of 30 ms each way,
+// the round trip less the server's hold. The sample still counts the ack's wait for the
+// server's next poll (up to a tick in this harness, where the server reads its socket when it
+// ticks) and the client's for its next frame; the minimum of recent samples shows neither
+// the wait for the next send (up to 50 ms) that the ack-of-baseline estimate carried.
+TEST_F(IntegrationTest, RoundTripTimeIsTheLinksOwnWithinAPollOfEachSide) {
+  SessionSetup setup;
+  setup.entities = 2;
+  LoopbackSession session(setup);
+  ASSERT_TRUE(session.ok());
+  NetClientOptions options = session.client_options(23);
+  net::SimulatorConfig link;
+  link.inbound.latency_us = 30'000;
+  link.outbound = link.inbound;
+  options.simulator = link;
+  NetClient& client = session.add_client(std::move(options));
+  session.run_until(3'000'000);
+  ASSERT_TRUE(client.connected());
+  const double rtt_ms = client.stats(session.now()).rtt_ms;
+  const double tick_ms = 1000.0 / 60.0, frame_ms = static_cast<double>(setup.frame_us) / 1000.0;
+  std::printf("rtt over 30 ms each way: %.1f ms\n", rtt_ms);
+  EXPECT_GE(rtt_ms, 60.0);
+  EXPECT_LE(rtt_ms, 60.0 + tick_ms + frame_ms);
+}
+
 // Issue 4's motion-to-photon target: a command from the owning client is visible in its own
 // view within one tick + one send interval + the interpolation delay. The command freezes a
 // walking entity (speed 0); it is visible from the first frame whose palette the next frame

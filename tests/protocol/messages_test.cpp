@@ -25,6 +25,8 @@ std::vector<Message> sample_messages() {
   snapshot.baseline_tick = 97;
   snapshot.prior_tick = 94;
   snapshot.older_tick = 91;
+  snapshot.ack_echo_us = 0xFFFFFFFFu;
+  snapshot.ack_hold_us = 16'667;
   snapshot.entities = {{3, 1, {1, 2, 3}}, {9, 65535, {}}, {12, 2, std::vector<uint8_t>(300, 0xAB)}};
   return {
       ClientHello{kProtocolVersion, 0xDEADBEEFCAFEull, "viewer"},
@@ -33,6 +35,7 @@ std::vector<Message> sample_messages() {
       welcome,
       snapshot,
       Ack{100, 0xF0F0F0F0u},
+      Ack{kNoTick, 0, 123'456'789},
       ClientCommand{17, 3, 1, CommandOp::kCrossfade, 2, 1, 250000, 65536},
       EntitySpawn{3, 1, 2, 0, 90},
       EntityDespawn{3, 1, 120},

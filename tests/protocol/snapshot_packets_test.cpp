@@ -37,7 +37,7 @@ TEST(SnapshotPackets, SmallSnapshotIsOnePacket) {
 
 TEST(SnapshotPackets, LargeSnapshotSplitsIntoPacketsThatEachDecodeAlone) {
   const auto es = entities(200, 70);
-  const auto packets = encode_snapshot_packets({9, kNoTick, kNoTick, kNoTick}, es);
+  const auto packets = encode_snapshot_packets({9, kNoTick, kNoTick, kNoTick, 77, 5'000}, es);
   ASSERT_TRUE(packets.ok()) << packets.error().message;
   ASSERT_GT(packets.value().size(), 10u);
   std::vector<EntityPose> all;
@@ -50,6 +50,9 @@ TEST(SnapshotPackets, LargeSnapshotSplitsIntoPacketsThatEachDecodeAlone) {
     EXPECT_EQ(s.server_tick, 9u);
     EXPECT_EQ(s.part_index, i);
     EXPECT_EQ(s.part_count, packets.value().size());
+    // The round-trip echo rides in part 0 only (one sample per Ack is enough).
+    EXPECT_EQ(s.ack_echo_us, i == 0 ? 77u : 0u);
+    EXPECT_EQ(s.ack_hold_us, i == 0 ? 5'000u : 0u);
     EXPECT_FALSE(s.entities.empty());
     all.insert(all.end(), s.entities.begin(), s.entities.end());
   }

@@ -107,6 +107,7 @@ Status NetClient::connect(int64_t now_us) {
   error_.clear();
   disconnect_reason_ = protocol::DisconnectReason::kUnspecified;
   newest_baseline_seen_ = kNoTick;
+  echo_seen_ = false;
   ack_times_.fill(AckTime{});
   rtt_count_ = 0;
 
@@ -163,7 +164,11 @@ void NetClient::send(const protocol::Message& message, int64_t now_us) {
 }
 
 void NetClient::send_ack(int64_t now_us) {
-  send(buffer_.ack(), now_us);
+  protocol::Ack ack = buffer_.ack();
+  // The clock modulo 2^32 (wraps every 71 minutes; differences stay right), 0 reserved.
+  ack.echo_us = static_cast<uint32_t>(now_us);
+  if (ack.echo_us == 0) ack.echo_us = 1;
+  send(ack, now_us);
   ++counters_.acks_sent;
   last_ack_us_ = now_us;
   ack_due_ = false;
@@ -423,12 +428,24 @@ void NetClient::on_snapshot(const protocol::Snapshot& m, int64_t now_us, int64_t
   if (!result.first_error.empty()) error_ = result.first_error;  // the latest problem, for logs
 
   playout_.on_packet(m.server_tick, m.part_count, arrival_us);
+  if (m.ack_echo_us != 0) {
+    // An Ack of ours came back: RTT = its round trip less the server's time holding it. The
+    // difference is taken modulo 2^32 like the stamp; a sample beyond the timeout (a stamp
+    // that is not ours) is ignored.
+    const int64_t round_trip = static_cast<uint32_t>(static_cast<uint32_t>(arrival_us) - m.ack_echo_us);
+    const int64_t sample = round_trip - static_cast<int64_t>(m.ack_hold_us);
+    if (sample <= options_.timeout_us) {
+      echo_seen_ = true;
+      record_rtt(sample);
+    }
+  }
   if (result.new_tick) {
     ++counters_.snapshot_ticks;
     // RTT: the first snapshot coded against a newer baseline B left the server after our ack
     // of B arrived there, so (its arrival - when we acked B) >= RTT; the minimum over recent
     // samples approaches RTT (it overshoots by the wait for the server's next send).
-    if (m.baseline_tick != kNoTick &&
+    // Without echoes (a server before session 23), from the acks of baselines instead.
+    if (!echo_seen_ && m.baseline_tick != kNoTick &&
         (newest_baseline_seen_ == kNoTick || m.baseline_tick > newest_baseline_seen_)) {
       newest_baseline_seen_ = m.baseline_tick;
       for (const AckTime& a : ack_times_) {

@@ -128,6 +128,9 @@ struct Snapshot {
   uint8_t part_index = 0;  // < part_count
   uint8_t part_count = 1;  // >= 1
   std::vector<EntityPose> entities;
+  // Round-trip echo: an Ack's echo_us and the server's time holding it (us); 0 = none.
+  uint32_t ack_echo_us = 0;
+  uint32_t ack_hold_us = 0;
   bool operator==(const Snapshot&) const = default;
 };
 
@@ -135,6 +138,7 @@ struct Snapshot {
 struct Ack {
   uint32_t newest_tick = 0;
   uint32_t previous_mask = 0;
+  uint32_t echo_us = 0;  // the client's clock at sending (us mod 2^32), 0 = no echo wanted
   bool operator==(const Ack&) const = default;
 };
 

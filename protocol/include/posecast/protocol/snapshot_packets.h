@@ -19,6 +19,9 @@ struct SnapshotHeader {
   uint32_t baseline_tick = kNoTick;
   uint32_t prior_tick = kNoTick;
   uint32_t older_tick = kNoTick;
+  // Round-trip echo (Snapshot::ack_echo_us / ack_hold_us): written into part 0 only.
+  uint32_t ack_echo_us = 0;
+  uint32_t ack_hold_us = 0;
 };
 
 // Encodes `entities` (in order) into as few packets as a greedy fill allows, each at most

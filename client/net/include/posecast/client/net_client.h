@@ -261,6 +261,7 @@ class NetClient {
   std::array<AckTime, 64> ack_times_{};
   std::size_t ack_head_ = 0;
   uint32_t newest_baseline_seen_ = protocol::kNoTick;
+  bool echo_seen_ = false;  // the server echoes acks: RTT samples from echoes only
   std::array<int64_t, 16> rtt_samples_{};
   std::size_t rtt_count_ = 0;
   std::size_t rtt_head_ = 0;
