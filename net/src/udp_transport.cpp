@@ -118,9 +118,14 @@ size_t UdpTransport::read_one_timestamped(std::span<std::byte> buffer, Endpoint&
   message.msg_controllen = sizeof control;
   const ssize_t received = ::recvmsg(socket_.native_handle(), &message, MSG_DONTWAIT);
   if (received < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
-    retry = errno == EINTR || errno == ECONNREFUSED;  // as in read_one
-    if (errno != EINTR) ++counters_.receive_errors;
+    const int error = errno;
+    if (error == EAGAIN || error == EWOULDBLOCK) return 0;
+    if (error == EINTR) {  // a signal, not an error: read again
+      retry = true;
+      return 0;
+    }
+    ++counters_.receive_errors;
+    retry = error == ECONNREFUSED;  // as in read_one: an earlier send's ICMP, keep draining
     return 0;
   }
   if (received == 0) {
