@@ -829,8 +829,8 @@ TEST_F(IntegrationTest, WithoutLossTheDelayStaysWithinTwoSendIntervalsPlusJitter
 // RTT from the server's echo of the client's acks (session 23): over a link of 30 ms each way,
 // the round trip less the server's hold. The sample still counts the ack's wait for the
 // server's next poll (up to a tick in this harness, where the server reads its socket when it
-// ticks) and the client's for its next frame; the minimum of recent samples shows neither
-// the wait for the next send (up to 50 ms) that the ack-of-baseline estimate carried.
+// ticks) and the client's for its next frame, but no longer the wait for the server's next
+// send (up to 50 ms), which the ack-of-baseline estimate carried (100 ms here).
 TEST_F(IntegrationTest, RoundTripTimeIsTheLinksOwnWithinAPollOfEachSide) {
   SessionSetup setup;
   setup.entities = 2;
