@@ -5,6 +5,8 @@
 # posecast-viewer connected to it that owns one entity (--grant 1: keys 1-4 crossfade it to
 # idle/walk/run/wave, -/= change its speed). Without a display it says so and writes a
 # screenshot under Xvfb to out/demo.png instead.
+# Arguments are passed to posecast-server, e.g. a simulated link:
+#   scripts/demo.sh --sim-latency 50 --sim-jitter 10 --sim-loss 5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -14,7 +16,7 @@ mkdir -p out
 port=${POSECAST_DEMO_PORT:-7777}
 
 build/server/posecast-server --scenario server/scenarios/demo.json --grant 1 \
-  --listen "127.0.0.1:$port" >out/demo-server.log 2>&1 &
+  --listen "127.0.0.1:$port" "$@" >out/demo-server.log 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
 sleep 0.5

@@ -154,6 +154,12 @@ int run(const std::vector<std::string>& args) {
                config.server.send_rate_hz, models.size(), config.server.max_clients,
                driver ? " | scenario " + config.scenario
                       : replay_driver ? " | replay " + config.replay : std::string());
+  if (const auto& sim = config.server.simulator) {
+    spdlog::info("simulated link, each direction: latency {} ms, jitter +-{} ms, loss {} %",
+                 static_cast<double>(sim->outbound.latency_us) / 1000.0,
+                 static_cast<double>(sim->outbound.jitter_us) / 1000.0,
+                 sim->outbound.loss_percent);
+  }
   // A parseable line for scripts and tests that start the server on port 0.
   std::printf("listening %s\n", net::to_string(server.local_endpoint()).c_str());
   std::fflush(stdout);

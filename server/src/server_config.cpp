@@ -24,6 +24,8 @@ constexpr Flag kFlags[] = {
     {"--recipes", "recipes"},         {"--spread-phases", "spread_phases"},
     {"--grant", "grant"},             {"--replay", "replay"},
     {"--assets", "assets"},           {"--client-timeout", "client_timeout"},
+    {"--sim-latency", "sim_latency_ms"}, {"--sim-jitter", "sim_jitter_ms"},
+    {"--sim-loss", "sim_loss_percent"},
     {"--config", nullptr},
 };
 
@@ -48,6 +50,20 @@ Result<double> parse_seconds(const std::string& where, const std::string& text) 
     return Error{where + ": '" + text + "' is not a number of seconds in 0..1e7"};
   }
   return value;
+}
+
+Result<double> parse_number(const std::string& where, const std::string& text, double lo, double hi) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !(value >= lo && value <= hi)) {
+    return Error{where + ": '" + text + "' is not a number in " + std::to_string(static_cast<int>(lo)) +
+                 ".." + std::to_string(static_cast<int>(hi))};
+  }
+  return value;
+}
+
+bool is_simulated_link_key(const std::string& key) {
+  return key == "sim_latency_ms" || key == "sim_jitter_ms" || key == "sim_loss_percent";
 }
 
 std::vector<std::string> split_models(const std::string& text) {
@@ -123,6 +139,23 @@ Status apply(const std::string& key, const std::string& where, const std::string
     c.server.timeout_us = static_cast<int64_t>(seconds.value() * 1e6);
     return {};
   }
+  if (is_simulated_link_key(key)) {
+    // The server's own link simulator (net::NetworkSimulator), the same impairment on what it
+    // sends and what it receives: a link to try clients against without another tool.
+    const bool percent = key == "sim_loss_percent";
+    Result<double> number = parse_number(where, value, 0.0, percent ? 100.0 : 10'000.0);
+    if (!number) return number.error();
+    if (!c.server.simulator) c.server.simulator = net::SimulatorConfig{};
+    for (net::LinkConditions* link : {&c.server.simulator->outbound, &c.server.simulator->inbound}) {
+      if (percent) {
+        link->loss_percent = number.value();
+      } else {
+        (key == "sim_latency_ms" ? link->latency_us : link->jitter_us) =
+            static_cast<int64_t>(number.value() * 1000.0);
+      }
+    }
+    return {};
+  }
   if (key == "duration" || key == "metrics_interval") {
     Result<double> seconds = parse_seconds(where, value);
     if (!seconds) return seconds.error();
@@ -174,7 +207,8 @@ Status apply_config_json(const std::string& text, const std::string& file_name, 
     } else if (value.is_number_unsigned() || value.is_number_integer()) {
       rendered = value.dump();
     } else if (value.is_number_float() && (it.key() == "duration" || it.key() == "metrics_interval" ||
-                                           it.key() == "client_timeout")) {
+                                           it.key() == "client_timeout" ||
+                                           is_simulated_link_key(it.key()))) {
       rendered = value.dump();
     } else {
       return Error{where + ": has the wrong type"};
@@ -277,10 +311,14 @@ std::string server_usage() {
                          --grant)
   --assets DIR           with --replay: look for the recording's model files by name in DIR
                          first (a recording moved to another machine or folder)
+  --sim-latency MS       simulate a worse link in the server itself, each direction: fixed
+  --sim-jitter MS          delay, +- uniform jitter (reorders) and loss in percent (default
+  --sim-loss PCT           none); to try clients and the viewer's overlay (docs/server.md)
   --config FILE          JSON file with the same settings (keys: models, listen, tick_rate,
                          send_rate, max_clients, bandwidth_kbit, threads, log_level, scenario,
                          duration, metrics_interval, client_timeout, record, recipes,
-                         spread_phases, grant, replay, assets);
+                         spread_phases, grant, replay, assets, sim_latency_ms,
+                         sim_jitter_ms, sim_loss_percent);
                          flags win over the file
   --help                 this text
 

@@ -60,6 +60,31 @@ TEST(ServerConfig, FlagsWinOverTheConfigFile) {
   EXPECT_FALSE(config->server.attach_recipes);
 }
 
+TEST(ServerConfig, SimulatedLinkFlagsImpairBothDirections) {
+  auto none = parse({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->server.simulator.has_value());
+  auto config = parse({"--sim-latency", "50", "--sim-jitter=12.5", "--sim-loss", "5"});
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  ASSERT_TRUE(config->server.simulator.has_value());
+  for (const net::LinkConditions& link : {config->server.simulator->outbound, config->server.simulator->inbound}) {
+    EXPECT_EQ(link.latency_us, 50'000);
+    EXPECT_EQ(link.jitter_us, 12'500);
+    EXPECT_DOUBLE_EQ(link.loss_percent, 5.0);
+  }
+  // From a config file too, numbers with or without a fraction.
+  const auto path = std::filesystem::temp_directory_path() / "posecast_server_sim_test.json";
+  {
+    std::ofstream file(path);
+    file << R"({"sim_latency_ms": 20, "sim_loss_percent": 0.5})";
+  }
+  auto from_file = parse({"--config", path.string()});
+  std::filesystem::remove(path);
+  ASSERT_TRUE(from_file.ok()) << from_file.error().message;
+  EXPECT_EQ(from_file->server.simulator->inbound.latency_us, 20'000);
+  EXPECT_DOUBLE_EQ(from_file->server.simulator->outbound.loss_percent, 0.5);
+}
+
 TEST(ServerConfig, ErrorsNameTheFlagOrKeyAndTheReason) {
   struct Case {
     std::vector<std::string> args;
@@ -72,6 +97,8 @@ TEST(ServerConfig, ErrorsNameTheFlagOrKeyAndTheReason) {
       {{"--send-rate", "90"}, "exceeds the tick rate"}, {{"--config", "/nonexistent/x.json"}, "cannot read"},
       {{"--recipes", "maybe"}, "--recipes"},     {{"--client-timeout", "0"}, "outside 0.1..3600"},
       {{"--client-timeout", "soon"}, "--client-timeout"},
+      {{"--sim-loss", "101"}, "--sim-loss: '101' is not a number in 0..100"},
+      {{"--sim-latency", "-1"}, "--sim-latency"},  {{"--sim-jitter", "fast"}, "--sim-jitter"},
   };
   for (const Case& c : cases) {
     auto config = parse(c.args);

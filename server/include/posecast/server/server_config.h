@@ -34,7 +34,8 @@ Result<ServerConfig> parse_server_config(std::span<const std::string> args);
 
 // Parses a JSON config document into `config` (keys: models, listen, tick_rate, send_rate,
 // max_clients, bandwidth_kbit, threads, log_level, scenario, duration, metrics_interval,
-// client_timeout, recipes, spread_phases: booleans or "on"/"off"; grant, replay, assets).
+// client_timeout, recipes, spread_phases: booleans or "on"/"off"; grant, replay, assets;
+// sim_latency_ms, sim_jitter_ms, sim_loss_percent: ServerOptions::simulator, both directions).
 // Unknown keys are errors. `file_name` prefixes messages.
 Status apply_config_json(const std::string& text, const std::string& file_name, ServerConfig& config);
 
