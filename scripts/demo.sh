@@ -22,7 +22,7 @@ trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || 
 sleep 0.5
 if ! kill -0 "$server_pid" 2>/dev/null; then
   cat out/demo-server.log >&2
-  echo "demo: posecast-server did not start (port $port taken? set POSECAST_DEMO_PORT)" >&2
+  echo "demo: posecast-server did not start (its log above; if port $port is taken, set POSECAST_DEMO_PORT)" >&2
   exit 1
 fi
 echo "posecast-server running on 127.0.0.1:$port (log: out/demo-server.log)"
