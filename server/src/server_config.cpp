@@ -43,23 +43,19 @@ Result<uint64_t> parse_uint(const std::string& where, const std::string& text, u
   return value;
 }
 
-Result<double> parse_seconds(const std::string& where, const std::string& text) {
+// A decimal number in lo..hi; `expected` completes the error "'TEXT' is not ...".
+Result<double> parse_real(const std::string& where, const std::string& text, double lo, double hi,
+                          const char* expected) {
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0) || value > 1e7) {
-    return Error{where + ": '" + text + "' is not a number of seconds in 0..1e7"};
+  if (ec != std::errc() || end != text.data() + text.size() || !(value >= lo && value <= hi)) {
+    return Error{where + ": '" + text + "' is not " + expected};
   }
   return value;
 }
 
-Result<double> parse_number(const std::string& where, const std::string& text, double lo, double hi) {
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !(value >= lo && value <= hi)) {
-    return Error{where + ": '" + text + "' is not a number in " + std::to_string(static_cast<int>(lo)) +
-                 ".." + std::to_string(static_cast<int>(hi))};
-  }
-  return value;
+Result<double> parse_seconds(const std::string& where, const std::string& text) {
+  return parse_real(where, text, 0.0, 1e7, "a number of seconds in 0..1e7");
 }
 
 bool is_simulated_link_key(const std::string& key) {
@@ -143,7 +139,8 @@ Status apply(const std::string& key, const std::string& where, const std::string
     // The server's own link simulator (net::NetworkSimulator), the same impairment on what it
     // sends and what it receives: a link to try clients against without another tool.
     const bool percent = key == "sim_loss_percent";
-    Result<double> number = parse_number(where, value, 0.0, percent ? 100.0 : 10'000.0);
+    Result<double> number = percent ? parse_real(where, value, 0.0, 100.0, "a number in 0..100")
+                                    : parse_real(where, value, 0.0, 10'000.0, "a number in 0..10000");
     if (!number) return number.error();
     if (!c.server.simulator) c.server.simulator = net::SimulatorConfig{};
     for (net::LinkConditions* link : {&c.server.simulator->outbound, &c.server.simulator->inbound}) {
