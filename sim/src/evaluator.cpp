@@ -178,16 +178,30 @@ void EvalScratch::forget_sampled() {
 
 void EvalScratch::ensure(std::size_t nodes) {
   forget_sampled();  // conservative: a grown buffer is a new one
-  for (std::vector<Transform>& buffer : slot_poses) {
-    if (buffer.size() < nodes) buffer.resize(nodes);
+  if (slot_poses[0].size() < nodes) {
+    // Each slice spans whole cache lines: a multiple of lcm(64, 40) = 320 bytes.
+    constexpr std::size_t kLineAndTransform = 5 * kCacheLineBytes;
+    static_assert(kLineAndTransform % sizeof(Transform) == 0);
+    const std::size_t lines = (nodes * sizeof(Transform) + kLineAndTransform - 1) / kLineAndTransform;
+    const std::size_t stride = lines * (kLineAndTransform / sizeof(Transform));
+    constexpr std::size_t kBuffers = kMaxBlendClips + 2 + kPaletteBatchSize;
+    pose_arena.assign(stride * kBuffers, Transform{});
+    std::size_t next = 0;
+    const auto slice = [&](std::span<Transform>& buffer) {
+      buffer = std::span<Transform>(pose_arena.data() + next, stride);
+      next += stride;
+    };
+    for (std::span<Transform>& buffer : slot_poses) slice(buffer);
+    slice(motion);
+    slice(layer);
+    for (std::span<Transform>& buffer : poses) slice(buffer);
   }
-  if (motion.size() < nodes) motion.resize(nodes);
-  if (layer.size() < nodes) layer.resize(nodes);
-  for (std::vector<Transform>& buffer : poses) {
-    if (buffer.size() < nodes) buffer.resize(nodes);
+  constexpr std::size_t kLineFloats = kCacheLineBytes / sizeof(float);
+  const std::size_t floats = (PaletteBatchJob::scratch_floats(nodes) + kLineFloats - 1) / kLineFloats * kLineFloats;
+  if (batch_models.size() < floats) {
+    model_arena.assign(floats, 0.0f);
+    batch_models = model_arena;
   }
-  const std::size_t batch_floats = PaletteBatchJob::scratch_floats(nodes);
-  if (batch_models.size() < batch_floats) batch_models.resize(batch_floats);
 }
 
 bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> cursors,

@@ -18,13 +18,29 @@ namespace posecast::sim {
 // (`*_sampled`, the counters) for every entity while the next worker reads its buffers' headers
 // at the start of its own; unaligned (488 bytes) the two shared a line. Fox/1000 two threads,
 // 9 alternating runs: medians 319 against 329 ns per entity, inside the noise of those runs.
+//
+// The buffers themselves are slices of two arenas that start and end on cache lines, each
+// slice on a line of its own: no line holds two workers' buffers, whatever the heap held
+// before. (As separate std::vectors, each its own malloc chunk, a heap recycled from an earlier
+// World placed one worker's buffers between the other's, sharing lines at their ends: a second
+// 2-thread World of 10,000 Fox in one process took 224 ns per entity-tick against 196 for the
+// process's first, medians of 8; with the arenas 197 and 184. docs/performance-history.md,
+// "Session 24".)
 struct alignas(64) EvalScratch {
-  std::array<std::vector<Transform>, kMaxBlendClips> slot_poses;
-  std::vector<Transform> motion;  // a crossfade's target
-  std::vector<Transform> layer;   // one layer's pose before it is applied
+  EvalScratch() = default;
+  // Moving keeps the arenas' storage, so the slices stay valid; a copy would alias them.
+  EvalScratch(EvalScratch&&) noexcept = default;
+  EvalScratch& operator=(EvalScratch&&) noexcept = default;
+  EvalScratch(const EvalScratch&) = delete;
+  EvalScratch& operator=(const EvalScratch&) = delete;
+
+  // Pose buffers: slices of `pose_arena`, each at least the `nodes` of the last ensure().
+  std::array<std::span<Transform>, kMaxBlendClips> slot_poses;
+  std::span<Transform> motion;  // a crossfade's target
+  std::span<Transform> layer;   // one layer's pose before it is applied
   // The final local poses of a batch of entities (evaluate_batch), one per lane.
-  std::array<std::vector<Transform>, kPaletteBatchSize> poses;
-  std::vector<float> batch_models;  // PaletteBatchJob's scratch
+  std::array<std::span<Transform>, kPaletteBatchSize> poses;
+  std::span<float> batch_models;  // PaletteBatchJob's scratch: `model_arena`
   uint64_t poses_evaluated = 0;     // by this worker in this tick (World::tick sums them)
   uint64_t palettes_streamed = 0;   // likewise (WorldStats::palettes_streamed)
   uint64_t failures = 0;            // likewise (WorldStats::evaluation_failures)
@@ -44,8 +60,13 @@ struct alignas(64) EvalScratch {
   std::array<const Clip*, kPaletteBatchSize> pose_sampled{};
   void forget_sampled();
 
-  // Grows every buffer to `nodes` entries (allocates only when growing).
+  // Grows every buffer to `nodes` entries (allocates only when growing; growing moves every
+  // buffer, so no span taken from them before survives it).
   void ensure(std::size_t nodes);
+
+ private:
+  std::vector<Transform, CacheLineAllocator<Transform>> pose_arena;
+  std::vector<float, CacheLineAllocator<float>> model_arena;
 };
 
 // The layer's pose at its current phases and fade into `out` (node count entries; must not be
