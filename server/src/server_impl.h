@@ -288,13 +288,16 @@ struct Server::Impl {
   std::vector<ApiOp> api_ops_taken;  // swapped in at the tick boundary
 
   // Snapshot building runs in parallel over the due clients (send_pool); each worker has its
-  // own scratch (kept between ticks: no steady-state allocation) and pose encoders.
+  // own scratch (kept between ticks: no steady-state allocation) and pose encoders. On cache
+  // lines of its own: side by side in `send_scratch`, one worker's last vector headers and the
+  // next one's first would share a line that both write on every push_back (the World's
+  // EvalScratch, sim/src/evaluator.h, measured what such sharing costs).
   struct Candidate {
     float priority = 0;
     uint32_t entity = 0;  // index into entities
     uint32_t known = 0;   // index into the client's entities
   };
-  struct SendScratch {
+  struct alignas(64) SendScratch {
     std::vector<Candidate> candidates;
     std::vector<uint32_t> candidate_entities;
     std::vector<ClientEntity> new_known;
