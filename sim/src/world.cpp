@@ -14,9 +14,17 @@
 namespace posecast::sim {
 namespace {
 
-// Entities a worker claims at a time in the evaluation pass (WorkerShare below). 32 Fox
-// entities are 10-25 us of work, so the shares' counters are touched rarely.
-constexpr std::size_t kClaimedEntities = 32;
+// Entities a worker claims at a time in the evaluation pass (WorkerShare below): an eighth of
+// an even share, between one palette batch and 32. 32 Fox entities are 10-25 us of work, so
+// in a large World the shares' counters are touched rarely; in a small one a thief could take
+// only what its owner had not claimed yet, and at 32 the two workers of a 100-entity World
+// ended their passes up to a chunk apart (bench_animator Fox/100/threads:2, three alternating
+// runs: 255-259 ns per entity-tick with 32, 224-231 with 8). At 10,000 entities 8 cost 1-3 %
+// (more claims, GenRig128/1000 too), hence the scaling.
+constexpr std::size_t kMaxClaimedEntities = 32;
+std::size_t claimed_entities(std::size_t entities, unsigned workers) {
+  return std::clamp(entities / (std::size_t{8} * workers), kPaletteBatchSize, kMaxClaimedEntities);
+}
 
 // From this many bytes of palettes in a tick, a World that does not hash them writes them
 // past the caches (PaletteBatchJob::streaming_stores): they outgrow the cache levels before
@@ -68,9 +76,10 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
   const bool hash = impl.options.hash_palettes;
   const bool palettes = impl.options.palettes || hash;
   const std::size_t count = impl.entities.size();
+  const std::size_t chunk = claimed_entities(count, workers);
   unsigned victim = worker;  // whose share is being claimed: its own first, then the others'
   for (;;) {
-    const auto [begin, end] = claim(impl.shares[victim], kClaimedEntities, victim != worker);
+    const auto [begin, end] = claim(impl.shares[victim], chunk, victim != worker);
     if (begin == end) {
       victim = (victim + 1) % workers;
       if (victim == worker) return;  // every share is empty
