@@ -15,15 +15,19 @@ namespace posecast::sim {
 namespace {
 
 // Entities a worker claims at a time in the evaluation pass (WorkerShare below): an eighth of
-// an even share, between one palette batch and 32. 32 Fox entities are 10-25 us of work, so
-// in a large World the shares' counters are touched rarely; in a small one a thief could take
-// only what its owner had not claimed yet, and at 32 the two workers of a 100-entity World
-// ended their passes up to a chunk apart (bench_animator Fox/100/threads:2, three alternating
-// runs: 255-259 ns per entity-tick with 32, 224-231 with 8). At 10,000 entities 8 cost 1-3 %
-// (more claims, GenRig128/1000 too), hence the scaling.
+// an even share in whole palette batches, 8 to 32 (a chunk that is not whole batches splits
+// one into two smaller ones). 32 Fox entities are 10-25 us of work, so in a large World the
+// shares' counters are touched rarely; in a small one a thief could take only what its owner
+// had not claimed yet, and at 32 the two workers of a 100-entity World ended their passes up
+// to a chunk apart (bench_animator Fox/100/threads:2, three alternating runs: 255-259 ns per
+// entity-tick with 32, 224-231 with 8). At 10,000 entities 8 cost 1-3 % (more claims,
+// GenRig128/1000 too), hence the scaling. A lone worker has nobody to balance with.
 constexpr std::size_t kMaxClaimedEntities = 32;
+static_assert(kMaxClaimedEntities % kPaletteBatchSize == 0);
 std::size_t claimed_entities(std::size_t entities, unsigned workers) {
-  return std::clamp(entities / (std::size_t{8} * workers), kPaletteBatchSize, kMaxClaimedEntities);
+  if (workers <= 1) return kMaxClaimedEntities;
+  const std::size_t batches = entities / (std::size_t{8} * workers) / kPaletteBatchSize;
+  return std::clamp(batches * kPaletteBatchSize, kPaletteBatchSize, kMaxClaimedEntities);
 }
 
 // From this many bytes of palettes in a tick, a World that does not hash them writes them
