@@ -9,13 +9,16 @@
 #   scripts/demo.sh --sim-latency 50 --sim-jitter 10 --sim-loss 5
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)" --target posecast posecast-server posecast-viewer
+scripts/install-deps.sh --demo
+# Its own build folder, without tests and benchmarks: the demo needs neither their packages nor
+# the minutes they take to compile.
+cmake -S . -B build-demo -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DPOSECAST_BUILD_TESTS=OFF -DPOSECAST_BUILD_BENCH=OFF >/dev/null
+cmake --build build-demo -j"$(nproc)" --target posecast posecast-server posecast-viewer
 mkdir -p out
 port=${POSECAST_DEMO_PORT:-7777}
 
-build/server/posecast-server --scenario server/scenarios/demo.json --grant 1 \
+build-demo/server/posecast-server --scenario server/scenarios/demo.json --grant 1 \
   --listen "127.0.0.1:$port" "$@" >out/demo-server.log 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
@@ -29,11 +32,11 @@ echo "posecast-server running on 127.0.0.1:$port (log: out/demo-server.log)"
 
 if [[ -n "${DISPLAY:-}" ]]; then
   echo "viewer keys: 1-4 idle/walk/run/wave for your entity, -/= speed, F frame all, H overlay, Esc quit"
-  build/client/viewer/posecast-viewer --connect "127.0.0.1:$port"
+  build-demo/client/viewer/posecast-viewer --connect "127.0.0.1:$port"
 else
   echo "no display: rendering a screenshot under Xvfb (the viewer's keys scripted with --act)"
   xvfb-run -a -s "-screen 0 1280x720x24" \
-    build/client/viewer/posecast-viewer --connect "127.0.0.1:$port" --frames 120 \
+    build-demo/client/viewer/posecast-viewer --connect "127.0.0.1:$port" --frames 120 \
     --act "30:run,60:faster" --overlay --screenshot out/demo.png --stats
   echo "screenshot: $(pwd)/out/demo.png"
 fi

@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages posecast needs. Idempotent: packages already present are
 # skipped, and apt is only called when something is missing.
-#   scripts/install-deps.sh            build + test packages
-#   scripts/install-deps.sh --matrix   also the cross toolchains for the determinism matrix
+#   scripts/install-deps.sh --demo     what the demo builds and runs with (no test packages)
+#   scripts/install-deps.sh            the above + what the tests need (GoogleTest, GoogleMock,
+#                                      Google Benchmark, Python for the spec-reference checks)
+#   scripts/install-deps.sh --matrix   the above + clang, the cross toolchain and emulator of the
+#                                      determinism matrix, and libFuzzer's runtime (test.sh --full)
+# A package missing from these lists shows up on a fresh system only:
+# `../shared/tools/fresh-check.sh 'scripts/demo.sh'` (and 'scripts/test.sh') checks that.
 set -euo pipefail
 
-packages=(build-essential cmake ninja-build pkg-config libasio-dev libflatbuffers-dev
-  flatbuffers-compiler libglm-dev libtinygltf-dev libglfw3-dev libspdlog-dev libgtest-dev
-  libbenchmark-dev libgl-dev libopengl-dev libegl-dev libgl1-mesa-dri libstb-dev
-  nlohmann-json3-dev xvfb xauth clang libimgui-dev python3)
-if [[ "${1:-}" == "--matrix" ]]; then
-  packages+=(g++-aarch64-linux-gnu qemu-user libclang-rt-14-dev)  # cross matrix; libFuzzer runtime
-fi
+demo_packages=(build-essential cmake ninja-build pkg-config libasio-dev libflatbuffers-dev
+  flatbuffers-compiler libglm-dev libtinygltf-dev libglfw3-dev libspdlog-dev libgl-dev
+  libopengl-dev libegl-dev libgl1-mesa-dri libstb-dev nlohmann-json3-dev libimgui-dev xvfb xauth)
+test_packages=(libgtest-dev libgmock-dev libbenchmark-dev python3)
+matrix_packages=(clang g++-aarch64-linux-gnu qemu-user libclang-rt-14-dev)
+
+packages=("${demo_packages[@]}")
+case "${1:-}" in
+  --demo) ;;
+  "") packages+=("${test_packages[@]}") ;;
+  --matrix) packages+=("${test_packages[@]}" "${matrix_packages[@]}") ;;
+  *) echo "install-deps.sh: unknown argument $1 (--demo, --matrix or none)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

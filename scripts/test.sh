@@ -41,7 +41,8 @@ start=$(date +%s)
 step() { echo; echo "=== $* ($(date +%T), $(($(date +%s) - start)) s in)"; }
 
 step "Release build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPOSECAST_WARNINGS_AS_ERRORS=$werror >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DPOSECAST_BUILD_TESTS=ON -DPOSECAST_BUILD_BENCH=ON -DPOSECAST_WARNINGS_AS_ERRORS=$werror >/dev/null
 cmake --build build -j"$jobs"
 step "Tests (Release)"
 ctest --test-dir build --output-on-failure -j"$jobs"
