@@ -169,7 +169,7 @@ void BM_PresentEntity(benchmark::State& state, const std::string& source, bool e
   client::PresentSettings settings;
   settings.evaluate_recipes = evaluate_recipes;
   client::PoseTrack track;
-  track.reset(rig.skeleton.node_count(), rig.skeleton.joint_count(), true, client::max_clip_tracks(rig.clips));
+  track.reset(rig.skeleton.node_count(), rig.skeleton.joint_count(), true, sim::max_clip_tracks(rig.clips));
   int64_t r = 50'001;
   for (auto _ : state) {
     benchmark::DoNotOptimize(track.present(rig.skeleton, window, r, settings, recipes));

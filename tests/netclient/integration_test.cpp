@@ -1,4 +1,4 @@
-// Server + NetClients over real loopback UDP, driven in simulated time (issue 7 item 8).
+// Server + NetClients over real loopback UDP, driven in simulated time.
 
 #include <cmath>
 #include <cstdio>
@@ -826,11 +826,11 @@ TEST_F(IntegrationTest, WithoutLossTheDelayStaysWithinTwoSendIntervalsPlusJitter
   EXPECT_EQ(b.stats(session.now()).loss_cover, 0);
 }
 
-// RTT from the server's echo of the client's acks (session 23): over a link of 30 ms each way,
-// the round trip less the server's hold. The sample still counts the ack's wait for the
-// server's next poll (up to a tick in this harness, where the server reads its socket when it
-// ticks) and the client's for its next frame, but no longer the wait for the server's next
-// send (up to 50 ms), which the ack-of-baseline estimate carried (100 ms here).
+// RTT from the server's echo of the client's acks: over a link of 30 ms each way, the round
+// trip less the server's hold. The sample counts the ack's wait for the server's next poll (up
+// to a tick in this harness, where the server reads its socket when it ticks) and the client's
+// for its next frame, not the wait for the server's next send (up to 50 ms), which the
+// ack-of-baseline estimate carries (100 ms here).
 TEST_F(IntegrationTest, RoundTripTimeIsTheLinksOwnWithinAPollOfEachSide) {
   SessionSetup setup;
   setup.entities = 2;
@@ -851,7 +851,7 @@ TEST_F(IntegrationTest, RoundTripTimeIsTheLinksOwnWithinAPollOfEachSide) {
   EXPECT_LE(rtt_ms, 60.0 + tick_ms + frame_ms);
 }
 
-// Issue 4's motion-to-photon target: a command from the owning client is visible in its own
+// The motion-to-photon target: a command from the owning client is visible in its own
 // view within one tick + one send interval + the interpolation delay. The command freezes a
 // walking entity (speed 0); it is visible from the first frame whose palette the next frame
 // repeats (to rounding; before the freeze reaches the render time, every frame moves). Simulated
