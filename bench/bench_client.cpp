@@ -1,5 +1,5 @@
-// bench_client: the network client's CPU per frame and entity (issue 4 target: decode +
-// interpolate + palette <= 2 us per 24-joint entity per frame).
+// bench_client: the network client's CPU per frame and entity (target: decode + interpolate +
+// palette <= 2 us per 24-joint entity per frame).
 //
 // A real posecast Server and one NetClient on 127.0.0.1 (real UDP), driven in simulated time:
 // 60 Hz ticks, 20 Hz snapshots, client frames at 60 Hz. N generated 24-joint rigs (or Fox)
@@ -12,7 +12,7 @@
 // Counters: ns_per_entity (CPU time per frame / N), entities presented at the end, and the
 // share of them shown from render-time recipes at the last frame (recipe_share; the entities
 // crossfading show interpolated poses). The *Interp variants turn render-time recipes off
-// (PresentSettings::evaluate_recipes): pose interpolation, as before recipes.
+// (PresentSettings::evaluate_recipes): pose interpolation alone.
 // The palette upload to the GPU is a glBufferSubData of the same bytes; the viewer's --stats
 // frame time includes it (docs/viewer.md).
 

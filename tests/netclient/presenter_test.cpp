@@ -31,11 +31,7 @@ class PresenterTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_NE(rig.model, nullptr);
-    const protocol::AssetInfo info{0, rig.model->model->content_hash,
-                                   static_cast<uint16_t>(rig.skeleton().joint_count()), "gen-rig:24"};
-    Result<AssetBinding> bound = AssetBinding::bind(std::span(&info, 1), *rig.library, false, {});
-    ASSERT_TRUE(bound.ok());
-    presenter.start(kTickRate, kTickRate, std::move(bound).value());
+    presenter.start(kTickRate, kTickRate, testing::bind_test_rig(rig));
   }
 
   // The server's snapshot of `tick` as a payload: the entity's pose coded on its own (no

@@ -227,6 +227,22 @@ void PoseTrack::plan_exact(const SampleRef& ref, FramePlan& plan) {
   plan.pose_source.tick_a = plan.pose_source.tick_b = ref.tick;
 }
 
+void PoseTrack::plan_derived(Source::Kind kind, const SampleRef& older, const SampleRef& newer,
+                             float param, int64_t recipe_us, const RecipeSource& recipes,
+                             FramePlan& plan) {
+  plan.recipe_a = older;
+  plan.recipe_b = newer;
+  plan.recipe_candidate =
+      plan.try_recipes && recipe_between(older, newer, recipe_us, recipes, frame_recipe(plan));
+  Source& source = plan.pose_source;
+  source.kind = kind;
+  source.a = older.sample;
+  source.b = newer.sample;
+  source.tick_a = older.tick;
+  source.tick_b = newer.tick;
+  source.param = param;
+}
+
 // r between two samples: the earlier one exactly, or interpolation (or a recipe) between them.
 PoseTrack::PlanOutcome PoseTrack::plan_between(const SampleWindow& window, int64_t render_us,
                                                const PresentSettings& settings,
@@ -241,19 +257,11 @@ PoseTrack::PlanOutcome PoseTrack::plan_between(const SampleWindow& window, int64
   plan.mode = PresentMode::kInterpolate;
   plan.before_tick = window.before.tick;
   plan.after_tick = window.after.tick;
-  plan.recipe_a = window.before;
-  plan.recipe_b = window.after;
-  plan.recipe_candidate = plan.try_recipes && recipe_between(plan.recipe_a, plan.recipe_b, render_us,
-                                                             recipes, frame_recipe(plan));
   const double span = static_cast<double>(window.after.time_us - window.before.time_us);
-  Source& source = plan.pose_source;
-  source.kind = Source::Kind::kInterpolate;
-  source.a = window.before.sample;
-  source.b = window.after.sample;
-  source.tick_a = window.before.tick;
-  source.tick_b = window.after.tick;
-  source.param = static_cast<float>(static_cast<double>(render_us - window.before.time_us) / span);
-  source.rotation = settings.rotation;
+  plan_derived(Source::Kind::kInterpolate, window.before, window.after,
+               static_cast<float>(static_cast<double>(render_us - window.before.time_us) / span),
+               render_us, recipes, plan);
+  plan.pose_source.rotation = settings.rotation;
   return PlanOutcome::kPlanned;
 }
 
@@ -278,20 +286,11 @@ PoseTrack::PlanOutcome PoseTrack::plan_past_newest(const SampleWindow& window, i
   plan.after_tick = window.previous.tick;  // the basis includes the velocity's origin
   // Bounded like pose extrapolation: a command the client has not seen yet (a speed change,
   // another clip) makes any continuation wrong, recipes included.
-  plan.recipe_a = window.previous;
-  plan.recipe_b = window.before;
   plan.recipe_limit_us = window.before.time_us + used;
-  plan.recipe_candidate = plan.try_recipes && recipe_between(plan.recipe_a, plan.recipe_b,
-                                                             plan.recipe_limit_us, recipes,
-                                                             frame_recipe(plan));
   const double step = static_cast<double>(window.before.time_us - window.previous.time_us);
-  Source& source = plan.pose_source;
-  source.kind = Source::Kind::kExtrapolate;
-  source.a = window.previous.sample;
-  source.b = window.before.sample;
-  source.tick_a = window.previous.tick;
-  source.tick_b = window.before.tick;
-  source.param = static_cast<float>(static_cast<double>(used) / step);
+  plan_derived(Source::Kind::kExtrapolate, window.previous, window.before,
+               static_cast<float>(static_cast<double>(used) / step), plan.recipe_limit_us,
+               recipes, plan);
   return PlanOutcome::kPlanned;
 }
 

@@ -38,8 +38,8 @@ class ClipDictionary {
   bool valid(const PoseRecipe& recipe) const;
 
   // The quantised pose the recipe evaluates to: PoseQuantizer::quantize without a reference
-  // (no axis hysteresis), so the result is a function of the recipe alone (protocol version
-  // 6: a receiver may then compute it whenever it needs the codes, docs/codec.md). Writes
+  // (no axis hysteresis), so the result is a function of the recipe alone (a receiver may then
+  // compute it whenever it needs the codes, docs/codec.md). Writes
   // out.values and out.off_layout, not out.recipe. Returns false (out unspecified) for an
   // invalid recipe or when a job fails.
   bool predict(const PoseRecipe& recipe, QuantizedPose& out);

@@ -25,7 +25,7 @@ namespace posecast::client {
 // "CPU per frame"). palette() gives it on demand (tests, tools).
 struct PoseSample {
   // The codes, as the server quantised them, and dequantize_pose(quantized) (node_count
-  // entries). Read them through decoded(): a record sent exact (protocol 6) is stored with
+  // entries). Read them through decoded(): a record sent exact is stored with
   // its recipe alone, and its codes and locals are computed the first time someone needs
   // them (mutable for that). `quantized.recipe`, `quantized.off_layout` and the sizes of
   // both are always set.

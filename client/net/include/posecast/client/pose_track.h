@@ -217,6 +217,10 @@ class PoseTrack {
   PlanOutcome plan_past_newest(const SampleWindow& window, int64_t render_us,
                                const PresentSettings& settings, const RecipeSource& recipes,
                                FramePlan& plan);
+  // A pose derived from the pair (older, newer) at `param` (interpolation t or extrapolation
+  // s), and the pair's recipe at `recipe_us` where it qualifies.
+  void plan_derived(Source::Kind kind, const SampleRef& older, const SampleRef& newer, float param,
+                    int64_t recipe_us, const RecipeSource& recipes, FramePlan& plan);
   // `ref` shown as it is: the basis is its tick alone.
   void plan_exact(const SampleRef& ref, FramePlan& plan);
   bool sample_fits(const SampleRef& ref) const { return ref.sample->locals.size() == shown_.size(); }
