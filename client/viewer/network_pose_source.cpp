@@ -102,7 +102,7 @@ void NetworkPoseSource::build_entities() {
     entity.model = static_cast<uint32_t>(found - manifest_ids_.begin());
     entity.rig = presented.rig_index;
     // The mesh node's transform, from the evaluation that made the palette.
-    entity.world = placement(presented.id) * presented.mesh_model;
+    entity.world = placement(presented.id) * *presented.mesh_model;
     entity.palette = presented.palette;
     entities_.push_back(entity);
   }

@@ -79,7 +79,8 @@ TEST_F(PresenterTest, RawPayloadsFromAnyTransportArePresentedWithTheServersPalet
   const glm::mat4 mesh = rig.skeleton().mesh_node >= 0
                              ? models[static_cast<std::size_t>(rig.skeleton().mesh_node)]
                              : glm::mat4(1.0f);
-  EXPECT_EQ(std::memcmp(&shown->mesh_model, &mesh, sizeof mesh), 0);
+  ASSERT_NE(shown->mesh_model, nullptr);
+  EXPECT_EQ(std::memcmp(shown->mesh_model, &mesh, sizeof mesh), 0);
 
   // On a server tick, the presenter shows the server's quantised palette bit for bit.
   std::vector<glm::mat4> palette(rig.skeleton().joint_count());
@@ -105,7 +106,9 @@ TEST_F(PresenterTest, ADespawnedEntityLeavesOnceTheRenderTimeReachesItsTick) {
   EXPECT_EQ(presenter.stats(0).despawns, 1u);
   presenter.present(tick_us(19) + 20'000);
   EXPECT_NE(presenter.find(kEntity), nullptr);
-  for (int64_t now = tick_us(19); now < tick_us(19) + 2'000'000; now += 16'667) presenter.present(now);
+  for (int64_t now = tick_us(19); now < tick_us(19) + 2'000'000; now += 16'667) {
+    presenter.present(now);
+  }
   EXPECT_EQ(presenter.find(kEntity), nullptr);
   EXPECT_EQ(presenter.registry().size(), 0u);
 }

@@ -189,7 +189,7 @@ bool PoseTrack::compute(const Source& source, const Skeleton& skeleton,
   return false;
 }
 
-PoseTrack::PlanOutcome PoseTrack::plan_frame(const Skeleton& skeleton,
+inline PoseTrack::PlanOutcome PoseTrack::plan_frame(const Skeleton& skeleton,
                                              const SampleWindow& window, int64_t render_us,
                                              const PresentSettings& settings,
                                              const RecipeSource& recipes, FramePlan& plan) {
@@ -220,16 +220,16 @@ PoseTrack::PlanOutcome PoseTrack::plan_frame(const Skeleton& skeleton,
   return outcome;
 }
 
-void PoseTrack::plan_exact(const SampleRef& ref, FramePlan& plan) {
+inline void PoseTrack::plan_exact(const SampleRef& ref, FramePlan& plan) {
   plan.before_tick = plan.after_tick = ref.tick;
   plan.pose_source.kind = Source::Kind::kSample;
   plan.pose_source.a = ref.sample;
   plan.pose_source.tick_a = plan.pose_source.tick_b = ref.tick;
 }
 
-void PoseTrack::plan_derived(Source::Kind kind, const SampleRef& older, const SampleRef& newer,
-                             float param, int64_t recipe_us, const RecipeSource& recipes,
-                             FramePlan& plan) {
+inline void PoseTrack::plan_derived(Source::Kind kind, const SampleRef& older,
+                                    const SampleRef& newer, float param, int64_t recipe_us,
+                                    const RecipeSource& recipes, FramePlan& plan) {
   plan.recipe_a = older;
   plan.recipe_b = newer;
   plan.recipe_candidate =
@@ -244,7 +244,7 @@ void PoseTrack::plan_derived(Source::Kind kind, const SampleRef& older, const Sa
 }
 
 // r between two samples: the earlier one exactly, or interpolation (or a recipe) between them.
-PoseTrack::PlanOutcome PoseTrack::plan_between(const SampleWindow& window, int64_t render_us,
+inline PoseTrack::PlanOutcome PoseTrack::plan_between(const SampleWindow& window, int64_t render_us,
                                                const PresentSettings& settings,
                                                const RecipeSource& recipes, FramePlan& plan) {
   if (render_us == window.before.time_us) {
@@ -267,9 +267,11 @@ PoseTrack::PlanOutcome PoseTrack::plan_between(const SampleWindow& window, int64
 
 // r at or past the newest sample: that sample exactly, or a bounded extrapolation from the
 // newest two (or a recipe continued from them), frozen at the bound.
-PoseTrack::PlanOutcome PoseTrack::plan_past_newest(const SampleWindow& window, int64_t render_us,
-                                                   const PresentSettings& settings,
-                                                   const RecipeSource& recipes, FramePlan& plan) {
+inline PoseTrack::PlanOutcome PoseTrack::plan_past_newest(const SampleWindow& window,
+                                                          int64_t render_us,
+                                                          const PresentSettings& settings,
+                                                          const RecipeSource& recipes,
+                                                          FramePlan& plan) {
   const int64_t past = render_us - window.before.time_us;
   if (past == 0 || !window.previous) {
     if (!sample_fits(window.before)) return PlanOutcome::kMismatch;
@@ -297,7 +299,7 @@ PoseTrack::PlanOutcome PoseTrack::plan_past_newest(const SampleWindow& window, i
 // The target goes straight into shown_ unless a fade needs shown_ (the last frame's pose) or
 // the target apart from it. A recipe the evaluator refuses (nothing written) falls back to the
 // pose source, as if it had not qualified.
-PoseTrack::TargetOutcome PoseTrack::compute_target(FramePlan& plan, const Skeleton& skeleton,
+inline PoseTrack::TargetOutcome PoseTrack::compute_target(FramePlan& plan, const Skeleton& skeleton,
                                                    const RecipeSource& recipes,
                                                    PresentScratch& work) {
   const std::size_t nodes = shown_.size();
@@ -311,8 +313,8 @@ PoseTrack::TargetOutcome PoseTrack::compute_target(FramePlan& plan, const Skelet
       return TargetOutcome::kReused;
     }
     plan.fading = correcting_ || !plan.continues;
-    const std::span<Transform> into =
-        plan.fading ? std::span<Transform>(work.target_).first(nodes) : std::span<Transform>(shown_);
+    const std::span<Transform> into = plan.fading ? std::span<Transform>(work.target_).first(nodes)
+                                                  : std::span<Transform>(shown_);
     if (compute(source, skeleton, recipes, work, into)) return TargetOutcome::kComputed;
     if (!plan.recipe) return TargetOutcome::kFailed;  // an undecodable sample
     plan.recipe = false;
@@ -324,7 +326,7 @@ PoseTrack::TargetOutcome PoseTrack::compute_target(FramePlan& plan, const Skelet
 // source is evaluated there (the difference to this frame's target is the server's own motion
 // over one frame, hundreds of codec bounds for a run cycle: not to be faded). Pose sources keep
 // the simpler shown - target.
-void PoseTrack::start_correction(const FramePlan& plan, const Skeleton& skeleton,
+inline void PoseTrack::start_correction(const FramePlan& plan, const Skeleton& skeleton,
                                  const RecipeSource& recipes, PresentScratch& work,
                                  std::span<const Transform> target, int64_t render_us) {
   const std::size_t nodes = shown_.size();
@@ -346,7 +348,7 @@ void PoseTrack::start_correction(const FramePlan& plan, const Skeleton& skeleton
 
 // shown_ = the target plus what is left of the correction at render_us (the target itself once
 // the fade has run its course).
-void PoseTrack::fade_into_shown(std::span<const Transform> target, bool fading,
+inline void PoseTrack::fade_into_shown(std::span<const Transform> target, bool fading,
                                 const PresentSettings& settings, int64_t render_us) {
   float w = 0.0f;
   if (correcting_) {
@@ -370,7 +372,7 @@ void PoseTrack::fade_into_shown(std::span<const Transform> target, bool fading,
 // server's quantised palette (protocol::quantized_palette runs the same jobs on the same
 // locals). Decoded poses carry no palette (pose_pool.h): it is computed here, only when a
 // frame shows one.
-bool PoseTrack::write_palette(const Skeleton& skeleton, PresentScratch& work) {
+inline bool PoseTrack::write_palette(const Skeleton& skeleton, PresentScratch& work) {
   const std::size_t nodes = shown_.size();
   const std::span<glm::mat4> models = std::span<glm::mat4>(work.models_).first(nodes);
   const LocalToModelJob to_model{&skeleton, shown_, models, skeleton_validated_};

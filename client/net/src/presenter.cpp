@@ -116,7 +116,8 @@ void Presenter::present_poses(int64_t render_us) {
   palette_indices_.clear();
   for (std::size_t index = 0; index < entities.size(); ++index) {
     ClientEntity& entity = entities[index];
-    if (render_us < buffer_.tick_time_us(entity.spawn_tick) && entity.track.mode() == PresentMode::kNone) {
+    if (render_us < buffer_.tick_time_us(entity.spawn_tick) &&
+        entity.track.mode() == PresentMode::kNone) {
       // Not spawned yet at the render time (a late joiner's entities spawned long ago show
       // at once).
       continue;
@@ -144,13 +145,14 @@ void Presenter::publish_presented() {
     const PoseTrack& track = entity.track;
     if (track.palette_refused()) continue;
     const PresentMode mode = track.mode();
-    if (mode == PresentMode::kExtrapolate || mode == PresentMode::kStalled) ++counters_.extrapolating;
+    const bool extrapolated = mode == PresentMode::kExtrapolate || mode == PresentMode::kStalled;
+    if (extrapolated) ++counters_.extrapolating;
     if (track.recipe()) ++counters_.from_recipes;
     presented_.push_back(PresentedEntity{entity.id, entity.generation, entity.model_id,
                                          entity.rig_index, entity.model->model.get(),
                                          entity.skeleton, mode, track.correcting(), track.recipe(),
                                          track.locals(), track.palette(), track.recipe_miss(),
-                                         track.mesh_model()});
+                                         &track.mesh_model()});
     ++counters_.recipe_misses[static_cast<std::size_t>(track.recipe_miss())];
   }
 }
@@ -203,7 +205,9 @@ void Presenter::compute_pending_palettes(std::span<ClientEntity> entities) {
 PresentMode Presenter::evaluate_at(uint32_t entity_id, int64_t render_us,
                                    std::span<glm::mat4> palette) {
   const ClientEntity* entity = registry_.find(entity_id);
-  if (entity == nullptr || palette.size() != entity->skeleton->joint_count()) return PresentMode::kNone;
+  if (entity == nullptr || palette.size() != entity->skeleton->joint_count()) {
+    return PresentMode::kNone;
+  }
   scratch_track_.reset(entity->skeleton->node_count(), entity->skeleton->joint_count(),
                        /*skeleton_validated=*/true,  // AssetLibrary::add validated it
                        sim::max_clip_tracks(entity->model->model->rigs[entity->rig_index].clips));

@@ -188,6 +188,9 @@ class PoseTrack {
   };
 
   // A frame's plan, chosen from the window before any pose is computed (plan_frame()).
+  // present()'s steps below are defined inline in pose_track.cpp, their only user, so the
+  // compiler folds them back into present(): out of line they cost about 2 % more
+  // instructions per frame (scripts/icount.sh on bench_client's BM_PresentEntity).
   struct FramePlan {
     PresentMode mode = PresentMode::kNone;
     uint32_t before_tick = 0;  // the basis: ticks of the samples the frame derives from
@@ -208,22 +211,25 @@ class PoseTrack {
     kMismatch,  // a sample the frame uses has another node count: nothing changes
     kEmpty,     // the window holds no sample
   };
-  PlanOutcome plan_frame(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
-                         const PresentSettings& settings, const RecipeSource& recipes,
-                         FramePlan& plan);
-  PlanOutcome plan_between(const SampleWindow& window, int64_t render_us,
-                           const PresentSettings& settings, const RecipeSource& recipes,
-                           FramePlan& plan);
-  PlanOutcome plan_past_newest(const SampleWindow& window, int64_t render_us,
-                               const PresentSettings& settings, const RecipeSource& recipes,
-                               FramePlan& plan);
+  inline PlanOutcome plan_frame(const Skeleton& skeleton, const SampleWindow& window,
+                                int64_t render_us, const PresentSettings& settings,
+                                const RecipeSource& recipes, FramePlan& plan);
+  inline PlanOutcome plan_between(const SampleWindow& window, int64_t render_us,
+                                  const PresentSettings& settings, const RecipeSource& recipes,
+                                  FramePlan& plan);
+  inline PlanOutcome plan_past_newest(const SampleWindow& window, int64_t render_us,
+                                      const PresentSettings& settings,
+                                      const RecipeSource& recipes, FramePlan& plan);
   // A pose derived from the pair (older, newer) at `param` (interpolation t or extrapolation
   // s), and the pair's recipe at `recipe_us` where it qualifies.
-  void plan_derived(Source::Kind kind, const SampleRef& older, const SampleRef& newer, float param,
-                    int64_t recipe_us, const RecipeSource& recipes, FramePlan& plan);
+  inline void plan_derived(Source::Kind kind, const SampleRef& older, const SampleRef& newer,
+                           float param, int64_t recipe_us, const RecipeSource& recipes,
+                           FramePlan& plan);
   // `ref` shown as it is: the basis is its tick alone.
-  void plan_exact(const SampleRef& ref, FramePlan& plan);
-  bool sample_fits(const SampleRef& ref) const { return ref.sample->locals.size() == shown_.size(); }
+  inline void plan_exact(const SampleRef& ref, FramePlan& plan);
+  bool sample_fits(const SampleRef& ref) const {
+    return ref.sample->locals.size() == shown_.size();
+  }
   protocol::PoseRecipe& frame_recipe(const FramePlan& plan) {
     return recipe_slots_[plan.recipe_source.recipe_slot];
   }
@@ -233,17 +239,17 @@ class PoseTrack {
     kReused,    // the last frame's source: shown_ and palette_ already hold it
     kFailed,    // the pose source could not be computed
   };
-  TargetOutcome compute_target(FramePlan& plan, const Skeleton& skeleton,
-                               const RecipeSource& recipes, PresentScratch& work);
+  inline TargetOutcome compute_target(FramePlan& plan, const Skeleton& skeleton,
+                                      const RecipeSource& recipes, PresentScratch& work);
   // Captures the jump from the last frame's pose to the new source into delta_.
-  void start_correction(const FramePlan& plan, const Skeleton& skeleton,
-                        const RecipeSource& recipes, PresentScratch& work,
-                        std::span<const Transform> target, int64_t render_us);
-  void fade_into_shown(std::span<const Transform> target, bool fading,
-                       const PresentSettings& settings, int64_t render_us);
+  inline void start_correction(const FramePlan& plan, const Skeleton& skeleton,
+                               const RecipeSource& recipes, PresentScratch& work,
+                               std::span<const Transform> target, int64_t render_us);
+  inline void fade_into_shown(std::span<const Transform> target, bool fading,
+                              const PresentSettings& settings, int64_t render_us);
   // LocalToModelJob and PaletteJob on shown_ into palette_ and mesh_model_; false when they
   // refuse the skeleton.
-  bool write_palette(const Skeleton& skeleton, PresentScratch& work);
+  inline bool write_palette(const Skeleton& skeleton, PresentScratch& work);
 
   bool continues_from_last(PresentMode mode, uint32_t before_tick, uint32_t after_tick,
                            bool recipe) const;
@@ -282,7 +288,6 @@ class PoseTrack {
   std::vector<Transform> delta_;   // the correction captured at correction_start_us_
   sim::RecipeEvaluator evaluator_;  // this entity's clip sampling (cursors kept between frames)
   std::vector<glm::mat4> palette_;
-  glm::mat4 mesh_model_{1.0f};     // the mesh node's model matrix of palette_'s pose
   bool palette_pending_ = false;    // present(defer_palette) left palette_ to the caller
   bool palette_refused_ = false;    // finish_palette(false) since the last present()
   PresentScratch own_scratch_;     // empty with external_scratch
@@ -307,6 +312,8 @@ class PoseTrack {
   int64_t extrapolated_us_ = 0;
   uint64_t corrections_ = 0;
   uint64_t reused_frames_ = 0;
+  // The mesh node's model matrix of palette_'s pose. Last: read once a frame, after the rest.
+  glm::mat4 mesh_model_{1.0f};
 };
 
 }  // namespace posecast::client

@@ -78,8 +78,10 @@ struct PresentedEntity {
   std::span<const glm::mat4> palette;  // skeleton->joint_count() matrices
   RecipeMiss recipe_miss = RecipeMiss::kNone;  // why a derived frame was not from a recipe
   // The mesh node's model-space matrix of this pose (identity for a skeleton without a mesh
-  // node): the same bits as LocalToModelJob's, taken from the palette's own evaluation.
-  glm::mat4 mesh_model{1.0f};
+  // node): the same bits as LocalToModelJob's, taken from the palette's own evaluation. Never
+  // null for a presented entity; valid as long as the spans. A pointer: a frame writes every
+  // PresentedEntity, and a matrix would double its size.
+  const glm::mat4* mesh_model = nullptr;
 };
 
 // What the presenter made of a raw payload (receive()).
