@@ -5,7 +5,10 @@
 namespace posecast::protocol {
 
 SnapshotWriter::SnapshotWriter(std::size_t max_packet_bytes, std::size_t datagram_overhead)
-    : max_packet_bytes_(max_packet_bytes), datagram_overhead_(datagram_overhead) {
+    : max_packet_bytes_(max_packet_bytes),
+      datagram_overhead_(datagram_overhead),
+      empty_overhead_(snapshot_packet_overhead(0)),
+      record_overhead_(snapshot_packet_overhead(1) - snapshot_packet_overhead(0)) {
   begin(SnapshotHeader{});
 }
 
@@ -18,29 +21,9 @@ void SnapshotWriter::begin(const SnapshotHeader& header) {
   written_bytes_ = 0;
 }
 
-std::size_t SnapshotWriter::packet_bound(std::size_t records, std::size_t pose_bytes) const {
-  return snapshot_packet_overhead(records) + pose_bytes + datagram_overhead_;
-}
-
-bool SnapshotWriter::fits_current(std::size_t pose_bytes) const {
-  const Packet& current = packets_.back();
-  return snapshot_packet_overhead(current.records + 1) + current.pose_bytes + pose_bytes <=
-         max_packet_bytes_;
-}
-
 std::vector<uint8_t>& SnapshotWriter::next_pose() {
   if (records_.size() <= record_count_) records_.emplace_back();
   return records_[record_count_].pose;
-}
-
-std::size_t SnapshotWriter::next_record_cost() const {
-  const std::size_t pose_bytes = record_count_ < records_.size() ? records_[record_count_].pose.size() : 0;
-  const Packet& current = packets_.back();
-  if (fits_current(pose_bytes)) {
-    return packet_bound(current.records + 1, current.pose_bytes + pose_bytes) -
-           packet_bound(current.records, current.pose_bytes);
-  }
-  return packet_bound(1, pose_bytes);
 }
 
 void SnapshotWriter::append(uint32_t entity_id, uint16_t generation) {
@@ -52,7 +35,7 @@ void SnapshotWriter::append(uint32_t entity_id, uint16_t generation) {
   if (!fits_current(pose_bytes)) {
     // A record too large even for an empty packet makes finish() fail; it is still counted
     // (as a packet of its own) so the bound stays an upper bound of what was asked.
-    if (packets_.back().records == 0 || snapshot_packet_overhead(1) + pose_bytes > max_packet_bytes_) {
+    if (packets_.back().records == 0 || empty_overhead_ + record_overhead_ + pose_bytes > max_packet_bytes_) {
       if (oversized_ == SIZE_MAX) oversized_ = record_count_;
     }
     packets_.push_back(Packet{record_count_, 0, 0});

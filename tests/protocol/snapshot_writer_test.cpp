@@ -78,6 +78,15 @@ TEST(SnapshotWriter, DroppingTheNewestRecordsRestoresBoundAndPackets) {
   EXPECT_EQ(writer.record_count(), 0u);
 }
 
+// The writer's arithmetic relies on the overhead growing by the same bytes per record.
+TEST(SnapshotWriter, PacketOverheadIsAffineInTheRecordCount) {
+  const std::size_t empty = snapshot_packet_overhead(0);
+  const std::size_t per_record = snapshot_packet_overhead(1) - empty;
+  for (std::size_t records = 0; records <= 300; ++records) {
+    ASSERT_EQ(snapshot_packet_overhead(records), empty + per_record * records) << records;
+  }
+}
+
 TEST(SnapshotWriter, AnEmptySnapshotIsOnePacketMeasuredExactly) {
   SnapshotWriter writer(kMaxPacketBytes, kDatagramOverhead);
   writer.begin({3, kNoTick, kNoTick, kNoTick});

@@ -32,8 +32,9 @@ Result<std::vector<std::vector<uint8_t>>> encode_snapshot_packets(
     const SnapshotHeader& header, std::span<const EntityPose> entities,
     std::size_t max_packet_bytes = kMaxPacketBytes);
 
-// Bytes of a Snapshot packet beyond its pose bytes, for `records` records (an upper bound the
-// SnapshotWriter groups by; exposed for capacity planning and tests).
+// Bytes of a Snapshot packet beyond its pose bytes, for `records` records: an upper bound,
+// affine in `records`, that the SnapshotWriter groups by (exposed for capacity planning and
+// tests).
 std::size_t snapshot_packet_overhead(std::size_t records);
 
 }  // namespace posecast::protocol

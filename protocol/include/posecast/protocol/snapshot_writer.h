@@ -39,7 +39,10 @@ class SnapshotWriter {
   // unspecified until written (it recycles an earlier record's buffer).
   std::vector<uint8_t>& next_pose();
   // What appending the next record (its pose in next_pose()) would add to bound_bytes().
-  std::size_t next_record_cost() const;
+  std::size_t next_record_cost() const {
+    const std::size_t pose_bytes = record_count_ < records_.size() ? records_[record_count_].pose.size() : 0;
+    return fits_current(pose_bytes) ? record_overhead_ + pose_bytes : packet_bound(1, pose_bytes);
+  }
   // Appends the next record (pose in next_pose()) to the current packet or a new one.
   void append(uint32_t entity_id, uint16_t generation);
   // Removes the newest record (record_count() > 0), restoring the packets as they were.
@@ -64,12 +67,22 @@ class SnapshotWriter {
     std::size_t records = 0;
     std::size_t pose_bytes = 0;
   };
-  // The bound of one packet's bytes with datagram overhead.
-  std::size_t packet_bound(std::size_t records, std::size_t pose_bytes) const;
-  bool fits_current(std::size_t pose_bytes) const;
+  // The bound of one packet's bytes with datagram overhead (snapshot_packet_overhead is
+  // affine in the record count: empty_overhead_ + record_overhead_ per record).
+  std::size_t packet_bound(std::size_t records, std::size_t pose_bytes) const {
+    return empty_overhead_ + record_overhead_ * records + pose_bytes + datagram_overhead_;
+  }
+  // Whether a record of `pose_bytes` joins the current packet.
+  bool fits_current(std::size_t pose_bytes) const {
+    const Packet& current = packets_.back();
+    return empty_overhead_ + record_overhead_ * (current.records + 1) + current.pose_bytes + pose_bytes <=
+           max_packet_bytes_;
+  }
 
   std::size_t max_packet_bytes_;
   std::size_t datagram_overhead_;
+  std::size_t empty_overhead_;   // snapshot_packet_overhead(0)
+  std::size_t record_overhead_;  // what each record adds to it
   SnapshotHeader header_;
   std::vector<EntityPose> records_;  // [0, record_count_) are this snapshot's; the rest recycled
   std::size_t record_count_ = 0;
