@@ -48,7 +48,7 @@ Scenario build_scenario(const std::string& source, const std::string& clip_a,
 
 // Quantises every pose the way the server does: a pose without a recipe against the previous
 // one's axes (hysteresis), a pose sent with its recipe (`with_recipes`) without a reference,
-// as the clip dictionary predicts (protocol version 6).
+// as the clip dictionary predicts (docs/codec.md, "Exact records").
 std::vector<QuantizedPose> quantize_all(const Scenario& s, bool with_recipes = false);
 
 // The references of update `u` of `q` when each update is acked in time: the previous three

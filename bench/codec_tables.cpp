@@ -119,7 +119,7 @@ struct Stream {
   std::vector<QuantizedPose> poses;
   int age = 1;
   // The same poses as a server sending recipes quantises them (without a reference, so a
-  // dictionary prediction is exact: protocol version 6), recipes attached; only while the
+  // dictionary prediction is exact: docs/codec.md), recipes attached; only while the
   // training data is counted.
   std::vector<QuantizedPose> recipe_poses;
 };
