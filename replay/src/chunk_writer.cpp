@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "chunks.h"
+#include "posecast/byte_io.h"
 #include "posecast/replay/lz_codec.h"
-#include "posecast/replay/wire_io.h"
 
 namespace posecast::replay::detail {
 
@@ -92,7 +92,7 @@ bool ChunkWriter::write_job(Job& job) {
   chunk_ = job.prefix;
   bool compressed = false;
   payload_.clear();
-  WireWriter w(payload_);
+  ByteWriter w(payload_);
   switch (job.kind) {
     case Job::Kind::kBytes:
       chunk_.insert(chunk_.end(), job.data.begin(), job.data.end());

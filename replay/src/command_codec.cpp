@@ -34,7 +34,7 @@ CommandKind kind_of(const CommandBody& body) {
 
 // motion = u8 count  u8 wrap  svarint speed  svarint start_offset_us
 //          { varint clip  f32 weight }[min(count, kMaxBlendClips)]
-void write_motion(WireWriter& w, const MotionSpec& m) {
+void write_motion(ByteWriter& w, const MotionSpec& m) {
   w.u8(m.count);
   w.u8(static_cast<uint8_t>(m.wrap));
   w.svarint(m.speed);
@@ -46,7 +46,7 @@ void write_motion(WireWriter& w, const MotionSpec& m) {
   }
 }
 
-void read_motion(WireReader& r, MotionSpec& m) {
+void read_motion(ByteReader& r, MotionSpec& m) {
   m.count = r.u8("body.motion.count");
   m.wrap = static_cast<WrapMode>(r.u8("body.motion.wrap"));
   const int64_t speed = r.svarint("body.motion.speed");
@@ -63,9 +63,9 @@ void read_motion(WireReader& r, MotionSpec& m) {
   }
 }
 
-uint8_t read_layer(WireReader& r) { return r.u8("body.layer"); }
+uint8_t read_layer(ByteReader& r) { return r.u8("body.layer"); }
 
-int32_t read_i32(WireReader& r, const char* field) {
+int32_t read_i32(ByteReader& r, const char* field) {
   const int64_t v = r.svarint(field);
   if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
     r.fail(field, std::to_string(v) + " does not fit 32 bits");
@@ -91,7 +91,7 @@ bool same_motion(const MotionSpec& a, const MotionSpec& b) {
 
 }  // namespace
 
-void encode_command(WireWriter& w, uint32_t submitter, const Command& command, uint64_t apply_tick) {
+void encode_command(ByteWriter& w, uint32_t submitter, const Command& command, uint64_t apply_tick) {
   w.u8(static_cast<uint8_t>(kind_of(command.body)));
   w.varint(submitter);
   w.varint(command.entity);
@@ -138,7 +138,7 @@ void encode_command(WireWriter& w, uint32_t submitter, const Command& command, u
              command.body);
 }
 
-bool decode_command(WireReader& r, uint64_t apply_tick, RecordedCommand& out) {
+bool decode_command(ByteReader& r, uint64_t apply_tick, RecordedCommand& out) {
   const uint8_t kind = r.u8("kind");
   out.submitter = static_cast<uint32_t>(r.varint("submitter", std::numeric_limits<uint32_t>::max()));
   Command& c = out.command;

@@ -6,10 +6,10 @@
 #include <random>
 #include <string>
 
+#include "posecast/byte_io.h"
 #include "posecast/replay/command_codec.h"
 #include "posecast/replay/crc32c.h"
 #include "posecast/replay/lz_codec.h"
-#include "posecast/replay/wire_io.h"
 #include "replay_test_support.h"
 
 namespace posecast::test {
@@ -55,12 +55,12 @@ TEST(Crc32c, ContinuesAcrossCalls) {
 
 TEST(WireIo, VarintsRoundTripAtEveryWidth) {
   std::vector<uint8_t> buf;
-  WireWriter w(buf);
+  ByteWriter w(buf);
   const uint64_t values[] = {0, 1, 127, 128, 16383, 16384, 0xFFFFFFFFull, 1ull << 62, ~0ull};
   const int64_t signed_values[] = {0, -1, 1, -64, 64, INT64_MIN, INT64_MAX};
   for (uint64_t v : values) w.varint(v);
   for (int64_t v : signed_values) w.svarint(v);
-  WireReader r(buf);
+  ByteReader r(buf);
   for (uint64_t v : values) EXPECT_EQ(r.varint("v"), v);
   for (int64_t v : signed_values) EXPECT_EQ(r.svarint("s"), v);
   EXPECT_TRUE(r.ok());
@@ -69,16 +69,16 @@ TEST(WireIo, VarintsRoundTripAtEveryWidth) {
 
 TEST(WireIo, RejectsOverlongAndTruncatedVarintsNamingTheField) {
   std::vector<uint8_t> overlong(11, 0x80);
-  WireReader a(overlong);
+  ByteReader a(overlong);
   a.varint("count");
   EXPECT_FALSE(a.ok());
   EXPECT_NE(a.error().find("count"), std::string::npos);
   std::vector<uint8_t> truncated = {0x80, 0x80};
-  WireReader b(truncated);
+  ByteReader b(truncated);
   b.varint("entity");
   EXPECT_EQ(b.error(), "entity: truncated");
   std::vector<uint8_t> big = {0xFF, 0x01};
-  WireReader c(big);
+  ByteReader c(big);
   c.varint("layer", 100);
   EXPECT_EQ(c.error(), "layer: 255 exceeds 100");
 }
@@ -161,10 +161,10 @@ std::vector<Command> every_kind_of_command() {
 
 TEST(CommandCodec, RoundTripsEveryKindFaithfully) {
   std::vector<uint8_t> buf;
-  WireWriter w(buf);
+  ByteWriter w(buf);
   const std::vector<Command> commands = every_kind_of_command();
   for (std::size_t i = 0; i < commands.size(); ++i) encode_command(w, static_cast<uint32_t>(i * 1000), commands[i], 100);
-  WireReader r(buf);
+  ByteReader r(buf);
   for (std::size_t i = 0; i < commands.size(); ++i) {
     RecordedCommand got;
     ASSERT_TRUE(decode_command(r, 100, got)) << r.error();
@@ -176,9 +176,9 @@ TEST(CommandCodec, RoundTripsEveryKindFaithfully) {
 
 TEST(CommandCodec, KeepsLatenessAsTheCommandsOwnTick) {
   std::vector<uint8_t> buf;
-  WireWriter w(buf);
+  ByteWriter w(buf);
   encode_command(w, 2, Command{95, 1, DespawnCommand{}}, 100);
-  WireReader r(buf);
+  ByteReader r(buf);
   RecordedCommand got;
   ASSERT_TRUE(decode_command(r, 100, got));
   EXPECT_EQ(got.command.tick, 95u);
@@ -186,21 +186,21 @@ TEST(CommandCodec, KeepsLatenessAsTheCommandsOwnTick) {
 
 TEST(CommandCodec, NamesTheFieldOfAnInvalidOrTruncatedCommand) {
   std::vector<uint8_t> unknown = {77, 0, 0, 0};
-  WireReader r(unknown);
+  ByteReader r(unknown);
   RecordedCommand got;
   EXPECT_FALSE(decode_command(r, 0, got));
   EXPECT_EQ(r.error(), "kind: 77 is not a command kind (1..9)");
 
   std::vector<uint8_t> late = {2, 0, 0, 5};  // 5 ticks late at tick 3
-  WireReader l(late);
+  ByteReader l(late);
   EXPECT_FALSE(decode_command(l, 3, got));
   EXPECT_NE(l.error().find("lateness"), std::string::npos);
 
   std::vector<uint8_t> buf;
-  WireWriter w(buf);
+  ByteWriter w(buf);
   encode_command(w, 1, Command{10, 1, decision(1, 0)}, 10);  // a crossfade
   for (std::size_t n = 0; n < buf.size(); ++n) {
-    WireReader t(std::span<const uint8_t>(buf).first(n));
+    ByteReader t(std::span<const uint8_t>(buf).first(n));
     EXPECT_FALSE(decode_command(t, 10, got)) << n;
     EXPECT_NE(t.error().find("truncated"), std::string::npos) << t.error();
   }
