@@ -53,7 +53,7 @@ TEST(Crc32c, ContinuesAcrossCalls) {
   }
 }
 
-TEST(WireIo, VarintsRoundTripAtEveryWidth) {
+TEST(ByteIo, VarintsRoundTripAtEveryWidth) {
   std::vector<uint8_t> buf;
   ByteWriter w(buf);
   const uint64_t values[] = {0, 1, 127, 128, 16383, 16384, 0xFFFFFFFFull, 1ull << 62, ~0ull};
@@ -67,7 +67,7 @@ TEST(WireIo, VarintsRoundTripAtEveryWidth) {
   EXPECT_EQ(r.remaining(), 0u);
 }
 
-TEST(WireIo, RejectsOverlongAndTruncatedVarintsNamingTheField) {
+TEST(ByteIo, RejectsOverlongAndTruncatedVarintsNamingTheField) {
   std::vector<uint8_t> overlong(11, 0x80);
   ByteReader a(overlong);
   a.varint("count");
@@ -172,6 +172,51 @@ TEST(CommandCodec, RoundTripsEveryKindFaithfully) {
     EXPECT_TRUE(same_command(got.command, commands[i])) << "command " << i << " (" << command_name(commands[i].body) << ")";
   }
   EXPECT_EQ(r.remaining(), 0u);
+}
+
+// The stored bytes of one command of each kind, written out from the format in
+// command_codec.h (kind, submitter, entity, lateness, body), so a change of the encoding,
+// however it is generated, fails here.
+TEST(CommandCodec, WritesTheDocumentedBytesOfEveryKind) {
+  MotionSpec two_clips;
+  two_clips.count = 2;
+  two_clips.wrap = WrapMode::kPingPong;
+  two_clips.speed = kSpeedOne;                   // svarint 65536: zigzag 131072 = 80 80 08
+  two_clips.start_offset_us = -5;                // svarint: zigzag 9
+  two_clips.clips[0] = ClipWeight{4, 1.0f};      // 04, f32 00 00 80 3f
+  two_clips.clips[1] = ClipWeight{300, 0.5f};    // varint ac 02, f32 00 00 00 3f
+  const std::vector<uint8_t> motion = {2, 2, 0x80, 0x80, 0x08, 9,    4,    0,    0,
+                                       0x80, 0x3f, 0xac, 0x02, 0, 0, 0, 0x3f};
+  struct Case {
+    CommandBody body;
+    std::vector<uint8_t> body_bytes;
+  };
+  std::vector<Case> cases = {
+      {SpawnCommand{3, 1}, {3, 1}},
+      {DespawnCommand{}, {}},
+      {PlayCommand{1, two_clips}, {}},
+      {CrossfadeCommand{2, two_clips, 300, true}, {}},
+      {SetSpeedCommand{1, -3}, {1, 5}},
+      {SetLayerWeightCommand{1, 0.25f}, {1, 0, 0, 0x80, 0x3e}},
+      {SetMaskCommand{1, kNoMask}, {1, 1}},
+      {SetBlendWeightsCommand{1, {0.25f, 0.5f}, 2}, {1, 2, 0, 0, 0x80, 0x3e, 0, 0, 0, 0x3f}},
+      {SetLayerModeCommand{1, LayerMode::kAdditive, 2, 1000}, {1, 1, 4, 0xd0, 0x0f}},
+  };
+  cases[2].body_bytes = {1};
+  cases[2].body_bytes.insert(cases[2].body_bytes.end(), motion.begin(), motion.end());
+  cases[3].body_bytes = {2};
+  cases[3].body_bytes.insert(cases[3].body_bytes.end(), motion.begin(), motion.end());
+  cases[3].body_bytes.insert(cases[3].body_bytes.end(), {0xd8, 0x04, 1});  // svarint 300, sync
+  ASSERT_EQ(kNoMask, -1);
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    std::vector<uint8_t> buf;
+    ByteWriter w(buf);
+    // Submitter 200 (varint c8 01), entity 7, command tick 10 applied at 12 (lateness 2).
+    encode_command(w, 200, Command{10, 7, cases[k].body}, 12);
+    std::vector<uint8_t> expected = {static_cast<uint8_t>(k + 1), 0xc8, 0x01, 7, 2};
+    expected.insert(expected.end(), cases[k].body_bytes.begin(), cases[k].body_bytes.end());
+    EXPECT_EQ(buf, expected) << command_name(cases[k].body);
+  }
 }
 
 TEST(CommandCodec, KeepsLatenessAsTheCommandsOwnTick) {

@@ -8,7 +8,10 @@
 // One command, little-endian:
 //   u8 kind  varint submitter  varint entity  varint lateness  body
 // kind codes are fixed by this file (not by the variant's order), lateness is the apply tick
-// minus the command's own tick (> 0 for a command that arrived late).
+// minus the command's own tick (> 0 for a command that arrived late). Each body's fields, in
+// stored order, are one entry of the command table in command_codec.cpp (CommandFormat), which
+// encoding, decoding and same_command all follow: a new command kind is a CommandKind code here
+// and one entry there.
 
 #include <cstdint>
 
