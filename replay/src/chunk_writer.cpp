@@ -31,10 +31,10 @@ ChunkWriter::Job ChunkWriter::take_job() {
 }
 
 void ChunkWriter::submit(Job&& job) {
-  // No notify: waking the writer is a system call (futex) that wakes another vCPU, which cost
-  // the tick thread about 30 us a hand-over on the development VM (bench_replay
-  // RecordingOverhead flush_us 0.95-1.00 us per tick against 0.02 without, three runs each);
-  // the writer looks for jobs every kPollInterval instead.
+  // No notify: waking the writer is a system call (futex) that wakes another core, which costs
+  // the tick thread tens of microseconds a hand-over (bench_replay RecordingOverhead flush_us:
+  // about 1 us per tick against 0.02 without); the writer looks for jobs every kPollInterval
+  // instead.
   std::lock_guard<std::mutex> lock(mutex_);
   queued_.push_back(std::move(job));
 }
