@@ -279,6 +279,20 @@ std::optional<CommandBody> read_body_of_kind(uint8_t kind, ByteReader& r,
 
 constexpr std::size_t kCommandKinds = std::variant_size_v<CommandBody>;
 
+// The stored codes are 1..kCommandKinds, each once (decode_command's message names the range).
+template <std::size_t... I>
+constexpr bool kinds_are_one_to_n(std::index_sequence<I...>) {
+  constexpr uint8_t codes[] = {
+      static_cast<uint8_t>(CommandFormat<std::variant_alternative_t<I, CommandBody>>::kind)...};
+  for (std::size_t k = 1; k <= sizeof...(I); ++k) {
+    int n = 0;
+    for (uint8_t code : codes) n += code == k ? 1 : 0;
+    if (n != 1) return false;
+  }
+  return true;
+}
+static_assert(kinds_are_one_to_n(std::make_index_sequence<kCommandKinds>{}));
+
 }  // namespace
 
 void encode_command(ByteWriter& w, uint32_t submitter, const Command& command, uint64_t apply_tick) {
