@@ -43,7 +43,7 @@ namespace {
 
 using namespace posecast;
 using namespace posecast::protocol;
-using namespace posecast::codec_bench;
+using namespace posecast::codec_scenarios;
 
 constexpr uint32_t kBodyClasses = 15;  // T, R, S x five prediction kinds; then the recipe's two
 constexpr double kPseudoCounts = 20.0;  // weight of the bucket's distribution over all classes

@@ -1,5 +1,6 @@
 #pragma once
-// The pose codec's benchmark scenarios, shared by bench_codec (sizes, errors, times) and
+// The pose codec's scenarios, shared by its profile-guided build's training run
+// (codec_train.cpp), bench_codec (sizes, errors, times) and
 // codec_tables (the residual tables in and out of sample): what the server would stream for
 // Fox Run, Fox Walk <-> Run crossfades, CesiumMan's walk and the 128-joint generated rig, at
 // a send rate of a 60 Hz tick, 10 seconds of updates each. Fox and CesiumMan are read from
@@ -16,7 +17,7 @@
 #include "posecast/protocol/pose_format.h"
 #include "posecast/protocol/quantization.h"
 
-namespace posecast::codec_bench {
+namespace posecast::codec_scenarios {
 
 using protocol::PoseFormat;
 using protocol::PoseRecipe;
@@ -76,4 +77,4 @@ inline constexpr ScenarioSpec kScenarios[] = {
 };
 inline constexpr int kSendRates[] = {60, 30, 20};
 
-}  // namespace posecast::codec_bench
+}  // namespace posecast::codec_scenarios
