@@ -33,11 +33,11 @@ std::size_t claimed_entities(std::size_t entities, unsigned workers) {
 // From this many bytes of palettes in a tick, a World that does not hash them writes them
 // past the caches (PaletteBatchJob::streaming_stores): they outgrow the cache levels before
 // anyone reads them, and regular stores would first read every line they write and push the
-// entities' state out of the cache. Measured (bench_animator Fox, one thread, session 19,
-// both with cache-line-aligned palettes): at 1,000 entities (1.5 MB of palettes) streaming
+// entities' state out of the cache. Measured (bench_animator Fox, one thread, both with
+// cache-line-aligned palettes): at 1,000 entities (1.5 MB of palettes) streaming
 // took 1.04-1.09x the time of regular stores, at 10,000 (15 MB) about 0.87x (507-522 ns
 // against 587-599); the switch sits between, where the caches (1 MB L2 per core, 32 MB L3 on
-// the development machine) no longer hold the palettes beside the rest of the tick (nothing
+// the machine measured) no longer hold the palettes beside the rest of the tick (nothing
 // between 1,000 and 10,000 entities was timed).
 constexpr std::size_t kStreamingPaletteBytes = std::size_t{8} << 20;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4 item 5c: a viewer connected to a live server over loopback renders what the server
+# A viewer connected to a live server over loopback renders what the server
 # streams. Starts posecast-server (generated rig, demo scenario), takes two headless
 # screenshots with `posecast-viewer --connect`, and checks each has content (pixels other than
 # the background colour) and that they differ (the entities moved). A third viewer runs with

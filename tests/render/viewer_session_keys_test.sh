@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4 item 3 and issue 5 item 2: the viewer's session keys reach the server. Scripted keys
+# The viewer's session keys reach the server. Scripted keys
 # (--act) of a headless posecast-viewer:
 #   1. against a live server with --grant 1: crossfade to run and speed up the owned entity;
 #      the server must apply both commands (its final metrics line counts them);

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "posecast/sim/byte_io.h"
+#include "posecast/byte_io.h"
 #include "posecast/hash.h"
 #include "sim_test_support.h"
 
