@@ -1,5 +1,5 @@
-// bench_client: the network client's CPU per frame and entity (target: decode + interpolate +
-// palette <= 2 us per 24-joint entity per frame).
+// bench_client: the network client's CPU per frame and entity (target: decode +
+// present + palette <= 2 us per 24-joint entity per frame; docs/performance.md).
 //
 // A real posecast Server and one NetClient on 127.0.0.1 (real UDP), driven in simulated time:
 // 60 Hz ticks, 20 Hz snapshots, client frames at 60 Hz. N generated 24-joint rigs (or Fox)

@@ -66,7 +66,7 @@ namespace {
 
 using namespace posecast;
 using namespace posecast::protocol;
-using namespace posecast::codec_bench;
+using namespace posecast::codec_scenarios;
 
 // ---------------------------------------------------------------- measurements
 

@@ -17,7 +17,7 @@
 //                                checkpoint, with the batch before it), flush_us (calls that
 //                                handed a tick batch over only), append_us (the others), each
 //                                as microseconds per tick (they sum to record_us). Run it
-//                                unpinned: under taskset the writer shares the tick's vCPU.
+//                                unpinned: under taskset the writer shares the tick's core.
 //                                overhead_pct leaves out the palette hashes a recording
 //                                needs: the World computes them in its tick (as posecast-
 //                                server's does when recording). A second World that hashes

@@ -43,7 +43,7 @@ namespace {
 
 using namespace posecast;
 using namespace posecast::protocol;
-using namespace posecast::codec_bench;
+using namespace posecast::codec_scenarios;
 
 constexpr uint32_t kBodyClasses = 15;  // T, R, S x five prediction kinds; then the recipe's two
 constexpr double kPseudoCounts = 20.0;  // weight of the bucket's distribution over all classes
@@ -119,7 +119,7 @@ struct Stream {
   std::vector<QuantizedPose> poses;
   int age = 1;
   // The same poses as a server sending recipes quantises them (without a reference, so a
-  // dictionary prediction is exact: protocol version 6), recipes attached; only while the
+  // dictionary prediction is exact: docs/codec.md), recipes attached; only while the
   // training data is counted.
   std::vector<QuantizedPose> recipe_poses;
 };

@@ -1,4 +1,4 @@
-// server_load: the server's capacity benchmark (issue 7, "Load benchmark"; docs/server.md).
+// server_load: the server's capacity benchmark (docs/server.md, "Load benchmark").
 //
 // An in-process Server (2 evaluation threads) animates N entities -- Fox.glb from
 // POSECAST_ASSETS_DIR (falling back to gen-rig:24, said in the output) playing a walk/run blend

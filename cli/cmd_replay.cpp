@@ -54,6 +54,111 @@ Result<uint64_t> parse_tick(const Args& args, const char* name, uint64_t fallbac
   return static_cast<uint64_t>(n.value());
 }
 
+// Prints what the recording holds and how it ends. True when it is damaged: its valid prefix
+// is replayed, with a warning.
+bool print_recording_summary(const std::string& path, const replay::Recording& rec) {
+  const replay::RecordingHeader& h = rec.header;
+  std::printf("recording %s\n", path.c_str());
+  std::printf("ticks %" PRIu64 "..%" PRIu64 " (%zu ticks, %.1f s at %u Hz), %zu commands, %zu checkpoints every %u ticks%s\n",
+              rec.first_tick(), rec.end_tick() == 0 ? 0 : rec.end_tick() - 1, rec.ticks.size(),
+              static_cast<double>(rec.ticks.size()) / h.tick_rate_hz, h.tick_rate_hz, rec.commands.size(),
+              rec.checkpoints.size(), h.checkpoint_interval_ticks, h.has_palettes ? ", with palettes" : "");
+  if (!h.producer.empty()) std::printf("producer %s\n", h.producer.c_str());
+  std::printf("end %s: %s\n", replay::to_string(rec.stop.reason), rec.stop.message.c_str());
+  const bool damaged = !rec.stop.benign();
+  if (damaged) {
+    std::fprintf(stderr, "posecast replay: warning: %s; replaying the valid prefix (%zu ticks)\n",
+                 rec.stop.message.c_str(), rec.ticks.size());
+  }
+  return damaged;
+}
+
+// The --hashes file (none when not asked for): one line per played tick, the tick and every
+// entity's palette hash in id order. close() reports a failed write on stderr.
+class HashesFile {
+ public:
+  HashesFile() = default;
+  HashesFile(const HashesFile&) = delete;
+  HashesFile& operator=(const HashesFile&) = delete;
+  ~HashesFile() { close(); }
+
+  bool open(const std::string& path) {
+    file_ = std::fopen(path.c_str(), "w");
+    return file_ != nullptr;
+  }
+  void write(uint64_t tick, const sim::World& world) {
+    if (file_ == nullptr) return;
+    line_ = std::to_string(tick);
+    for (std::size_t e = 0; e < world.entity_count(); ++e) line_ += " " + hash_hex(world.palette_hash_at(e));
+    line_ += '\n';
+    std::fputs(line_.c_str(), file_);
+  }
+  void close() {
+    if (file_ != nullptr && std::fclose(file_) != 0) std::fprintf(stderr, "posecast replay: cannot write the hashes file\n");
+    file_ = nullptr;
+  }
+
+ private:
+  std::FILE* file_ = nullptr;
+  std::string line_;
+};
+
+// The ticks to play and how.
+struct Playback {
+  uint64_t from = 0;
+  uint64_t to = 0;
+  double speed = 0.0;  // times real time; 0: as fast as possible
+  bool verify = false;
+  uint32_t tick_rate_hz = 0;
+};
+
+int report_divergence(replay::Replayer& replayer, const replay::ReplayStep& step, HashesFile& hashes) {
+  hashes.close();
+  const replay::DivergenceReport report = replay::diagnose_divergence(replayer, step.tick, step.world_hash, step.recorded_hash);
+  std::printf("DIVERGENCE\n%s", report.to_text().c_str());
+  std::fprintf(stderr, "posecast replay: the replay diverges from the recording at tick %" PRIu64 "\n", step.tick);
+  return kExitFailure;
+}
+
+// Seeks to p.from (from the recording's first tick `first`), plays to p.to and prints the
+// figures; the exit code (`damaged`: the recording's tail was damaged).
+int play(replay::Replayer& replayer, const Playback& p, uint64_t first, HashesFile& hashes, bool damaged) {
+  const auto seek_start = std::chrono::steady_clock::now();
+  replay::ReplayStep mismatch;
+  bool mismatched = false;
+  // With --verify the ticks stepped over are evaluated and checked too; without, they are only
+  // fast-forwarded (Replayer::seek).
+  if (Status s = replayer.seek(p.from, p.verify ? &mismatch : nullptr, p.verify ? &mismatched : nullptr); !s) {
+    hashes.close();
+    return fail(s.error().message, kExitFailure);
+  }
+  const double seek_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - seek_start).count();
+  if (p.from != first) std::printf("seek to tick %" PRIu64 ": %.1f ms\n", p.from, seek_ms);
+  if (p.verify && mismatched) return report_divergence(replayer, mismatch, hashes);
+
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t played = 0;
+  for (uint64_t t = p.from; t <= p.to; ++t) {
+    if (p.speed > 0.0) {
+      const double due_s = static_cast<double>(t - p.from) / (p.tick_rate_hz * p.speed);
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(due_s)));
+    }
+    const replay::ReplayStep step = replayer.step();
+    ++played;
+    hashes.write(step.tick, replayer.world());
+    if (p.verify && !step.matches()) return report_divergence(replayer, step, hashes);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  hashes.close();
+  const double rate = seconds > 0 ? static_cast<double>(played) / seconds : 0.0;
+  std::printf("replayed ticks %" PRIu64 "..%" PRIu64 " (%" PRIu64 " ticks) in %.3f s: %.0f ticks/s, %.1fx real time, %zu entities\n",
+              p.from, p.to, played, seconds, rate, rate / p.tick_rate_hz, replayer.world().entity_count());
+  if (p.verify) std::printf("verify: all %" PRIu64 " ticks match the recording\n", played);
+  std::printf("final_world_hash %s\n", hash_hex(replayer.world().world_hash()).c_str());
+  return damaged ? kExitFailure : kExitOk;
+}
+
 }  // namespace
 
 int replay_command(int argc, char** argv) {
@@ -70,30 +175,19 @@ int replay_command(int argc, char** argv) {
   const std::string path = args->positional[0];
   Result<unsigned> threads = threads_option(args.value());
   if (!threads) return fail(threads.error().message, kExitUsage);
-  double speed = 0.0;
+  Playback playback;
   if (auto s = args->get("speed")) {
     Result<double> x = parse_double("speed", *s);
     if (!x || !(x.value() >= 0.0) || x.value() > 1e6) return fail("--speed: expected a number in 0..1e6", kExitUsage);
-    speed = x.value();
+    playback.speed = x.value();
   }
-  const bool verify = args->has("verify");
+  playback.verify = args->has("verify");
 
   Result<std::shared_ptr<const replay::Recording>> read = replay::read_recording_file(path);
   if (!read) return fail(read.error().message, kExitFailure);
   const replay::Recording& rec = *read.value();
-  const replay::RecordingHeader& h = rec.header;
-  std::printf("recording %s\n", path.c_str());
-  std::printf("ticks %" PRIu64 "..%" PRIu64 " (%zu ticks, %.1f s at %u Hz), %zu commands, %zu checkpoints every %u ticks%s\n",
-              rec.first_tick(), rec.end_tick() == 0 ? 0 : rec.end_tick() - 1, rec.ticks.size(),
-              static_cast<double>(rec.ticks.size()) / h.tick_rate_hz, h.tick_rate_hz, rec.commands.size(),
-              rec.checkpoints.size(), h.checkpoint_interval_ticks, h.has_palettes ? ", with palettes" : "");
-  if (!h.producer.empty()) std::printf("producer %s\n", h.producer.c_str());
-  std::printf("end %s: %s\n", replay::to_string(rec.stop.reason), rec.stop.message.c_str());
-  const bool damaged = !rec.stop.benign();
-  if (damaged) {
-    std::fprintf(stderr, "posecast replay: warning: %s; replaying the valid prefix (%zu ticks)\n",
-                 rec.stop.message.c_str(), rec.ticks.size());
-  }
+  playback.tick_rate_hz = rec.header.tick_rate_hz;
+  const bool damaged = print_recording_summary(path, rec);
   if (rec.ticks.empty()) {
     std::printf("nothing to replay: the recording holds no tick\n");
     return damaged ? kExitFailure : kExitOk;
@@ -110,7 +204,6 @@ int replay_command(int argc, char** argv) {
   options.threads = threads.value();
   Result<std::unique_ptr<replay::Replayer>> created = replay::Replayer::create(read.value(), loader, options);
   if (!created) return fail(path + ": " + created.error().message, kExitFailure);
-  replay::Replayer& replayer = *created.value();
 
   const uint64_t last = rec.end_tick() - 1;
   Result<uint64_t> from = parse_tick(args.value(), "from", rec.first_tick());
@@ -120,66 +213,12 @@ int replay_command(int argc, char** argv) {
   if (from.value() < rec.first_tick() || from.value() > last || to.value() < from.value() || to.value() > last) {
     return fail("--from/--to must satisfy " + std::to_string(rec.first_tick()) + " <= from <= to <= " + std::to_string(last), kExitUsage);
   }
+  playback.from = from.value();
+  playback.to = to.value();
 
-  std::FILE* hashes = nullptr;
-  if (auto out = args->get("hashes")) {
-    hashes = std::fopen(out->c_str(), "w");
-    if (hashes == nullptr) return fail("cannot write '" + *out + "'", kExitFailure);
-  }
-  auto close_hashes = [&]() {
-    if (hashes != nullptr && std::fclose(hashes) != 0) std::fprintf(stderr, "posecast replay: cannot write the hashes file\n");
-    hashes = nullptr;
-  };
-
-  const auto seek_start = std::chrono::steady_clock::now();
-  replay::ReplayStep mismatch;
-  bool mismatched = false;
-  // With --verify the ticks stepped over are evaluated and checked too; without, they are only
-  // fast-forwarded (Replayer::seek).
-  if (Status s = replayer.seek(from.value(), verify ? &mismatch : nullptr, verify ? &mismatched : nullptr); !s) {
-    close_hashes();
-    return fail(s.error().message, kExitFailure);
-  }
-  const double seek_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - seek_start).count();
-  if (from.value() != rec.first_tick()) std::printf("seek to tick %" PRIu64 ": %.1f ms\n", from.value(), seek_ms);
-
-  auto report_divergence = [&](const replay::ReplayStep& step) {
-    close_hashes();
-    const replay::DivergenceReport report = replay::diagnose_divergence(replayer, step.tick, step.world_hash, step.recorded_hash);
-    std::printf("DIVERGENCE\n%s", report.to_text().c_str());
-    std::fprintf(stderr, "posecast replay: the replay diverges from the recording at tick %" PRIu64 "\n", step.tick);
-    return kExitFailure;
-  };
-  if (verify && mismatched) return report_divergence(mismatch);
-
-  const auto start = std::chrono::steady_clock::now();
-  std::string line;
-  uint64_t played = 0;
-  for (uint64_t t = from.value(); t <= to.value(); ++t) {
-    if (speed > 0.0) {
-      const double due_s = static_cast<double>(t - from.value()) / (h.tick_rate_hz * speed);
-      std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                                std::chrono::duration<double>(due_s)));
-    }
-    const replay::ReplayStep step = replayer.step();
-    ++played;
-    if (hashes != nullptr) {
-      const sim::World& world = replayer.world();
-      line = std::to_string(step.tick);
-      for (std::size_t e = 0; e < world.entity_count(); ++e) line += " " + hash_hex(world.palette_hash_at(e));
-      line += '\n';
-      std::fputs(line.c_str(), hashes);
-    }
-    if (verify && !step.matches()) return report_divergence(step);
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  close_hashes();
-  const double rate = seconds > 0 ? static_cast<double>(played) / seconds : 0.0;
-  std::printf("replayed ticks %" PRIu64 "..%" PRIu64 " (%" PRIu64 " ticks) in %.3f s: %.0f ticks/s, %.1fx real time, %zu entities\n",
-              from.value(), to.value(), played, seconds, rate, rate / h.tick_rate_hz, replayer.world().entity_count());
-  if (verify) std::printf("verify: all %" PRIu64 " ticks match the recording\n", played);
-  std::printf("final_world_hash %s\n", hash_hex(replayer.world().world_hash()).c_str());
-  return damaged ? kExitFailure : kExitOk;
+  HashesFile hashes;
+  if (auto out = args->get("hashes"); out && !hashes.open(*out)) return fail("cannot write '" + *out + "'", kExitFailure);
+  return play(*created.value(), playback, rec.first_tick(), hashes, damaged);
 }
 
 }  // namespace posecast::cli

@@ -92,6 +92,38 @@ class Progress {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// Reads and parses the scenario file `path` (`name`: its file name, for messages) with its
+// models, sources resolved against its folder.
+Result<sim::Scenario> load_scenario(const std::string& path, const std::string& name) {
+  Result<std::string> text = read_text(path);
+  if (!text) return text.error();
+  Result<sim::ScenarioHeader> header = sim::read_scenario_header(text.value(), name);
+  if (!header) return header.error();
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::vector<std::shared_ptr<const Model>> models;
+  for (const sim::ScenarioModelSource& source : header->models) {
+    Result<Model> model = rig::load_model_source(resolve_source(source.source, dir));
+    if (!model) return Error{name + ": models." + source.name + ": " + model.error().message};
+    models.push_back(std::make_shared<const Model>(std::move(model.value())));
+  }
+  return sim::parse_scenario(text.value(), name, std::move(models));
+}
+
+void print_report(const std::string& path, const sim::ScenarioRunner& runner, uint64_t ticks, double seconds,
+                  uint64_t entity_ticks) {
+  const sim::World& world = runner.world();
+  const sim::WorldStats& stats = world.stats();
+  std::printf("scenario %s\n", path.c_str());
+  std::printf("ticks %" PRIu64 " at %u Hz, %zu entities at the end, threads %u\n", ticks,
+              world.tick_rate_hz(), world.entity_count(), world.threads());
+  std::printf("commands %" PRIu64 " applied, %" PRIu64 " rejected\n", stats.commands_applied,
+              stats.commands_rejected);
+  std::printf("time %.3f s (%.0f ns per entity-tick, hashing included)\n", seconds,
+              entity_ticks ? seconds * 1e9 / static_cast<double>(entity_ticks) : 0.0);
+  std::printf("final_world_hash %s\n", hash_hex(world.world_hash()).c_str());
+  std::printf("run_hash %s\n", hash_hex(runner.run_hash()).c_str());
+}
+
 }  // namespace
 
 int run_command(int argc, char** argv) {
@@ -116,20 +148,8 @@ int run_command(int argc, char** argv) {
     ticks_override = static_cast<uint64_t>(n.value());
   }
 
-  Result<std::string> text = read_text(path);
-  if (!text) return fail(text.error().message, kExitFailure);
   const std::string name = std::filesystem::path(path).filename().string();
-  Result<sim::ScenarioHeader> header = sim::read_scenario_header(text.value(), name);
-  if (!header) return fail(header.error().message, kExitFailure);
-
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  std::vector<std::shared_ptr<const Model>> models;
-  for (const sim::ScenarioModelSource& source : header->models) {
-    Result<Model> model = rig::load_model_source(resolve_source(source.source, dir));
-    if (!model) return fail(name + ": models." + source.name + ": " + model.error().message, kExitFailure);
-    models.push_back(std::make_shared<const Model>(std::move(model.value())));
-  }
-  Result<sim::Scenario> scenario = sim::parse_scenario(text.value(), name, std::move(models));
+  Result<sim::Scenario> scenario = load_scenario(path, name);
   if (!scenario) return fail(scenario.error().message, kExitFailure);
   Result<std::unique_ptr<sim::ScenarioRunner>> created = sim::ScenarioRunner::create(scenario.value(), threads.value());
   if (!created) return fail(name + ": " + created.error().message, kExitFailure);
@@ -162,17 +182,8 @@ int run_command(int argc, char** argv) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (hashes != nullptr && std::fclose(hashes) != 0) return fail("cannot write the hashes file", kExitFailure);
 
-  const sim::World& world = runner.world();
-  const sim::WorldStats& stats = world.stats();
-  std::printf("scenario %s\n", path.c_str());
-  std::printf("ticks %" PRIu64 " at %u Hz, %zu entities at the end, threads %u\n", ticks,
-              world.tick_rate_hz(), world.entity_count(), world.threads());
-  std::printf("commands %" PRIu64 " applied, %" PRIu64 " rejected\n", stats.commands_applied,
-              stats.commands_rejected);
-  std::printf("time %.3f s (%.0f ns per entity-tick, hashing included)\n", seconds,
-              entity_ticks ? seconds * 1e9 / static_cast<double>(entity_ticks) : 0.0);
-  std::printf("final_world_hash %s\n", hash_hex(world.world_hash()).c_str());
-  std::printf("run_hash %s\n", hash_hex(runner.run_hash()).c_str());
+  print_report(path, runner, ticks, seconds, entity_ticks);
+  const sim::WorldStats& stats = runner.world().stats();
   if (stats.commands_rejected != 0) {
     std::fprintf(stderr, "posecast run: warning: %" PRIu64 " commands rejected; last: %s\n",
                  stats.commands_rejected, stats.last_rejection.c_str());

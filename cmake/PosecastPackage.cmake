@@ -23,7 +23,7 @@ set_property(TARGET posecast_protocol_generated PROPERTY
 install(TARGETS ${_posecast_exported} EXPORT posecastTargets
   ARCHIVE DESTINATION lib LIBRARY DESTINATION lib RUNTIME DESTINATION bin
   INCLUDES DESTINATION include)
-foreach(_room shared tools/rig sim protocol net server)
+foreach(_room shared shared/rig sim protocol net server)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${_room}/include/ DESTINATION include)
 endforeach()
 install(EXPORT posecastTargets NAMESPACE posecast:: DESTINATION lib/cmake/posecast)

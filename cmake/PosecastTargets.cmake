@@ -35,9 +35,9 @@ endfunction()
 
 # posecast_glue_optimisation(<target> [LEVEL]): LEVEL (default -O1; the tests pass -O0) in
 # optimised builds for code that is glue, not a hot path: test executables, command-line
-# programs, the rig generator, the soak tool, the viewer program (issue 2's build time: a
-# clean build is compile-bound on 2 cores, and these targets were about half of its compile
-# CPU at -O3). The libraries that do the per-tick and per-frame work (core, sim, protocol,
+# programs, the rig generator, the soak tool, the viewer program (a clean
+# build is compile-bound on 2 cores, and at -O3 these targets would be about half of its
+# compile CPU; docs/building.md). The libraries that do the per-tick and per-frame work (core, sim, protocol,
 # replay, net, server, client, render) keep -O3, so the benchmarks measure what they did, but
 # for their glue files (parsers, reports: posecast_glue_objects below). Results do not depend
 # on it: -ffp-contract=off and no fast-math hold at every level (the determinism matrix gets

@@ -3,7 +3,7 @@
 // an instrumented copy of pose_codec.cpp, runs it once, and compiles the library's
 // pose_codec.cpp with the counts it leaves.
 //
-// It streams what bench_codec streams (bench/codec_scenarios.h), on the project's generated
+// It streams the codec's scenarios (codec_scenarios.h, which bench_codec streams too), on the project's generated
 // rigs only: the sample assets (Fox, CesiumMan) may be absent from a build machine, and the
 // codec's speed targets are measured on Fox, which the profile then has never seen. Every
 // record kind the server sends is covered: absolute records, deltas against one, two and three
@@ -32,7 +32,7 @@
 namespace {
 
 using namespace posecast;
-using namespace posecast::codec_bench;
+using namespace posecast::codec_scenarios;
 using protocol::ClipDictionary;
 using protocol::PoseCoding;
 using protocol::PoseEncodeOptions;

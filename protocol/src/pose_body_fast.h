@@ -27,12 +27,12 @@ namespace {
 // decisions, the out-of-line Predictor::expect of dictionary records or the per-code failure
 // branches (a fast decode that fails is decoded again by decode_body, which names the fault).
 // Encode + decode of bench_codec FoxRun/20Hz/delta: 0.80 and 0.90 of the general bodies' time
-// (scripts/ab.sh, 5 pairs per vCPU; docs/codec.md, "Speed, session 13").
+// (side by side, medians of pairs; docs/codec.md, "Speed").
 //
 // kSteadyAxesCoded is the steady state when some rotation's axis is not its likely one (the
 // header's axes bit is 1, so every rotation codes its axis first, as in encode_body): about
 // one Fox Run record in seven at 20 Hz, a joint whose largest quaternion component changed
-// since the baseline. Those records took the general bodies before session 22.
+// since the baseline. Without it those records would take the general bodies.
 enum class FastBody : uint8_t { kNone, kSteady, kSteadyAxesCoded, kDictionary };
 
 // Which straight-line body codes this record's body (kNone: the general one). `axes_known`:

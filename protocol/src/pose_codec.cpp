@@ -26,12 +26,10 @@
 // range-coded and bit-packed sinks and sources), recipe_coding.h (a recipe on the wire),
 // pose_body.h (the general body), pose_body_fast.h (the straight-line bodies).
 // They are headers included here only, in posecast::protocol::codec, and everything in them
-// has internal linkage (an anonymous namespace), as it had when it was all this one file: GCC
-// then compiles the codec as before, instruction for instruction (checked with objdump when
-// the file was split): the general bodies inlined into the entry points that call them once,
-// the same registers in the fast bodies. With external linkage (the named namespace alone)
-// the general bodies stayed out of line and decode_pose of bench_codec FoxRun/20Hz/delta took
-// 3.5 % more instructions per call (scripts/icount.sh). A new part that another .cpp needs
+// has internal linkage (an anonymous namespace), so GCC inlines the general bodies into the
+// entry points that call them once and keeps the fast bodies' registers as tight as in one
+// file. With external linkage (the named namespace alone) the general bodies stay out of line
+// and decode_pose of bench_codec FoxRun/20Hz/delta takes 3.5 % more instructions per call. A new part that another .cpp needs
 // belongs in a header of its own, not here.
 
 #include "posecast/protocol/pose_codec.h"
@@ -254,7 +252,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   // The dictionary's prediction, made only for records predicted from it. A caller without a
   // scratch gets one here, in a call of its own: a QuantizedPose local to this function (even
   // an empty std::optional of one) is a few hundred bytes that GCC zeroes on every call, 1-2 %
-  // of a steady record's decode (perf, session 22).
+  // of a steady record's decode (perf).
   if (from_dictionary && scratch == nullptr) {
     QuantizedPose local;
     return decode_pose(format, bytes, reference, out, coding, dictionary, &local, info,

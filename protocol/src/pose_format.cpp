@@ -369,4 +369,19 @@ Result<PoseFormat> build_pose_format(const Skeleton& skeleton, std::span<const C
   return f;
 }
 
+Result<std::vector<std::shared_ptr<const PoseFormat>>> build_model_pose_formats(const Model& model) {
+  std::vector<std::shared_ptr<const PoseFormat>> formats;
+  formats.reserve(model.rigs.size());
+  for (std::size_t r = 0; r < model.rigs.size(); ++r) {
+    const Rig& rig = model.rigs[r];
+    Result<PoseFormat> format = build_pose_format(rig.skeleton, rig.clips);
+    if (!format) {
+      return Error{"model '" + model.source + "' rigs[" + std::to_string(r) +
+                   "]: pose format: " + format.error().message};
+    }
+    formats.push_back(std::make_shared<const PoseFormat>(std::move(format).value()));
+  }
+  return formats;
+}
+
 }  // namespace posecast::protocol

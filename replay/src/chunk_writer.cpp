@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "chunks.h"
+#include "posecast/byte_io.h"
 #include "posecast/replay/lz_codec.h"
-#include "posecast/replay/wire_io.h"
 
 namespace posecast::replay::detail {
 
@@ -31,10 +31,10 @@ ChunkWriter::Job ChunkWriter::take_job() {
 }
 
 void ChunkWriter::submit(Job&& job) {
-  // No notify: waking the writer is a system call (futex) that wakes another vCPU, which cost
-  // the tick thread about 30 us a hand-over on the development VM (bench_replay
-  // RecordingOverhead flush_us 0.95-1.00 us per tick against 0.02 without, three runs each);
-  // the writer looks for jobs every kPollInterval instead.
+  // No notify: waking the writer is a system call (futex) that wakes another core, which costs
+  // the tick thread tens of microseconds a hand-over (bench_replay RecordingOverhead flush_us:
+  // about 1 us per tick against 0.02 without); the writer looks for jobs every kPollInterval
+  // instead.
   std::lock_guard<std::mutex> lock(mutex_);
   queued_.push_back(std::move(job));
 }
@@ -92,7 +92,7 @@ bool ChunkWriter::write_job(Job& job) {
   chunk_ = job.prefix;
   bool compressed = false;
   payload_.clear();
-  WireWriter w(payload_);
+  ByteWriter w(payload_);
   switch (job.kind) {
     case Job::Kind::kBytes:
       chunk_.insert(chunk_.end(), job.data.begin(), job.data.end());

@@ -3,8 +3,8 @@
 // batch of tick records, a checkpoint's snapshot and hashes, or framed bytes); the writer
 // compresses, frames and write()s each job in the order handed over. Compression and the
 // system calls (one write() a flush interval, fsync when configured) then stay off the tick
-// thread, where they were most of the recorder's cost (bench_replay RecordingOverhead:
-// flush_us and checkpoint_us, docs/performance-history.md "Session 20").
+// thread, where they would be most of the recorder's cost (bench_replay RecordingOverhead:
+// flush_us and checkpoint_us).
 //
 // Ownership: the writer writes to `fd` but does not close it. Thread safety: one thread (the
 // recorder's) calls everything; the writer thread only runs jobs.

@@ -6,7 +6,7 @@ namespace posecast::replay::detail {
 
 void append_chunk(std::vector<uint8_t>& out, const char (&type)[4], std::span<const uint8_t> payload) {
   const std::size_t start = out.size();
-  WireWriter w(out);
+  ByteWriter w(out);
   for (char c : type) w.u8(static_cast<uint8_t>(c));
   w.u32(static_cast<uint32_t>(payload.size()));
   w.bytes(payload);
@@ -14,7 +14,7 @@ void append_chunk(std::vector<uint8_t>& out, const char (&type)[4], std::span<co
   w.u32(crc);
 }
 
-void write_header(WireWriter& w, const RecordingHeader& h) {
+void write_header(ByteWriter& w, const RecordingHeader& h) {
   w.u32(h.format_version);
   w.u32(h.tick_rate_hz);
   w.u64(h.start_tick);

@@ -6,8 +6,8 @@
 #include <span>
 #include <vector>
 
+#include "posecast/byte_io.h"
 #include "posecast/replay/recording.h"
-#include "posecast/replay/wire_io.h"
 
 namespace posecast::replay::detail {
 
@@ -18,7 +18,7 @@ void append_chunk(std::vector<uint8_t>& out, const char (&type)[4], std::span<co
 //   u32 format_version  u32 tick_rate_hz  u64 start_tick  u32 checkpoint_interval_ticks
 //   u32 flush_interval_ticks  u32 flags (bit 0: palettes)  str producer  str config
 //   varint models { str source  u64 content_hash }
-void write_header(WireWriter& w, const RecordingHeader& header);
+void write_header(ByteWriter& w, const RecordingHeader& header);
 
 // CKPT payload:
 //   u64 tick  u8 encoding (0 stored, 1 lz)  varint raw_size  varint stored_size  snapshot bytes

@@ -1,40 +1,24 @@
 #include "posecast/replay/command_codec.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
+#include <variant>
 
 namespace posecast::replay {
 namespace {
 
 using namespace posecast::sim;
 
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
-
-CommandKind kind_of(const CommandBody& body) {
-  return std::visit(
-      Overloaded{[](const SpawnCommand&) { return CommandKind::kSpawn; },
-                 [](const DespawnCommand&) { return CommandKind::kDespawn; },
-                 [](const PlayCommand&) { return CommandKind::kPlay; },
-                 [](const CrossfadeCommand&) { return CommandKind::kCrossfade; },
-                 [](const SetSpeedCommand&) { return CommandKind::kSetSpeed; },
-                 [](const SetLayerWeightCommand&) { return CommandKind::kSetLayerWeight; },
-                 [](const SetMaskCommand&) { return CommandKind::kSetMask; },
-                 [](const SetBlendWeightsCommand&) { return CommandKind::kSetBlendWeights; },
-                 [](const SetLayerModeCommand&) { return CommandKind::kSetLayerMode; }},
-      body);
-}
-
 // motion = u8 count  u8 wrap  svarint speed  svarint start_offset_us
 //          { varint clip  f32 weight }[min(count, kMaxBlendClips)]
-void write_motion(WireWriter& w, const MotionSpec& m) {
+void write_motion(ByteWriter& w, const MotionSpec& m) {
   w.u8(m.count);
   w.u8(static_cast<uint8_t>(m.wrap));
   w.svarint(m.speed);
@@ -46,14 +30,19 @@ void write_motion(WireWriter& w, const MotionSpec& m) {
   }
 }
 
-void read_motion(WireReader& r, MotionSpec& m) {
+int32_t read_i32(ByteReader& r, const char* field) {
+  const int64_t v = r.svarint(field);
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    r.fail(field, std::to_string(v) + " does not fit 32 bits");
+    return 0;
+  }
+  return static_cast<int32_t>(v);
+}
+
+void read_motion(ByteReader& r, MotionSpec& m) {
   m.count = r.u8("body.motion.count");
   m.wrap = static_cast<WrapMode>(r.u8("body.motion.wrap"));
-  const int64_t speed = r.svarint("body.motion.speed");
-  if (speed < std::numeric_limits<SpeedQ16>::min() || speed > std::numeric_limits<SpeedQ16>::max()) {
-    r.fail("body.motion.speed", std::to_string(speed) + " does not fit 32 bits");
-  }
-  m.speed = static_cast<SpeedQ16>(speed);
+  m.speed = read_i32(r, "body.motion.speed");
   m.start_offset_us = r.svarint("body.motion.start_offset_us");
   const int n = std::min<int>(m.count, kMaxBlendClips);
   for (int i = 0; i < n; ++i) {
@@ -61,17 +50,6 @@ void read_motion(WireReader& r, MotionSpec& m) {
     c.clip = static_cast<uint16_t>(r.varint("body.motion.clips.clip", 0xFFFF));
     c.weight = r.f32("body.motion.clips.weight");
   }
-}
-
-uint8_t read_layer(WireReader& r) { return r.u8("body.layer"); }
-
-int32_t read_i32(WireReader& r, const char* field) {
-  const int64_t v = r.svarint(field);
-  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
-    r.fail(field, std::to_string(v) + " does not fit 32 bits");
-    return 0;
-  }
-  return static_cast<int32_t>(v);
 }
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
@@ -89,56 +67,243 @@ bool same_motion(const MotionSpec& a, const MotionSpec& b) {
   return true;
 }
 
+// The field kinds a command body is made of. Each writes, reads (checking what fits the
+// member) and compares (floats by their bits) one member `C::*m` of a command struct C.
+
+// An unsigned integer as a varint; reading fails above the member type's maximum.
+template <class C, class T>
+struct Varint {
+  const char* name;
+  T C::*m;
+  void write(ByteWriter& w, const C& c) const { w.varint(c.*m); }
+  void read(ByteReader& r, C& c) const {
+    c.*m = static_cast<T>(r.varint(name, std::numeric_limits<T>::max()));
+  }
+  bool same(const C& a, const C& b) const { return a.*m == b.*m; }
+};
+
+// A signed integer (int32_t or int64_t) as a zigzag varint; an int32_t that does not fit
+// fails.
+template <class C, class T>
+struct Svarint {
+  const char* name;
+  T C::*m;
+  void write(ByteWriter& w, const C& c) const { w.svarint(c.*m); }
+  void read(ByteReader& r, C& c) const {
+    if constexpr (std::is_same_v<T, int32_t>) {
+      c.*m = read_i32(r, name);
+    } else {
+      c.*m = r.svarint(name);
+    }
+  }
+  bool same(const C& a, const C& b) const { return a.*m == b.*m; }
+};
+
+// A byte: uint8_t, or an enum stored as its value (kept as it was, valid or not).
+template <class C, class T>
+struct Byte {
+  const char* name;
+  T C::*m;
+  void write(ByteWriter& w, const C& c) const { w.u8(static_cast<uint8_t>(c.*m)); }
+  void read(ByteReader& r, C& c) const { c.*m = static_cast<T>(r.u8(name)); }
+  bool same(const C& a, const C& b) const { return a.*m == b.*m; }
+};
+
+// A bool as a byte, 0 or 1.
+template <class C>
+struct Flag {
+  const char* name;
+  bool C::*m;
+  void write(ByteWriter& w, const C& c) const { w.u8(c.*m ? 1 : 0); }
+  void read(ByteReader& r, C& c) const {
+    const uint8_t v = r.u8(name);
+    if (v > 1) r.fail(name, std::to_string(v) + " is not 0 or 1");
+    c.*m = v == 1;
+  }
+  bool same(const C& a, const C& b) const { return a.*m == b.*m; }
+};
+
+template <class C>
+struct F32 {
+  const char* name;
+  float C::*m;
+  void write(ByteWriter& w, const C& c) const { w.f32(c.*m); }
+  void read(ByteReader& r, C& c) const { c.*m = r.f32(name); }
+  bool same(const C& a, const C& b) const { return same_bits(a.*m, b.*m); }
+};
+
+template <class C>
+struct Motion {
+  MotionSpec C::*m;
+  void write(ByteWriter& w, const C& c) const { write_motion(w, c.*m); }
+  void read(ByteReader& r, C& c) const { read_motion(r, c.*m); }
+  bool same(const C& a, const C& b) const { return same_motion(a.*m, b.*m); }
+};
+
+// u8 count, then min(count, kMaxBlendClips) f32 weights.
+template <class C>
+struct Weights {
+  uint8_t C::*count;
+  std::array<float, kMaxBlendClips> C::*weights;
+  void write(ByteWriter& w, const C& c) const {
+    w.u8(c.*count);
+    for (int i = 0; i < used(c); ++i) w.f32((c.*weights)[static_cast<std::size_t>(i)]);
+  }
+  void read(ByteReader& r, C& c) const {
+    c.*count = r.u8("body.count");
+    for (int i = 0; i < used(c); ++i) (c.*weights)[static_cast<std::size_t>(i)] = r.f32("body.weights");
+  }
+  bool same(const C& a, const C& b) const {
+    if (a.*count != b.*count) return false;
+    for (int i = 0; i < used(a); ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (!same_bits((a.*weights)[k], (b.*weights)[k])) return false;
+    }
+    return true;
+  }
+  int used(const C& c) const { return std::min<int>(c.*count, kMaxBlendClips); }
+};
+
+template <class C>
+constexpr Byte<C, uint8_t> layer_field(uint8_t C::*m) {
+  return {"body.layer", m};
+}
+
+// The command table: per command, its stored kind code and its body's fields in stored order.
+// Encoding, decoding and comparison all follow it, so a new command is one entry here (and
+// its CommandKind); a variant alternative without an entry does not compile.
+template <class C>
+struct CommandFormat;
+
+template <>
+struct CommandFormat<SpawnCommand> {
+  static constexpr CommandKind kind = CommandKind::kSpawn;
+  static constexpr auto fields = std::make_tuple(
+      Varint<SpawnCommand, ModelId>{"body.model", &SpawnCommand::model},
+      Varint<SpawnCommand, uint16_t>{"body.rig", &SpawnCommand::rig});
+};
+template <>
+struct CommandFormat<DespawnCommand> {
+  static constexpr CommandKind kind = CommandKind::kDespawn;
+  static constexpr auto fields = std::make_tuple();
+};
+template <>
+struct CommandFormat<PlayCommand> {
+  static constexpr CommandKind kind = CommandKind::kPlay;
+  static constexpr auto fields = std::make_tuple(layer_field(&PlayCommand::layer),
+                                                 Motion<PlayCommand>{&PlayCommand::motion});
+};
+template <>
+struct CommandFormat<CrossfadeCommand> {
+  using C = CrossfadeCommand;
+  static constexpr CommandKind kind = CommandKind::kCrossfade;
+  static constexpr auto fields = std::make_tuple(
+      layer_field(&C::layer), Motion<C>{&C::motion},
+      Svarint<C, int64_t>{"body.duration_us", &C::duration_us},
+      Flag<C>{"body.sync_phase", &C::sync_phase});
+};
+template <>
+struct CommandFormat<SetSpeedCommand> {
+  using C = SetSpeedCommand;
+  static constexpr CommandKind kind = CommandKind::kSetSpeed;
+  static constexpr auto fields =
+      std::make_tuple(layer_field(&C::layer), Svarint<C, SpeedQ16>{"body.speed", &C::speed});
+};
+template <>
+struct CommandFormat<SetLayerWeightCommand> {
+  using C = SetLayerWeightCommand;
+  static constexpr CommandKind kind = CommandKind::kSetLayerWeight;
+  static constexpr auto fields =
+      std::make_tuple(layer_field(&C::layer), F32<C>{"body.weight", &C::weight});
+};
+template <>
+struct CommandFormat<SetMaskCommand> {
+  using C = SetMaskCommand;
+  static constexpr CommandKind kind = CommandKind::kSetMask;
+  static constexpr auto fields =
+      std::make_tuple(layer_field(&C::layer), Svarint<C, int32_t>{"body.mask", &C::mask});
+};
+template <>
+struct CommandFormat<SetBlendWeightsCommand> {
+  using C = SetBlendWeightsCommand;
+  static constexpr CommandKind kind = CommandKind::kSetBlendWeights;
+  static constexpr auto fields =
+      std::make_tuple(layer_field(&C::layer), Weights<C>{&C::count, &C::weights});
+};
+template <>
+struct CommandFormat<SetLayerModeCommand> {
+  using C = SetLayerModeCommand;
+  static constexpr CommandKind kind = CommandKind::kSetLayerMode;
+  static constexpr auto fields = std::make_tuple(
+      layer_field(&C::layer), Byte<C, LayerMode>{"body.mode", &C::mode},
+      Svarint<C, int32_t>{"body.reference_clip", &C::reference_clip},
+      Svarint<C, int64_t>{"body.reference_time_us", &C::reference_time_us});
+};
+
+static_assert(std::is_same_v<SpeedQ16, int32_t>, "SetSpeed's speed is stored as an int32");
+
+template <class C>
+void write_body(ByteWriter& w, const C& c) {
+  std::apply([&](const auto&... f) { (f.write(w, c), ...); }, CommandFormat<C>::fields);
+}
+
+template <class C>
+CommandBody read_body(ByteReader& r) {
+  C c;
+  std::apply([&](const auto&... f) { (f.read(r, c), ...); }, CommandFormat<C>::fields);
+  return c;
+}
+
+template <class C>
+bool same_body(const C& a, const C& b) {
+  return std::apply([&](const auto&... f) { return (f.same(a, b) && ...); },
+                    CommandFormat<C>::fields);
+}
+
+CommandKind kind_of(const CommandBody& body) {
+  return std::visit([](const auto& c) { return CommandFormat<std::decay_t<decltype(c)>>::kind; },
+                    body);
+}
+
+// The body of the command whose kind code is `kind`; nullopt for an unknown code.
+template <std::size_t... I>
+std::optional<CommandBody> read_body_of_kind(uint8_t kind, ByteReader& r,
+                                             std::index_sequence<I...>) {
+  std::optional<CommandBody> body;
+  ((static_cast<uint8_t>(CommandFormat<std::variant_alternative_t<I, CommandBody>>::kind) == kind
+        ? (body = read_body<std::variant_alternative_t<I, CommandBody>>(r), true)
+        : false) ||
+   ...);
+  return body;
+}
+
+constexpr std::size_t kCommandKinds = std::variant_size_v<CommandBody>;
+
+// The stored codes are 1..kCommandKinds, each once (decode_command's message names the range).
+template <std::size_t... I>
+constexpr bool kinds_are_one_to_n(std::index_sequence<I...>) {
+  constexpr uint8_t codes[] = {
+      static_cast<uint8_t>(CommandFormat<std::variant_alternative_t<I, CommandBody>>::kind)...};
+  for (std::size_t k = 1; k <= sizeof...(I); ++k) {
+    int n = 0;
+    for (uint8_t code : codes) n += code == k ? 1 : 0;
+    if (n != 1) return false;
+  }
+  return true;
+}
+static_assert(kinds_are_one_to_n(std::make_index_sequence<kCommandKinds>{}));
+
 }  // namespace
 
-void encode_command(WireWriter& w, uint32_t submitter, const Command& command, uint64_t apply_tick) {
+void encode_command(ByteWriter& w, uint32_t submitter, const Command& command, uint64_t apply_tick) {
   w.u8(static_cast<uint8_t>(kind_of(command.body)));
   w.varint(submitter);
   w.varint(command.entity);
   w.varint(apply_tick >= command.tick ? apply_tick - command.tick : 0);
-  std::visit(Overloaded{[&](const SpawnCommand& c) {
-                          w.varint(c.model);
-                          w.varint(c.rig);
-                        },
-                        [&](const DespawnCommand&) {},
-                        [&](const PlayCommand& c) {
-                          w.u8(c.layer);
-                          write_motion(w, c.motion);
-                        },
-                        [&](const CrossfadeCommand& c) {
-                          w.u8(c.layer);
-                          write_motion(w, c.motion);
-                          w.svarint(c.duration_us);
-                          w.u8(c.sync_phase ? 1 : 0);
-                        },
-                        [&](const SetSpeedCommand& c) {
-                          w.u8(c.layer);
-                          w.svarint(c.speed);
-                        },
-                        [&](const SetLayerWeightCommand& c) {
-                          w.u8(c.layer);
-                          w.f32(c.weight);
-                        },
-                        [&](const SetMaskCommand& c) {
-                          w.u8(c.layer);
-                          w.svarint(c.mask);
-                        },
-                        [&](const SetBlendWeightsCommand& c) {
-                          w.u8(c.layer);
-                          w.u8(c.count);
-                          const int n = std::min<int>(c.count, kMaxBlendClips);
-                          for (int i = 0; i < n; ++i) w.f32(c.weights[static_cast<std::size_t>(i)]);
-                        },
-                        [&](const SetLayerModeCommand& c) {
-                          w.u8(c.layer);
-                          w.u8(static_cast<uint8_t>(c.mode));
-                          w.svarint(c.reference_clip);
-                          w.svarint(c.reference_time_us);
-                        }},
-             command.body);
+  std::visit([&](const auto& c) { write_body(w, c); }, command.body);
 }
 
-bool decode_command(WireReader& r, uint64_t apply_tick, RecordedCommand& out) {
+bool decode_command(ByteReader& r, uint64_t apply_tick, RecordedCommand& out) {
   const uint8_t kind = r.u8("kind");
   out.submitter = static_cast<uint32_t>(r.varint("submitter", std::numeric_limits<uint32_t>::max()));
   Command& c = out.command;
@@ -146,113 +311,23 @@ bool decode_command(WireReader& r, uint64_t apply_tick, RecordedCommand& out) {
   const uint64_t lateness = r.varint("lateness", apply_tick);
   c.tick = apply_tick - lateness;
   if (!r.ok()) return false;
-  switch (static_cast<CommandKind>(kind)) {
-    case CommandKind::kSpawn: {
-      SpawnCommand s;
-      s.model = static_cast<ModelId>(r.varint("body.model", std::numeric_limits<ModelId>::max()));
-      s.rig = static_cast<uint16_t>(r.varint("body.rig", 0xFFFF));
-      c.body = s;
-      break;
-    }
-    case CommandKind::kDespawn:
-      c.body = DespawnCommand{};
-      break;
-    case CommandKind::kPlay: {
-      PlayCommand p;
-      p.layer = read_layer(r);
-      read_motion(r, p.motion);
-      c.body = p;
-      break;
-    }
-    case CommandKind::kCrossfade: {
-      CrossfadeCommand x;
-      x.layer = read_layer(r);
-      read_motion(r, x.motion);
-      x.duration_us = r.svarint("body.duration_us");
-      const uint8_t sync = r.u8("body.sync_phase");
-      if (sync > 1) r.fail("body.sync_phase", std::to_string(sync) + " is not 0 or 1");
-      x.sync_phase = sync == 1;
-      c.body = x;
-      break;
-    }
-    case CommandKind::kSetSpeed: {
-      SetSpeedCommand s;
-      s.layer = read_layer(r);
-      s.speed = read_i32(r, "body.speed");
-      c.body = s;
-      break;
-    }
-    case CommandKind::kSetLayerWeight: {
-      SetLayerWeightCommand s;
-      s.layer = read_layer(r);
-      s.weight = r.f32("body.weight");
-      c.body = s;
-      break;
-    }
-    case CommandKind::kSetMask: {
-      SetMaskCommand s;
-      s.layer = read_layer(r);
-      s.mask = read_i32(r, "body.mask");
-      c.body = s;
-      break;
-    }
-    case CommandKind::kSetBlendWeights: {
-      SetBlendWeightsCommand s;
-      s.layer = read_layer(r);
-      s.count = r.u8("body.count");
-      const int n = std::min<int>(s.count, kMaxBlendClips);
-      for (int i = 0; i < n; ++i) s.weights[static_cast<std::size_t>(i)] = r.f32("body.weights");
-      c.body = s;
-      break;
-    }
-    case CommandKind::kSetLayerMode: {
-      SetLayerModeCommand s;
-      s.layer = read_layer(r);
-      s.mode = static_cast<LayerMode>(r.u8("body.mode"));
-      s.reference_clip = read_i32(r, "body.reference_clip");
-      s.reference_time_us = r.svarint("body.reference_time_us");
-      c.body = s;
-      break;
-    }
-    default:
-      r.fail("kind", std::to_string(kind) + " is not a command kind (1..9)");
-      return false;
+  std::optional<CommandBody> body =
+      read_body_of_kind(kind, r, std::make_index_sequence<kCommandKinds>{});
+  if (!body) {
+    r.fail("kind", std::to_string(kind) + " is not a command kind (1.." +
+                       std::to_string(kCommandKinds) + ")");
+    return false;
   }
+  c.body = std::move(*body);
   return r.ok();
 }
 
 bool same_command(const Command& a, const Command& b) {
   if (a.tick != b.tick || a.entity != b.entity || a.body.index() != b.body.index()) return false;
   return std::visit(
-      [&](const auto& x) -> bool {
-        using T = std::decay_t<decltype(x)>;
-        const T& y = std::get<T>(b.body);
-        if constexpr (std::is_same_v<T, SpawnCommand>) {
-          return x.model == y.model && x.rig == y.rig;
-        } else if constexpr (std::is_same_v<T, DespawnCommand>) {
-          return true;
-        } else if constexpr (std::is_same_v<T, PlayCommand>) {
-          return x.layer == y.layer && same_motion(x.motion, y.motion);
-        } else if constexpr (std::is_same_v<T, CrossfadeCommand>) {
-          return x.layer == y.layer && same_motion(x.motion, y.motion) &&
-                 x.duration_us == y.duration_us && x.sync_phase == y.sync_phase;
-        } else if constexpr (std::is_same_v<T, SetSpeedCommand>) {
-          return x.layer == y.layer && x.speed == y.speed;
-        } else if constexpr (std::is_same_v<T, SetLayerWeightCommand>) {
-          return x.layer == y.layer && same_bits(x.weight, y.weight);
-        } else if constexpr (std::is_same_v<T, SetMaskCommand>) {
-          return x.layer == y.layer && x.mask == y.mask;
-        } else if constexpr (std::is_same_v<T, SetBlendWeightsCommand>) {
-          if (x.layer != y.layer || x.count != y.count) return false;
-          const int n = std::min<int>(x.count, kMaxBlendClips);
-          for (int i = 0; i < n; ++i) {
-            if (!same_bits(x.weights[static_cast<std::size_t>(i)], y.weights[static_cast<std::size_t>(i)])) return false;
-          }
-          return true;
-        } else {
-          return x.layer == y.layer && x.mode == y.mode && x.reference_clip == y.reference_clip &&
-                 x.reference_time_us == y.reference_time_us;
-        }
+      [&](const auto& x) {
+        using C = std::decay_t<decltype(x)>;
+        return same_body(x, std::get<C>(b.body));
       },
       a.body);
 }

@@ -157,6 +157,110 @@ std::string DivergenceReport::to_text() const {
   return s;
 }
 
+std::vector<glm::mat4> sample_palette(const PaletteSample::Entity& entity) {
+  std::vector<glm::mat4> palette(entity.matrices.size() / 16);
+  for (std::size_t j = 0; j < palette.size(); ++j) {
+    for (int c = 0; c < 4; ++c) {
+      for (int r = 0; r < 4; ++r) palette[j][c][r] = entity.matrices[j * 16 + static_cast<std::size_t>(c * 4 + r)];
+    }
+  }
+  return palette;
+}
+
+namespace {
+
+void add_limit(DivergenceReport& report, const std::string& limit) {
+  report.limits += (report.limits.empty() ? "" : "; ") + limit;
+}
+
+// The entity: palette hashes of tick `at`, replay vs the checkpoint's (both in id order).
+void find_entity_by_hashes(const sim::World& world, const Checkpoint& cp, uint64_t at, DivergenceReport& report) {
+  if (cp.entity_hashes.empty()) return;
+  std::size_t i = 0, k = 0;
+  const auto& recorded = cp.entity_hashes;
+  while (i < world.entity_count() || k < recorded.size()) {
+    const bool has_w = i < world.entity_count();
+    const bool has_r = k < recorded.size();
+    if (has_w && (!has_r || world.entity_id_at(i) < recorded[k].first)) {
+      report.entity = world.entity_id_at(i);
+      report.entity_note = "exists in the replay at tick " + num(at) + " but not in the recording";
+      return;
+    }
+    if (has_r && (!has_w || recorded[k].first < world.entity_id_at(i))) {
+      report.entity = recorded[k].first;
+      report.entity_note = "exists in the recording at tick " + num(at) + " but not in the replay";
+      return;
+    }
+    if (world.palette_hash_at(i) != recorded[k].second) {
+      report.entity = recorded[k].first;
+      report.entity_note = "palette hash differs at tick " + num(at);
+      return;
+    }
+    ++i;
+    ++k;
+  }
+  report.limits = "every entity's palette matches the recording again at tick " + num(at) +
+                  ": the divergence did not last";
+}
+
+// The joint: the entity's palette against the recorded palettes of tick `at`.
+void find_joint_in_sample(const sim::World& world, const Recording& rec, uint64_t at, DivergenceReport& report) {
+  const PaletteSample* sample = rec.palettes_at(at);
+  if (sample == nullptr || !report.entity) return;
+  for (const PaletteSample::Entity& e : sample->entities) {
+    if (e.id != *report.entity) continue;
+    const Rig* rig = world.entity_rig(e.id);
+    if (rig == nullptr) return;
+    report.joint = compare_palettes(rig->skeleton, world.palette(e.id), sample_palette(e));
+    report.joint_reference = "the recorded palettes of tick " + num(at);
+  }
+}
+
+// The state: the first entity whose state differs between the replay's world and the
+// checkpoint's (`ref`) at tick `boundary`, described in report.state_difference.
+std::optional<uint32_t> find_state_difference(const sim::World& world, const sim::World& ref, uint64_t boundary,
+                                              DivergenceReport& report) {
+  for (std::size_t i = 0, k = 0; i < world.entity_count() || k < ref.entity_count();) {
+    const bool has_w = i < world.entity_count();
+    const bool has_r = k < ref.entity_count();
+    const uint32_t wid = has_w ? world.entity_id_at(i) : 0;
+    const uint32_t rid = has_r ? ref.entity_id_at(k) : 0;
+    if (has_w && (!has_r || wid < rid)) {
+      report.state_difference = "entity " + num(wid) + " exists in the replay but not in the checkpoint of tick " + num(boundary);
+      return wid;
+    }
+    if (has_r && (!has_w || rid < wid)) {
+      report.state_difference = "entity " + num(rid) + " exists in the checkpoint of tick " + num(boundary) + " but not in the replay";
+      return rid;
+    }
+    const std::string d = first_state_difference(*world.find_entity(wid), *ref.find_entity(rid));
+    if (!d.empty()) {
+      report.state_difference = "entity " + num(wid) + ": " + d + " (replay vs the recording's checkpoint at tick " + num(boundary) + ")";
+      return wid;
+    }
+    ++i;
+    ++k;
+  }
+  return std::nullopt;
+}
+
+// The joint a state difference causes: both states evaluated by this build at tick
+// `boundary` with the recorded commands, entity `e`'s palettes compared.
+void joint_from_states(const Recording& rec, uint64_t boundary, uint32_t e, sim::World& world, sim::World& ref,
+                       DivergenceReport& report) {
+  replay_tick(rec, boundary, world);
+  replay_tick(rec, boundary, ref);
+  const Rig* rig = world.entity_rig(e) != nullptr ? world.entity_rig(e) : ref.entity_rig(e);
+  if (rig != nullptr && world.entity_rig(e) != nullptr && ref.entity_rig(e) != nullptr) {
+    report.joint = compare_palettes(rig->skeleton, world.palette(e), ref.palette(e));
+    report.joint_reference = "the recording's checkpoint state, both evaluated by this build at tick " + num(boundary);
+  } else {
+    add_limit(report, "entity " + num(e) + " exists on one side only: no joints to compare");
+  }
+}
+
+}  // namespace
+
 DivergenceReport diagnose_divergence(Replayer& replayer, uint64_t tick, uint64_t replayed_hash,
                                      uint64_t recorded_hash) {
   DivergenceReport report;
@@ -174,94 +278,21 @@ DivergenceReport diagnose_divergence(Replayer& replayer, uint64_t tick, uint64_t
   while (replayer.next_tick() < boundary) replayer.step();
   sim::World& world = replayer.world();
   report.located_at = boundary - 1;
+  find_entity_by_hashes(world, *cp, boundary - 1, report);
+  find_joint_in_sample(world, rec, boundary - 1, report);
 
-  // (1) The entity: palette hashes of tick boundary-1, replay vs recording (both in id order).
-  if (!cp->entity_hashes.empty()) {
-    std::size_t i = 0, k = 0;
-    const auto& recorded = cp->entity_hashes;
-    while (i < world.entity_count() || k < recorded.size()) {
-      const bool has_w = i < world.entity_count();
-      const bool has_r = k < recorded.size();
-      if (has_w && (!has_r || world.entity_id_at(i) < recorded[k].first)) {
-        report.entity = world.entity_id_at(i);
-        report.entity_note = "exists in the replay at tick " + num(boundary - 1) + " but not in the recording";
-        break;
-      }
-      if (has_r && (!has_w || recorded[k].first < world.entity_id_at(i))) {
-        report.entity = recorded[k].first;
-        report.entity_note = "exists in the recording at tick " + num(boundary - 1) + " but not in the replay";
-        break;
-      }
-      if (world.palette_hash_at(i) != recorded[k].second) {
-        report.entity = recorded[k].first;
-        report.entity_note = "palette hash differs at tick " + num(boundary - 1);
-        break;
-      }
-      ++i;
-      ++k;
-    }
-    if (!report.entity) {
-      report.limits = "every entity's palette matches the recording again at tick " + num(boundary - 1) +
-                      ": the divergence did not last";
-    }
-  }
-
-  // (2) The joint, against recorded palettes of the same tick.
-  if (const PaletteSample* sample = rec.palettes_at(boundary - 1); sample != nullptr && report.entity) {
-    for (const PaletteSample::Entity& e : sample->entities) {
-      if (e.id != *report.entity) continue;
-      const std::span<const glm::mat4> current = world.palette(e.id);
-      const Rig* rig = world.entity_rig(e.id);
-      if (rig == nullptr) break;
-      std::vector<glm::mat4> reference(e.matrices.size() / 16);
-      for (std::size_t j = 0; j < reference.size(); ++j) {
-        for (int c = 0; c < 4; ++c) {
-          for (int r = 0; r < 4; ++r) reference[j][c][r] = e.matrices[j * 16 + static_cast<std::size_t>(c * 4 + r)];
-        }
-      }
-      report.joint = compare_palettes(rig->skeleton, current, reference);
-      report.joint_reference = "the recorded palettes of tick " + num(boundary - 1);
-    }
-  }
-
-  // (3) The state: the replay's world against the checkpoint's, at the boundary.
   Result<std::unique_ptr<sim::World>> reference = replayer.world_at_checkpoint(*cp);
   if (!reference) {
-    report.limits += (report.limits.empty() ? "" : "; ") + reference.error().message;
+    add_limit(report, reference.error().message);
     return report;
   }
   sim::World& ref = *reference.value();
-  std::optional<uint32_t> state_entity;
-  for (std::size_t i = 0, k = 0; i < world.entity_count() || k < ref.entity_count();) {
-    const bool has_w = i < world.entity_count();
-    const bool has_r = k < ref.entity_count();
-    const uint32_t wid = has_w ? world.entity_id_at(i) : 0;
-    const uint32_t rid = has_r ? ref.entity_id_at(k) : 0;
-    if (has_w && (!has_r || wid < rid)) {
-      state_entity = wid;
-      report.state_difference = "entity " + num(wid) + " exists in the replay but not in the checkpoint of tick " + num(boundary);
-      break;
-    }
-    if (has_r && (!has_w || rid < wid)) {
-      state_entity = rid;
-      report.state_difference = "entity " + num(rid) + " exists in the checkpoint of tick " + num(boundary) + " but not in the replay";
-      break;
-    }
-    const std::string d = first_state_difference(*world.find_entity(wid), *ref.find_entity(rid));
-    if (!d.empty()) {
-      state_entity = wid;
-      report.state_difference = "entity " + num(wid) + ": " + d + " (replay vs the recording's checkpoint at tick " + num(boundary) + ")";
-      break;
-    }
-    ++i;
-    ++k;
-  }
+  const std::optional<uint32_t> state_entity = find_state_difference(world, ref, boundary, report);
   if (!report.entity && state_entity) {
     report.entity = state_entity;
     report.entity_note = "its state differs from the checkpoint";
   }
   if (report.joint) return report;
-
   if (!state_entity) {
     if (report.entity) {
       report.limits = "the replay's state equals the recording's checkpoint at tick " + num(boundary) +
@@ -271,21 +302,10 @@ DivergenceReport diagnose_divergence(Replayer& replayer, uint64_t tick, uint64_t
     return report;
   }
   if (boundary >= rec.end_tick()) {
-    report.limits += (report.limits.empty() ? "" : "; ") + std::string("the recording ends at the checkpoint: no tick to evaluate the states");
+    add_limit(report, "the recording ends at the checkpoint: no tick to evaluate the states");
     return report;
   }
-  // Evaluate both states at the boundary tick with the recorded commands: the palette
-  // difference the state divergence causes, computed by this build on both sides.
-  const uint32_t e = report.entity ? *report.entity : *state_entity;
-  replay_tick(rec, boundary, world);
-  replay_tick(rec, boundary, ref);
-  const Rig* rig = world.entity_rig(e) != nullptr ? world.entity_rig(e) : ref.entity_rig(e);
-  if (rig != nullptr && world.entity_rig(e) != nullptr && ref.entity_rig(e) != nullptr) {
-    report.joint = compare_palettes(rig->skeleton, world.palette(e), ref.palette(e));
-    report.joint_reference = "the recording's checkpoint state, both evaluated by this build at tick " + num(boundary);
-  } else {
-    report.limits += (report.limits.empty() ? "" : "; ") + ("entity " + num(e) + " exists on one side only: no joints to compare");
-  }
+  joint_from_states(rec, boundary, report.entity ? *report.entity : *state_entity, world, ref, report);
   return report;
 }
 

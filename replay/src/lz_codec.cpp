@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "posecast/replay/wire_io.h"
+#include "posecast/byte_io.h"
 
 namespace posecast::replay {
 namespace {
@@ -24,7 +24,7 @@ uint32_t hash4(uint32_t v) { return (v * 2654435761u) >> (32 - kHashBits); }
 
 void lz_compress(std::span<const uint8_t> in, std::vector<uint8_t>& out) {
   out.clear();
-  WireWriter w(out);
+  ByteWriter w(out);
   // Greedy parse with a single-entry hash table of the last position of each 4-byte prefix.
   std::vector<uint32_t> table(std::size_t{1} << kHashBits, kNoPosition);
   const std::size_t n = in.size();
@@ -61,7 +61,7 @@ bool lz_decompress(std::span<const uint8_t> in, std::size_t raw_size, std::vecto
   out.clear();
   // Not raw_size itself: a hostile size must not allocate before the data proves it.
   out.reserve(std::min(raw_size, in.size() * 8));
-  WireReader r(in);
+  ByteReader r(in);
   while (true) {
     const uint64_t literals = r.varint("literal_count", raw_size - out.size());
     const std::span<const uint8_t> bytes = r.bytes(static_cast<std::size_t>(literals), "literals");

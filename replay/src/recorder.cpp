@@ -55,7 +55,7 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, cons
   // recording from its first byte on disk; create() returns once they are written.
   std::vector<uint8_t> prefix(std::begin(kRecordingSignature), std::end(kRecordingSignature));
   std::vector<uint8_t> payload;
-  WireWriter w(payload);
+  ByteWriter w(payload);
   detail::write_header(w, h);
   detail::append_chunk(prefix, kChunkHeader, payload);
   rec->queue_checkpoint(world, std::move(prefix));
@@ -85,7 +85,7 @@ Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> 
                  std::to_string(next_tick_) + " (call record_tick once after every World::tick)"};
   }
   if (batch_ticks_ == 0) batch_first_tick_ = tick;
-  WireWriter w(batch_);
+  ByteWriter w(batch_);
   w.u64(world_hash);
   w.varint(commands.size());
   for (const sim::QueuedCommand& q : commands) encode_command(w, q.submitter, q.command, tick);
@@ -161,14 +161,14 @@ void Recorder::queue_checkpoint(const sim::World& world, std::vector<uint8_t> pr
   // no tick before it).
   const std::size_t entities = recorded_a_tick_ ? world.entity_count() : 0;
   if (recorded_a_tick_) palettes_hashed_by_world_ = world.world_hash() != 0;
-  WireWriter w(job.hashes);
+  ByteWriter w(job.hashes);
   w.varint(entities);
   for (std::size_t i = 0; i < entities; ++i) {
     w.varint(world.entity_id_at(i));
     w.u64(entity_palette_hash(world, i));
   }
   if (config_.record_palettes && recorded_a_tick_) {
-    WireWriter p(job.palettes);
+    ByteWriter p(job.palettes);
     p.u64(world.tick_index() - 1);
     p.varint(world.entity_count());
     for (std::size_t i = 0; i < world.entity_count(); ++i) {
@@ -191,7 +191,7 @@ Status Recorder::close() {
   detail::ChunkWriter::Job end = writer_->take_job();
   end.kind = detail::ChunkWriter::Job::Kind::kBytes;
   std::vector<uint8_t> payload;
-  WireWriter w(payload);
+  ByteWriter w(payload);
   w.u64(next_tick_);
   detail::append_chunk(end.data, kChunkEnd, payload);
   writer_->submit(std::move(end));

@@ -84,7 +84,7 @@ bool read_frame(std::span<const uint8_t> file, std::size_t pos, Frame& frame, Re
 }
 
 Status parse_header(std::span<const uint8_t> payload, RecordingHeader& h) {
-  WireReader r(payload);
+  ByteReader r(payload);
   h.format_version = r.u32("format_version");
   if (r.ok() && h.format_version != kRecordingFormatVersion) {
     return Error{"HEAD: format_version: wrong version " + num(h.format_version) + " (this build reads version " +
@@ -120,7 +120,7 @@ class ChunkParser {
   // Each parses one payload into the recording, all or nothing; false with `error` set
   // ("<field>: <reason>") when the contents are invalid.
   bool checkpoint(std::span<const uint8_t> payload, std::string& error) {
-    WireReader r(payload);
+    ByteReader r(payload);
     Checkpoint c;
     c.tick = r.u64("tick");
     c.encoding = r.u8("encoding");
@@ -165,7 +165,7 @@ class ChunkParser {
   }
 
   bool ticks(std::span<const uint8_t> payload, std::string& error) {
-    WireReader head(payload);
+    ByteReader head(payload);
     const uint64_t first = head.u64("first_tick");
     const uint64_t count = head.varint("tick_count", detail::kMaxTicksPerChunk);
     const uint8_t encoding = head.u8("encoding");
@@ -185,7 +185,7 @@ class ChunkParser {
       }
       records = scratch_;
     }
-    WireReader r(records);
+    ByteReader r(records);
     if (r.ok() && first != rec_.end_tick()) {
       r.fail("first_tick", num(first) + " does not continue the recording at tick " + num(rec_.end_tick()));
     }
@@ -203,7 +203,7 @@ class ChunkParser {
       t.command_count = static_cast<uint32_t>(n);
       for (uint64_t k = 0; k < n && r.ok(); ++k) {
         RecordedCommand command;
-        WireReader sub = r;  // decode on a copy so the error can be prefixed with the path
+        ByteReader sub = r;  // decode on a copy so the error can be prefixed with the path
         if (!decode_command(sub, tick, command)) {
           r.fail("ticks[" + num(i) + "] (tick " + num(tick) + ").commands[" + num(k) + "]." +
                      sub.error().substr(0, sub.error().find(':')),
@@ -227,7 +227,7 @@ class ChunkParser {
   }
 
   bool palettes(std::span<const uint8_t> payload, std::string& error) {
-    WireReader r(payload);
+    ByteReader r(payload);
     PaletteSample s;
     s.tick = r.u64("tick");
     const uint64_t count = r.varint("entities", detail::kMaxEntities);
@@ -261,7 +261,7 @@ class ChunkParser {
   }
 
   bool end(std::span<const uint8_t> payload, std::string& error) {
-    WireReader r(payload);
+    ByteReader r(payload);
     const uint64_t end_tick = r.u64("end_tick");
     if (r.ok() && end_tick != rec_.end_tick()) {
       r.fail("end_tick", num(end_tick) + " but the ticks read end at " + num(rec_.end_tick()));

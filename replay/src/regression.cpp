@@ -116,13 +116,7 @@ std::optional<std::pair<uint32_t, JointDifference>> compare_sample(const sim::Wo
   for (const PaletteSample::Entity& e : sample.entities) {
     const Rig* rig = world.entity_rig(e.id);
     if (rig == nullptr) continue;
-    std::vector<glm::mat4> reference(e.matrices.size() / 16);
-    for (std::size_t j = 0; j < reference.size(); ++j) {
-      for (int c = 0; c < 4; ++c) {
-        for (int r = 0; r < 4; ++r) reference[j][c][r] = e.matrices[j * 16 + static_cast<std::size_t>(c * 4 + r)];
-      }
-    }
-    const JointDifference d = compare_palettes(rig->skeleton, world.palette(e.id), reference);
+    const JointDifference d = compare_palettes(rig->skeleton, world.palette(e.id), sample_palette(e));
     if (d.differing_joints == 0) continue;
     if (entity && e.id == *entity) return std::make_pair(e.id, d);
     if (!best || d.displacement > best->second.displacement) best = std::make_pair(e.id, d);
@@ -249,89 +243,138 @@ std::string format_golden(const Golden& g, const std::string& scenario_file) {
   return s;
 }
 
-ScenarioOutcome run_regression(const std::string& scenario_path, const std::string& suite_dir,
-                               const ModelLoader& loader, const RegressOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  ScenarioOutcome out;
-  out.path = scenario_path;
-  const fs::path path(scenario_path);
-  fs::path relative = path.lexically_relative(suite_dir);
-  if (relative.empty()) relative = path.filename();
-  out.name = relative.replace_extension().generic_string();
-  auto finish = [&](RegressResult result, std::string details) {
-    out.result = result;
-    out.details = std::move(details);
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return out;
-  };
-  const std::string file_name = path.filename().string();
-  const fs::path dir = path.parent_path();
-  const fs::path hashes_path = fs::path(path).replace_extension(".hashes");
-  const fs::path recording_path = fs::path(path).replace_extension(".pcrec");
+namespace {
 
-  Result<std::string> text = read_text(path);
-  if (!text) return finish(RegressResult::kError, text.error().message);
-  Result<sim::ScenarioHeader> header = sim::read_scenario_header(text.value(), file_name);
-  if (!header) return finish(RegressResult::kError, header.error().message);
+// How run_regression ends: its result, the details, and the table's one-line divergence.
+struct Verdict {
+  RegressResult result = RegressResult::kError;
+  std::string details;
+  std::string first_divergence = "-";
+};
+
+// A scenario file and the goldens beside it (<name>.hashes, <name>.pcrec).
+struct ScenarioFiles {
+  explicit ScenarioFiles(const fs::path& p)
+      : path(p),
+        dir(p.parent_path()),
+        file_name(p.filename().string()),
+        hashes(fs::path(p).replace_extension(".hashes")),
+        recording(fs::path(p).replace_extension(".pcrec")) {}
+  fs::path path;
+  fs::path dir;
+  std::string file_name;
+  fs::path hashes;
+  fs::path recording;
+};
+
+// The scenario parsed with its models loaded; `sources` as written in the file (relative to
+// the folder the recording sits in), for the recording's header.
+struct LoadedScenario {
+  sim::Scenario scenario;
+  std::vector<std::string> sources;
+};
+
+// Loads the scenario and its models (a model file that is not here: kSkipped).
+std::optional<Verdict> load_scenario(const ScenarioFiles& files, const ModelLoader& loader,
+                                     std::optional<LoadedScenario>& out) {
+  Result<std::string> text = read_text(files.path);
+  if (!text) return Verdict{RegressResult::kError, text.error().message};
+  Result<sim::ScenarioHeader> header = sim::read_scenario_header(text.value(), files.file_name);
+  if (!header) return Verdict{RegressResult::kError, header.error().message};
   std::vector<std::shared_ptr<const Model>> models;
   std::vector<std::string> sources;
   for (const sim::ScenarioModelSource& m : header->models) {
     std::string resolved = m.source;
     if (!is_generated(m.source)) {
       const fs::path p(m.source);
-      resolved = (p.is_absolute() ? p : (dir / p)).lexically_normal().string();
+      resolved = (p.is_absolute() ? p : (files.dir / p)).lexically_normal().string();
       std::error_code ec;
-      if (!fs::exists(resolved, ec)) return finish(RegressResult::kSkipped, "models." + m.name + ": '" + resolved + "' is not here");
+      if (!fs::exists(resolved, ec)) {
+        return Verdict{RegressResult::kSkipped, "models." + m.name + ": '" + resolved + "' is not here"};
+      }
     }
     Result<std::shared_ptr<const Model>> model = loader(resolved);
-    if (!model) return finish(RegressResult::kError, file_name + ": models." + m.name + ": " + model.error().message);
+    if (!model) {
+      return Verdict{RegressResult::kError, files.file_name + ": models." + m.name + ": " + model.error().message};
+    }
     models.push_back(std::move(model.value()));
-    sources.push_back(m.source);  // as written: relative to the folder the recording sits in
+    sources.push_back(m.source);
   }
-  Result<sim::Scenario> scenario = sim::parse_scenario(text.value(), file_name, std::move(models));
-  if (!scenario) return finish(RegressResult::kError, scenario.error().message);
-  out.ticks = scenario->header.ticks;
+  Result<sim::Scenario> scenario = sim::parse_scenario(text.value(), files.file_name, std::move(models));
+  if (!scenario) return Verdict{RegressResult::kError, scenario.error().message};
+  out = LoadedScenario{std::move(scenario.value()), std::move(sources)};
+  return std::nullopt;
+}
 
-  std::optional<Golden> golden;
-  std::shared_ptr<const Recording> reference;
-  if (!options.update) {
-    Result<std::string> golden_text = read_text(hashes_path);
-    if (!golden_text) {
-      out.first_divergence = "no golden " + hashes_path.filename().string();
-      return finish(RegressResult::kNoGolden, "no golden file " + hashes_path.string() + " (create it with --update)");
-    }
-    Result<Golden> parsed = parse_golden(golden_text.value(), hashes_path.filename().string());
-    if (!parsed) return finish(RegressResult::kError, parsed.error().message);
-    golden = std::move(parsed.value());
-    if (Result<std::shared_ptr<const Recording>> rec = read_recording_file(recording_path.string()); rec) {
-      reference = rec.value();
-    }
+// The golden hashes (required) and the golden recording (optional: it names joints).
+std::optional<Verdict> load_golden(const ScenarioFiles& files, std::optional<Golden>& golden,
+                                   std::shared_ptr<const Recording>& reference) {
+  Result<std::string> golden_text = read_text(files.hashes);
+  if (!golden_text) {
+    return Verdict{RegressResult::kNoGolden,
+                   "no golden file " + files.hashes.string() + " (create it with --update)",
+                   "no golden " + files.hashes.filename().string()};
   }
-
-  Result<std::unique_ptr<sim::ScenarioRunner>> created = sim::ScenarioRunner::create(scenario.value(), options.threads);
-  if (!created) return finish(RegressResult::kError, file_name + ": " + created.error().message);
-  sim::ScenarioRunner& runner = *created.value();
-
-  std::unique_ptr<Recorder> recorder;
-  const std::string recording_tmp = recording_path.string() + ".tmp";
-  if (options.update) {
-    RecorderConfig config;
-    config.checkpoint_interval_ticks = std::max<uint32_t>(1, options.palette_interval);
-    config.flush_interval_ticks = 1u << 30;  // one batch per checkpoint interval
-    config.record_palettes = true;
-    config.producer = "posecast regress --update";
-    config.config = "scenario=" + file_name + "\nthreads=" + num(options.threads) + "\n";
-    Result<std::unique_ptr<Recorder>> r = Recorder::create(recording_tmp, runner.world(), sources, config);
-    if (!r) return finish(RegressResult::kError, r.error().message);
-    recorder = std::move(r.value());
+  Result<Golden> parsed = parse_golden(golden_text.value(), files.hashes.filename().string());
+  if (!parsed) return Verdict{RegressResult::kError, parsed.error().message};
+  golden = std::move(parsed.value());
+  if (Result<std::shared_ptr<const Recording>> rec = read_recording_file(files.recording.string()); rec) {
+    reference = rec.value();
   }
+  return std::nullopt;
+}
 
+// --update: runs the scenario recording every tick's hashes and a recording with palettes,
+// then replaces both goldens.
+Verdict update_goldens(const ScenarioFiles& files, const LoadedScenario& loaded, sim::ScenarioRunner& runner,
+                       const RegressOptions& options) {
+  const std::string recording_tmp = files.recording.string() + ".tmp";
+  const uint32_t interval = std::max<uint32_t>(1, options.palette_interval);
+  RecorderConfig config;
+  config.checkpoint_interval_ticks = interval;
+  config.flush_interval_ticks = 1u << 30;  // one batch per checkpoint interval
+  config.record_palettes = true;
+  config.producer = "posecast regress --update";
+  config.config = "scenario=" + files.file_name + "\nthreads=" + num(options.threads) + "\n";
+  Result<std::unique_ptr<Recorder>> created = Recorder::create(recording_tmp, runner.world(), loaded.sources, config);
+  if (!created) return Verdict{RegressResult::kError, created.error().message};
+  Recorder& recorder = *created.value();
+
+  const uint64_t ticks = loaded.scenario.header.ticks;
+  const sim::World& world = runner.world();
   Golden produced;
-  produced.ticks = scenario->header.ticks;
-  // The first divergence, then the joint at the first palette sample that shows a difference.
-  std::optional<uint64_t> diverged_tick;
-  std::optional<uint32_t> diverged_entity;
-  std::string divergence_text;
+  produced.ticks = ticks;
+  for (uint64_t t = 0; t < ticks; ++t) {
+    runner.step();
+    GoldenTick tick;
+    tick.world_hash = world.world_hash();
+    for (std::size_t i = 0; i < world.entity_count(); ++i) tick.entities.emplace_back(world.entity_id_at(i), world.palette_hash_at(i));
+    produced.per_tick.push_back(std::move(tick));
+    Status s = recorder.record_tick(world);
+    if (s && t + 1 == ticks && world.tick_index() % interval != 0) {
+      s = recorder.append_checkpoint(world);  // palettes of the last tick too
+    }
+    if (!s) return Verdict{RegressResult::kError, s.error().message};
+  }
+  if (Status s = recorder.close(); !s) return Verdict{RegressResult::kError, s.error().message};
+  produced.final_world_hash = world.world_hash();
+  produced.run_hash = runner.run_hash();
+  std::error_code ec;
+  fs::rename(recording_tmp, files.recording, ec);
+  if (ec) return Verdict{RegressResult::kError, "cannot replace '" + files.recording.string() + "': " + ec.message()};
+  if (Status s = write_text_atomically(files.hashes, format_golden(produced, files.file_name)); !s) {
+    return Verdict{RegressResult::kError, s.error().message};
+  }
+  return Verdict{RegressResult::kUpdated, "wrote " + files.hashes.string() + " and " + files.recording.string()};
+}
+
+// Where a run first left its golden: the tick and entity, and the joint that shows it, found
+// in the golden run's state re-simulated to that tick (`exact`) or in a golden palette sample
+// at or after it (`joint`).
+struct Divergence {
+  std::optional<uint64_t> tick;
+  std::optional<uint32_t> entity;
+  std::string text;
   struct FoundJoint {
     uint32_t entity;
     uint64_t tick;
@@ -339,105 +382,140 @@ ScenarioOutcome run_regression(const std::string& scenario_path, const std::stri
   };
   std::optional<FoundJoint> joint;
   std::optional<std::pair<uint32_t, JointDifference>> exact;
+};
+
+// Runs the scenario to its end comparing every tick with the golden's per-tick hashes.
+Divergence run_against_golden(const ScenarioFiles& files, sim::ScenarioRunner& runner, uint64_t ticks,
+                              const Golden& golden, const std::shared_ptr<const Recording>& reference,
+                              const ModelLoader& loader) {
+  Divergence found;
   const ModelLoader resolving_loader = [&](const std::string& source) -> Result<std::shared_ptr<const Model>> {
     const fs::path p(source);
     if (is_generated(source) || p.is_absolute()) return loader(source);
-    return loader((dir / p).lexically_normal().string());
+    return loader((files.dir / p).lexically_normal().string());
   };
   const sim::World& world = runner.world();
-  for (uint64_t t = 0; t < scenario->header.ticks; ++t) {
+  for (uint64_t t = 0; t < ticks; ++t) {
     runner.step();
-    if (recorder) {
-      GoldenTick tick;
-      tick.world_hash = world.world_hash();
-      for (std::size_t i = 0; i < world.entity_count(); ++i) tick.entities.emplace_back(world.entity_id_at(i), world.palette_hash_at(i));
-      produced.per_tick.push_back(std::move(tick));
-      Status s = recorder->record_tick(world);
-      if (s && t + 1 == scenario->header.ticks && world.tick_index() % std::max<uint32_t>(1, options.palette_interval) != 0) {
-        s = recorder->append_checkpoint(world);  // palettes of the last tick too
-      }
-      if (!s) return finish(RegressResult::kError, s.error().message);
-      continue;
-    }
-    if (!golden || golden->per_tick.empty()) continue;
-    if (!diverged_tick && t < golden->per_tick.size()) {
-      const GoldenTick& g = golden->per_tick[t];
+    if (golden.per_tick.empty()) continue;
+    if (!found.tick && t < golden.per_tick.size()) {
+      const GoldenTick& g = golden.per_tick[t];
       const auto [entity, why] = first_entity_difference(world, g);
       if (world.world_hash() != g.world_hash || !why.empty()) {
-        diverged_tick = t;
-        divergence_text = "tick " + num(t) + ": world hash " + hash_hex(world.world_hash()) + ", golden " + hash_hex(g.world_hash);
+        found.tick = t;
+        found.text = "tick " + num(t) + ": world hash " + hash_hex(world.world_hash()) + ", golden " + hash_hex(g.world_hash);
         if (!why.empty()) {
-          diverged_entity = entity;
-          divergence_text += "\n  entity " + num(entity) + ": " + why;
+          found.entity = entity;
+          found.text += "\n  entity " + num(entity) + ": " + why;
         }
-        if (reference) exact = golden_state_difference(reference, resolving_loader, t, world, diverged_entity);
+        if (reference) found.exact = golden_state_difference(reference, resolving_loader, t, world, found.entity);
       }
     }
-    if (diverged_tick && !joint && reference) {
+    if (found.tick && !found.joint && reference) {
       if (const PaletteSample* sample = reference->palettes_at(t); sample != nullptr) {
-        if (auto found = compare_sample(world, *sample, diverged_entity)) joint = FoundJoint{found->first, t, found->second};
+        if (auto joint = compare_sample(world, *sample, found.entity)) {
+          found.joint = Divergence::FoundJoint{joint->first, t, joint->second};
+        }
       }
     }
   }
+  return found;
+}
 
-  if (recorder) {
-    if (Status s = recorder->close(); !s) return finish(RegressResult::kError, s.error().message);
-    produced.final_world_hash = world.world_hash();
-    produced.run_hash = runner.run_hash();
-    std::error_code ec;
-    fs::rename(recording_tmp, recording_path, ec);
-    if (ec) return finish(RegressResult::kError, "cannot replace '" + recording_path.string() + "': " + ec.message());
-    if (Status s = write_text_atomically(hashes_path, format_golden(produced, file_name)); !s) {
-      return finish(RegressResult::kError, s.error().message);
-    }
-    return finish(RegressResult::kUpdated, "wrote " + hashes_path.string() + " and " + recording_path.string());
-  }
-
-  // Final values and tick count (the only checks a final-hashes-only golden allows).
-  std::string final_text;
-  if (golden->ticks != scenario->header.ticks) {
-    final_text = "the scenario runs " + num(scenario->header.ticks) + " ticks, the golden has " + num(golden->ticks);
-  } else if (world.world_hash() != golden->final_world_hash || runner.run_hash() != golden->run_hash) {
-    final_text = "final world hash " + hash_hex(world.world_hash()) + " (golden " + hash_hex(golden->final_world_hash) +
-                 "), run hash " + hash_hex(runner.run_hash()) + " (golden " + hash_hex(golden->run_hash) + ")";
-  }
-  if (!diverged_tick && final_text.empty()) return finish(RegressResult::kPass, "");
-
-  std::string details;
-  if (diverged_tick) {
-    out.first_divergence = "tick " + num(*diverged_tick);
-    if (diverged_entity) out.first_divergence += " entity " + num(*diverged_entity);
-    details = divergence_text + "\n";
-    auto summarise = [&](const JointDifference& d, const std::string& suffix) {
+// The report of a diverged run: the divergence with its joints, and `final_text` (final hashes
+// or tick count that differ, or empty).
+Verdict diverged(const ScenarioFiles& files, const Divergence& d, const Golden& golden, bool has_reference,
+                 const std::string& final_text) {
+  Verdict v{RegressResult::kDiverged, ""};
+  const std::string recording = files.recording.filename().string();
+  if (d.tick) {
+    v.first_divergence = "tick " + num(*d.tick);
+    if (d.entity) v.first_divergence += " entity " + num(*d.entity);
+    v.details = d.text + "\n";
+    auto summarise = [&](const JointDifference& j, const std::string& suffix) {
       char size[32];
-      std::snprintf(size, sizeof size, "%.4g", static_cast<double>(d.displacement));
-      out.first_divergence += "; joint " + std::to_string(d.joint);
-      if (!d.joint_name.empty()) out.first_divergence += " '" + d.joint_name + "'";
-      out.first_divergence += " off by " + std::string(size) + suffix;
+      std::snprintf(size, sizeof size, "%.4g", static_cast<double>(j.displacement));
+      v.first_divergence += "; joint " + std::to_string(j.joint);
+      if (!j.joint_name.empty()) v.first_divergence += " '" + j.joint_name + "'";
+      v.first_divergence += " off by " + std::string(size) + suffix;
     };
-    if (exact) {
-      details += "  at tick " + num(*diverged_tick) + ": entity " + num(exact->first) + ", " + describe(exact->second) +
-                 "\n    compared with the golden run's state (checkpoint in " + recording_path.filename().string() +
-                 ") re-simulated to this tick by this build\n";
-      summarise(exact->second, "");
+    if (d.exact) {
+      v.details += "  at tick " + num(*d.tick) + ": entity " + num(d.exact->first) + ", " + describe(d.exact->second) +
+                   "\n    compared with the golden run's state (checkpoint in " + recording +
+                   ") re-simulated to this tick by this build\n";
+      summarise(d.exact->second, "");
     }
-    if (joint) {
-      details += "  at tick " + num(joint->tick) + ": entity " + num(joint->entity) + ", " + describe(joint->difference) +
-                 "\n    compared with the golden palettes of that tick in " + recording_path.filename().string() + "\n";
-      if (!exact) summarise(joint->difference, " at tick " + num(joint->tick));
+    if (d.joint) {
+      v.details += "  at tick " + num(d.joint->tick) + ": entity " + num(d.joint->entity) + ", " +
+                   describe(d.joint->difference) + "\n    compared with the golden palettes of that tick in " +
+                   recording + "\n";
+      if (!d.exact) summarise(d.joint->difference, " at tick " + num(d.joint->tick));
     }
-    if (!reference) {
-      details += "  note: no golden recording " + recording_path.filename().string() +
-                 " with palettes: the joint cannot be named (run --update to create it)\n";
-    } else if (!exact && !joint) {
-      details += "  note: neither the golden state re-simulated to tick " + num(*diverged_tick) +
-                 " nor any golden palette sample after it differs from this run's palettes\n";
+    if (!has_reference) {
+      v.details += "  note: no golden recording " + recording +
+                   " with palettes: the joint cannot be named (run --update to create it)\n";
+    } else if (!d.exact && !d.joint) {
+      v.details += "  note: neither the golden state re-simulated to tick " + num(*d.tick) +
+                   " nor any golden palette sample after it differs from this run's palettes\n";
     }
   } else {
-    out.first_divergence = golden->per_tick.empty() ? "final hashes (golden has no per-tick hashes)" : "final hashes";
+    v.first_divergence = golden.per_tick.empty() ? "final hashes (golden has no per-tick hashes)" : "final hashes";
   }
-  if (!final_text.empty()) details += "  " + final_text + "\n";
-  return finish(RegressResult::kDiverged, details);
+  if (!final_text.empty()) v.details += "  " + final_text + "\n";
+  return v;
+}
+
+// Runs the scenario against its goldens (`reference`: the golden recording, or null).
+Verdict check_goldens(const ScenarioFiles& files, const LoadedScenario& loaded, sim::ScenarioRunner& runner,
+                      const Golden& golden, const std::shared_ptr<const Recording>& reference,
+                      const ModelLoader& loader) {
+  const uint64_t ticks = loaded.scenario.header.ticks;
+  const Divergence d = run_against_golden(files, runner, ticks, golden, reference, loader);
+  const sim::World& world = runner.world();
+  // Final values and tick count (the only checks a final-hashes-only golden allows).
+  std::string final_text;
+  if (golden.ticks != ticks) {
+    final_text = "the scenario runs " + num(ticks) + " ticks, the golden has " + num(golden.ticks);
+  } else if (world.world_hash() != golden.final_world_hash || runner.run_hash() != golden.run_hash) {
+    final_text = "final world hash " + hash_hex(world.world_hash()) + " (golden " + hash_hex(golden.final_world_hash) +
+                 "), run hash " + hash_hex(runner.run_hash()) + " (golden " + hash_hex(golden.run_hash) + ")";
+  }
+  if (!d.tick && final_text.empty()) return Verdict{RegressResult::kPass, ""};
+  return diverged(files, d, golden, reference != nullptr, final_text);
+}
+
+}  // namespace
+
+ScenarioOutcome run_regression(const std::string& scenario_path, const std::string& suite_dir,
+                               const ModelLoader& loader, const RegressOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  ScenarioOutcome out;
+  out.path = scenario_path;
+  const ScenarioFiles files{fs::path(scenario_path)};
+  fs::path relative = files.path.lexically_relative(suite_dir);
+  if (relative.empty()) relative = files.path.filename();
+  out.name = relative.replace_extension().generic_string();
+  auto finish = [&](Verdict v) {
+    out.result = v.result;
+    out.details = std::move(v.details);
+    out.first_divergence = std::move(v.first_divergence);
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  };
+
+  std::optional<LoadedScenario> loaded;
+  if (std::optional<Verdict> stop = load_scenario(files, loader, loaded)) return finish(std::move(*stop));
+  out.ticks = loaded->scenario.header.ticks;
+  std::optional<Golden> golden;
+  std::shared_ptr<const Recording> reference;
+  if (!options.update) {
+    if (std::optional<Verdict> stop = load_golden(files, golden, reference)) return finish(std::move(*stop));
+  }
+  Result<std::unique_ptr<sim::ScenarioRunner>> created = sim::ScenarioRunner::create(loaded->scenario, options.threads);
+  if (!created) return finish(Verdict{RegressResult::kError, files.file_name + ": " + created.error().message});
+  sim::ScenarioRunner& runner = *created.value();
+  if (options.update) return finish(update_goldens(files, *loaded, runner, options));
+  return finish(check_goldens(files, *loaded, runner, *golden, reference, loader));
 }
 
 std::string format_table(const std::vector<ScenarioOutcome>& outcomes) {

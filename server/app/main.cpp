@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -33,127 +34,84 @@ int64_t steady_us() {
       .count();
 }
 
-int run(const std::vector<std::string>& args) {
-  using namespace posecast;
-  using namespace posecast::server;
-  Result<ServerConfig> parsed = parse_server_config(args);
-  if (!parsed) {
-    std::fprintf(stderr, "posecast-server: %s\n", parsed.error().message.c_str());
-    return 1;
-  }
-  ServerConfig config = std::move(parsed).value();
-  if (config.help) {
-    std::fputs(server_usage().c_str(), stdout);
-    return 0;
-  }
-  spdlog::set_level(spdlog::level::from_str(config.log_level));
+using namespace posecast;
+using namespace posecast::server;
 
-  std::unique_ptr<ScenarioDriver> driver;
-  std::unique_ptr<ReplayDriver> replay_driver;  // --replay: the recording drives the World
+// What drives the World and which models the server serves: a recording (--replay), a
+// scenario (--scenario), or the --models list.
+struct Drivers {
+  std::unique_ptr<ScenarioDriver> scenario;
+  std::unique_ptr<ReplayDriver> replay;  // --replay: the recording drives the World
   std::vector<std::shared_ptr<const Model>> models;
+};
+
+// Loads the drivers and models named by `config`, adjusting its rates to theirs. An error
+// message (exit code 2) on failure.
+Result<Drivers> load_drivers(ServerConfig& config) {
+  Drivers out;
   if (!config.replay.empty()) {
     Result<std::unique_ptr<ReplayDriver>> loaded = ReplayDriver::load(config.replay, config.assets);
-    if (!loaded) {
-      spdlog::critical("{}", loaded.error().message);
-      return 2;
-    }
-    replay_driver = std::move(loaded).value();
-    models = replay_driver->models();
+    if (!loaded) return loaded.error();
+    out.replay = std::move(loaded).value();
+    out.models = out.replay->models();
     if (config.models_given) spdlog::warn("--replay given: the recording's models replace --models");
-    config.server.tick_rate_hz = replay_driver->tick_rate_hz();
+    config.server.tick_rate_hz = out.replay->tick_rate_hz();
     config.server.send_rate_hz = std::min(config.server.send_rate_hz, config.server.tick_rate_hz);
   } else if (!config.scenario.empty()) {
     Result<std::unique_ptr<ScenarioDriver>> loaded = ScenarioDriver::load(config.scenario);
-    if (!loaded) {
-      spdlog::critical("{}", loaded.error().message);
-      return 2;
-    }
-    driver = std::move(loaded).value();
-    models = driver->models();
+    if (!loaded) return loaded.error();
+    out.scenario = std::move(loaded).value();
+    out.models = out.scenario->models();
     if (config.models_given) spdlog::warn("--scenario given: its models replace --models");
-    if (driver->tick_rate_hz() != config.server.tick_rate_hz) {
-      spdlog::info("tick rate {} Hz from the scenario", driver->tick_rate_hz());
-      config.server.tick_rate_hz = driver->tick_rate_hz();
+    if (out.scenario->tick_rate_hz() != config.server.tick_rate_hz) {
+      spdlog::info("tick rate {} Hz from the scenario", out.scenario->tick_rate_hz());
+      config.server.tick_rate_hz = out.scenario->tick_rate_hz();
       config.server.send_rate_hz = std::min(config.server.send_rate_hz, config.server.tick_rate_hz);
     }
   } else {
     for (const std::string& source : config.models) {
       Result<Model> model = rig::load_model_source(source);
-      if (!model) {
-        spdlog::critical("model '{}': {}", source, model.error().message);
-        return 2;
-      }
-      models.push_back(std::make_shared<const Model>(std::move(model).value()));
+      if (!model) return Error{"model '" + source + "': " + model.error().message};
+      out.models.push_back(std::make_shared<const Model>(std::move(model).value()));
     }
   }
+  return out;
+}
 
-  // A recording's world hashes are palette hashes: recording and serving a recording (which
-  // checks them) need the World's palettes; a live server streams local poses only.
-  config.server.world_palettes = !config.record.empty() || replay_driver != nullptr;
-  // ... and their hashes, computed in the World's parallel pass rather than by the recorder
-  // or the replay driver on the ticking thread.
-  config.server.world_hashes = config.server.world_palettes;
-  asio::io_context io;
-  Result<std::unique_ptr<Server>> created = Server::create(io, config.server, models);
-  if (!created) {
-    spdlog::critical("{}", created.error().message);
-    return 3;
+// --record: after every World tick the recorder logs the tick's applied commands and world
+// hash (docs/recording-format.md).
+Result<std::unique_ptr<replay::Recorder>> open_recorder(const ServerConfig& config, Server& server,
+                                                        const std::vector<std::shared_ptr<const Model>>& models) {
+  std::vector<std::string> sources;
+  for (const auto& model : models) {
+    const bool generated = rig::is_generated_rig_source(model->source);
+    sources.push_back(generated ? model->source : std::filesystem::absolute(model->source).lexically_normal().string());
   }
-  Server& server = *created.value();
-  if (driver) {
-    if (Status s = driver->register_masks(server); !s) {
-      spdlog::critical("{}: {}", config.scenario, s.error().message);
-      return 2;
-    }
-  }
-  if (replay_driver) {
-    if (Status s = replay_driver->attach(server); !s) {
-      spdlog::critical("{}", s.error().message);
-      return 2;
-    }
-  }
-  // --record: after every World tick the recorder logs the tick's applied commands and world
-  // hash (docs/recording-format.md). start_loop's before_tick hook runs on the tick thread
-  // before tick N, when the World has just finished tick N-1; the last tick is recorded after
-  // the loop ends.
-  std::unique_ptr<replay::Recorder> recorder;
-  if (!config.record.empty()) {
-    std::vector<std::string> sources;
-    for (const auto& model : models) {
-      const bool generated = rig::is_generated_rig_source(model->source);
-      sources.push_back(generated ? model->source : std::filesystem::absolute(model->source).lexically_normal().string());
-    }
-    replay::RecorderConfig record_config;
-    record_config.producer = "posecast-server";
-    record_config.config = "listen=" + net::to_string(server.local_endpoint()) +
-                           "\ntick_rate=" + std::to_string(config.server.tick_rate_hz) +
-                           "\nsend_rate=" + std::to_string(config.server.send_rate_hz) +
-                           "\nthreads=" + std::to_string(config.server.threads) +
-                           (config.scenario.empty() ? std::string() : "\nscenario=" + config.scenario) + "\n";
-    Result<std::unique_ptr<replay::Recorder>> opened =
-        replay::Recorder::create(config.record, server.world(), sources, record_config);
-    if (!opened) {
-      spdlog::critical("--record: {}", opened.error().message);
-      return 1;
-    }
-    recorder = std::move(opened).value();
-    spdlog::info("recording to {}", config.record);
-  }
-  bool record_failed = false;
-  auto record_ticks = [&]() {
-    // Every tick the World has run since the last call (normally exactly one).
-    if (!recorder || record_failed || server.world().tick_index() <= recorder->next_tick()) return;
-    if (Status s = recorder->record_tick(server.world()); !s) {
-      spdlog::error("recording stopped: {}", s.error().message);
-      record_failed = true;
-    }
-  };
+  replay::RecorderConfig record_config;
+  record_config.producer = "posecast-server";
+  record_config.config = "listen=" + net::to_string(server.local_endpoint()) +
+                         "\ntick_rate=" + std::to_string(config.server.tick_rate_hz) +
+                         "\nsend_rate=" + std::to_string(config.server.send_rate_hz) +
+                         "\nthreads=" + std::to_string(config.server.threads) +
+                         (config.scenario.empty() ? std::string() : "\nscenario=" + config.scenario) + "\n";
+  return replay::Recorder::create(config.record, server.world(), sources, record_config);
+}
 
+// The scenario's masks, or the replay driver's hold on the server.
+Status attach_drivers(const ServerConfig& config, Server& server, Drivers& drivers) {
+  if (drivers.scenario) {
+    if (Status s = drivers.scenario->register_masks(server); !s) return Error{config.scenario + ": " + s.error().message};
+  }
+  if (drivers.replay) return drivers.replay->attach(server);
+  return {};
+}
+
+void log_startup(const ServerConfig& config, const Server& server, const Drivers& drivers) {
   spdlog::info("posecast-server on {} | {} Hz ticks, {} Hz snapshots | {} model(s) | max {} clients{}",
                net::to_string(server.local_endpoint()), config.server.tick_rate_hz,
-               config.server.send_rate_hz, models.size(), config.server.max_clients,
-               driver ? " | scenario " + config.scenario
-                      : replay_driver ? " | replay " + config.replay : std::string());
+               config.server.send_rate_hz, drivers.models.size(), config.server.max_clients,
+               drivers.scenario ? " | scenario " + config.scenario
+                                : drivers.replay ? " | replay " + config.replay : std::string());
   if (const auto& sim = config.server.simulator) {
     spdlog::info("simulated link, each direction: latency {} ms, jitter +-{} ms, loss {} %",
                  static_cast<double>(sim->outbound.latency_us) / 1000.0,
@@ -163,7 +121,12 @@ int run(const std::vector<std::string>& args) {
   // A parseable line for scripts and tests that start the server on port 0.
   std::printf("listening %s\n", net::to_string(server.local_endpoint()).c_str());
   std::fflush(stdout);
+}
 
+// Runs the server's loop on `io` until SIGINT/SIGTERM or --duration, with the metrics line
+// every --metrics-interval. `before_tick` runs on the tick thread before each tick.
+void run_loop(asio::io_context& io, const ServerConfig& config, Server& server, const Drivers& drivers,
+              std::function<void(uint64_t)> before_tick) {
   asio::signal_set signals(io, SIGINT, SIGTERM);
   asio::steady_timer metrics_timer(io);
   asio::steady_timer duration_timer(io);
@@ -196,30 +159,22 @@ int run(const std::vector<std::string>& args) {
       if (error || stopping) return;
       const ServerMetrics now = server.take_interval_metrics();
       spdlog::info("metrics: {}", metrics_line(now, previous, config.metrics_interval_s));
-      if (replay_driver) spdlog::info("replay: {}", replay_driver->summary());
+      if (drivers.replay) spdlog::info("replay: {}", drivers.replay->summary());
       previous = now;
       arm_metrics();
     });
   };
   arm_metrics();
-  OwnershipGranter granter(server, config.grant_per_client);
-  if (config.grant_per_client > 0) {
-    server.on_client_connected([&](const ClientInfo& client) { granter.on_connected(client); });
-    server.on_client_disconnected(
-        [&](const ClientInfo& client, protocol::DisconnectReason) { granter.on_disconnected(client); });
-  }
-  server.start_loop([&](uint64_t tick) {
-    record_ticks();
-    if (driver) driver->submit_due(tick, server, [&](sim::EntityId id) { return granter.owned(id); });
-    if (replay_driver) replay_driver->before_tick();
-  });
+  server.start_loop(std::move(before_tick));
   io.run();
-  record_ticks();
-  if (replay_driver) {
-    replay_driver->finish();
-    spdlog::info("replay: {}", replay_driver->summary());
+}
+
+void log_final(const ServerConfig& config, Server& server, const Drivers& drivers, replay::Recorder* recorder) {
+  if (drivers.replay) {
+    drivers.replay->finish();
+    spdlog::info("replay: {}", drivers.replay->summary());
   }
-  if (recorder) {
+  if (recorder != nullptr) {
     if (Status s = recorder->close(); !s) spdlog::error("recording: {}", s.error().message);
     spdlog::info("recorded {} ticks to {}", recorder->stats().ticks, config.record);
   }
@@ -229,6 +184,79 @@ int run(const std::vector<std::string>& args) {
   }
   const ServerMetrics final_metrics = server.take_interval_metrics();
   spdlog::info("final: {}", metrics_line(final_metrics, ServerMetrics{}, 1.0));
+}
+
+int run(const std::vector<std::string>& args) {
+  Result<ServerConfig> parsed = parse_server_config(args);
+  if (!parsed) {
+    std::fprintf(stderr, "posecast-server: %s\n", parsed.error().message.c_str());
+    return 1;
+  }
+  ServerConfig config = std::move(parsed).value();
+  if (config.help) {
+    std::fputs(server_usage().c_str(), stdout);
+    return 0;
+  }
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  Result<Drivers> loaded = load_drivers(config);
+  if (!loaded) {
+    spdlog::critical("{}", loaded.error().message);
+    return 2;
+  }
+  Drivers drivers = std::move(loaded).value();
+
+  // A recording's world hashes are palette hashes: recording and serving a recording (which
+  // checks them) need the World's palettes, and their hashes, computed in the World's parallel
+  // pass rather than by the recorder or the replay driver on the ticking thread; a live server
+  // streams local poses only.
+  config.server.world_palettes = !config.record.empty() || drivers.replay != nullptr;
+  config.server.world_hashes = config.server.world_palettes;
+  asio::io_context io;
+  Result<std::unique_ptr<Server>> created = Server::create(io, config.server, drivers.models);
+  if (!created) {
+    spdlog::critical("{}", created.error().message);
+    return 3;
+  }
+  Server& server = *created.value();
+  if (Status s = attach_drivers(config, server, drivers); !s) {
+    spdlog::critical("{}", s.error().message);
+    return 2;
+  }
+  std::unique_ptr<replay::Recorder> recorder;
+  if (!config.record.empty()) {
+    Result<std::unique_ptr<replay::Recorder>> opened = open_recorder(config, server, drivers.models);
+    if (!opened) {
+      spdlog::critical("--record: {}", opened.error().message);
+      return 1;
+    }
+    recorder = std::move(opened).value();
+    spdlog::info("recording to {}", config.record);
+  }
+  // start_loop's before_tick hook runs on the tick thread before tick N, when the World has
+  // just finished tick N-1; the last tick is recorded after the loop ends.
+  bool record_failed = false;
+  auto record_ticks = [&]() {
+    // Every tick the World has run since the last call (normally exactly one).
+    if (!recorder || record_failed || server.world().tick_index() <= recorder->next_tick()) return;
+    if (Status s = recorder->record_tick(server.world()); !s) {
+      spdlog::error("recording stopped: {}", s.error().message);
+      record_failed = true;
+    }
+  };
+  log_startup(config, server, drivers);
+  OwnershipGranter granter(server, config.grant_per_client);
+  if (config.grant_per_client > 0) {
+    server.on_client_connected([&](const ClientInfo& client) { granter.on_connected(client); });
+    server.on_client_disconnected(
+        [&](const ClientInfo& client, protocol::DisconnectReason) { granter.on_disconnected(client); });
+  }
+  run_loop(io, config, server, drivers, [&](uint64_t tick) {
+    record_ticks();
+    if (drivers.scenario) drivers.scenario->submit_due(tick, server, [&](sim::EntityId id) { return granter.owned(id); });
+    if (drivers.replay) drivers.replay->before_tick();
+  });
+  record_ticks();
+  log_final(config, server, drivers, recorder.get());
   return 0;
 }
 

@@ -48,6 +48,26 @@ std::string wire_source(const std::string& source) {
   return source.substr(source.size() - protocol::kMaxStringBytes);
 }
 
+// Fails when a Welcome listing `manifest` does not fit one datagram.
+Status check_manifest_fits(const std::vector<protocol::AssetInfo>& manifest) {
+  if (manifest.size() > protocol::kMaxAssets) {
+    return Error{"server: " + std::to_string(manifest.size()) + " models; a Welcome lists at most " +
+                 std::to_string(protocol::kMaxAssets)};
+  }
+  protocol::Welcome largest;
+  largest.client_id = 0xFFFFFFFFu;
+  largest.server_tick = 0xFFFFFFFFu;
+  largest.assets = manifest;
+  Result<std::vector<uint8_t>> bytes = protocol::encode_message(largest);
+  if (!bytes) return Error{"server: welcome: " + bytes.error().message};
+  if (bytes->size() > protocol::kMaxPacketBytes) {
+    return Error{"server: the asset manifest needs a " + std::to_string(bytes->size()) +
+                 "-byte Welcome; at most " + std::to_string(protocol::kMaxPacketBytes) +
+                 " fit a datagram (fewer models or shorter paths)"};
+  }
+  return {};
+}
+
 }  // namespace
 
 const char* to_string(DropReason reason) {
@@ -70,12 +90,9 @@ const char* to_string(DropReason reason) {
 }
 
 Server::Impl::Impl(asio::io_context& io_context, const ServerOptions& opts)
-    : io(io_context),
-      options(opts),
-      transport(io_context),
-      cookie(opts.cookie_key ? *opts.cookie_key : random_cookie_key(), opts.challenge_window_us) {
-  receive_buffer.resize(net::kReceiveBufferBytes);
-}
+    : io(io_context), options(opts), transport(io_context) {}
+
+Server::Impl::~Impl() = default;
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) { impl_->self = this; }
 
@@ -95,244 +112,110 @@ Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const Serve
   world_options.palettes = options.world_palettes;
   world_options.hash_palettes = options.world_hashes;
   impl->world = std::make_unique<sim::World>(world_options);
+  if (Status s = impl->add_models(std::move(models)); !s) return s.error();
+  if (Status s = check_manifest_fits(impl->manifest); !s) return s.error();
+  if (Status s = impl->open(options); !s) return s.error();
+  impl->publish();
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
 
-  for (std::size_t m = 0; m < models.size(); ++m) {
-    const std::shared_ptr<const Model>& model = models[m];
+Status Server::Impl::add_models(std::vector<std::shared_ptr<const Model>> given) {
+  for (std::size_t m = 0; m < given.size(); ++m) {
+    const std::shared_ptr<const Model>& model = given[m];
     if (!model) return Error{"server: models[" + std::to_string(m) + "] is null"};
-    Result<sim::ModelId> id = impl->world->add_model(model);
+    Result<sim::ModelId> id = world->add_model(model);
     if (!id) return Error{"server: " + id.error().message};
-    impl->format_of.emplace_back();
-    for (std::size_t r = 0; r < model->rigs.size(); ++r) {
-      const Rig& rig = model->rigs[r];
-      Result<protocol::PoseFormat> format = protocol::build_pose_format(rig.skeleton, rig.clips);
-      if (!format) {
-        return Error{"server: model '" + model->source + "' rigs[" + std::to_string(r) +
-                     "]: pose format: " + format.error().message};
-      }
-      impl->format_of.back().push_back(static_cast<uint32_t>(impl->formats.size()));
-      impl->format_rig.push_back(&rig);
-      impl->formats.push_back(std::make_shared<const protocol::PoseFormat>(std::move(format).value()));
-    }
+    if (Status s = formats.add_model(*model); !s) return Error{"server: " + s.error().message};
     protocol::AssetInfo info;
     info.model_id = static_cast<uint32_t>(m);
     info.content_hash = model->content_hash;
     info.joint_count = static_cast<uint16_t>(
         std::min<std::size_t>(model->rigs.front().skeleton.joint_count(), 0xFFFF));
     info.source = wire_source(model->source);
-    impl->manifest.push_back(std::move(info));
+    manifest.push_back(std::move(info));
   }
-  impl->models = std::move(models);
-  if (impl->manifest.size() > protocol::kMaxAssets) {
-    return Error{"server: " + std::to_string(impl->manifest.size()) + " models; a Welcome lists at most " +
-                 std::to_string(protocol::kMaxAssets)};
-  }
-  {
-    protocol::Welcome largest;
-    largest.client_id = 0xFFFFFFFFu;
-    largest.server_tick = 0xFFFFFFFFu;
-    largest.assets = impl->manifest;
-    Result<std::vector<uint8_t>> bytes = protocol::encode_message(largest);
-    if (!bytes) return Error{"server: welcome: " + bytes.error().message};
-    if (bytes->size() > protocol::kMaxPacketBytes) {
-      return Error{"server: the asset manifest needs a " + std::to_string(bytes->size()) +
-                   "-byte Welcome; at most " + std::to_string(protocol::kMaxPacketBytes) +
-                   " fit a datagram (fewer models or shorter paths)"};
-    }
-    const protocol::ServerChallenge challenge{~uint64_t{0}, ~uint64_t{0}};
-    Result<std::vector<uint8_t>> challenge_bytes = protocol::encode_message(challenge);
-    if (!challenge_bytes) return Error{"server: challenge: " + challenge_bytes.error().message};
-    impl->challenge_bytes = challenge_bytes->size();
-  }
+  models = std::move(given);
+  return {};
+}
 
-  impl->quantizers.resize(impl->world->threads());
-  for (auto& per_worker : impl->quantizers) {
-    for (const auto& format : impl->formats) {
-      per_worker.push_back(std::make_unique<protocol::PoseQuantizer>(*format));
-    }
+Status Server::Impl::open(const ServerOptions& opts) {
+  if (Status s = transport.open(opts.listen); !s) return Error{"server: " + s.error().message};
+  channel = &transport;
+  if (opts.simulator) {
+    simulator = std::make_unique<net::NetworkSimulator>(transport, *opts.simulator);
+    channel = simulator.get();
   }
-
-  if (Status s = impl->transport.open(options.listen); !s) return Error{"server: " + s.error().message};
-  impl->channel = &impl->transport;
-  if (options.simulator) {
-    impl->simulator = std::make_unique<net::NetworkSimulator>(impl->transport, *options.simulator);
-    impl->channel = impl->simulator.get();
-  }
-  impl->publish();
-  return std::unique_ptr<Server>(new Server(std::move(impl)));
+  connections = std::make_unique<Connections>(options, *channel, *this, counters, manifest);
+  mirror = std::make_unique<PoseMirror>(*world, formats, options.tick_rate_hz, options.attach_recipes);
+  replicator = std::make_unique<Replicator>(options, formats, *mirror, counters);
+  return {};
 }
 
 net::Endpoint Server::local_endpoint() const { return impl_->transport.local_endpoint(); }
 const ServerOptions& Server::options() const { return impl_->options; }
 
-// ---- Embedding API ------------------------------------------------------------------------
+// ---- The session layer's events -----------------------------------------------------------
 
-namespace {
-void queue(Server::Impl& impl, ApiOp op) {
-  std::lock_guard lock(impl.api_mutex);
-  impl.api_ops.push_back(std::move(op));
-}
-}  // namespace
-
-sim::EntityId Server::spawn(sim::ModelId model, uint16_t rig, Vec3 position) {
-  const sim::EntityId id = impl_->next_api_id.fetch_add(1);
-  std::lock_guard lock(impl_->api_mutex);
-  impl_->api_ops.push_back(sim::Command{0, id, sim::SpawnCommand{model, rig}});
-  impl_->api_ops.push_back(OpSetPosition{id, position});
-  return id;
-}
-
-void Server::despawn(sim::EntityId id) { queue(*impl_, sim::Command{0, id, sim::DespawnCommand{}}); }
-
-void Server::play(sim::EntityId id, uint8_t layer, const sim::MotionSpec& motion) {
-  queue(*impl_, sim::Command{0, id, sim::PlayCommand{layer, motion}});
-}
-
-void Server::crossfade(sim::EntityId id, uint8_t layer, const sim::MotionSpec& motion,
-                       int64_t duration_us, bool sync_phase) {
-  queue(*impl_, sim::Command{0, id, sim::CrossfadeCommand{layer, motion, duration_us, sync_phase}});
-}
-
-void Server::set_layer_weight(sim::EntityId id, uint8_t layer, float weight) {
-  queue(*impl_, sim::Command{0, id, sim::SetLayerWeightCommand{layer, weight}});
-}
-
-void Server::set_blend_weights(sim::EntityId id, uint8_t layer, std::span<const float> weights) {
-  sim::SetBlendWeightsCommand command;
-  command.layer = layer;
-  command.count = static_cast<uint8_t>(std::min<std::size_t>(weights.size(), sim::kMaxBlendClips + 1));
-  for (std::size_t i = 0; i < weights.size() && i < command.weights.size(); ++i) command.weights[i] = weights[i];
-  queue(*impl_, sim::Command{0, id, command});
-}
-
-void Server::set_speed(sim::EntityId id, uint8_t layer, sim::SpeedQ16 speed) {
-  queue(*impl_, sim::Command{0, id, sim::SetSpeedCommand{layer, speed}});
-}
-
-void Server::submit(sim::Command command) { queue(*impl_, std::move(command)); }
-void Server::set_position(sim::EntityId id, Vec3 position) { queue(*impl_, OpSetPosition{id, position}); }
-void Server::grant_ownership(uint32_t client_id, sim::EntityId id) { queue(*impl_, OpGrant{client_id, id}); }
-void Server::revoke_ownership(sim::EntityId id) { queue(*impl_, OpRevoke{id}); }
-void Server::set_interest(uint32_t client_id, Interest interest) {
-  queue(*impl_, OpInterest{client_id, std::make_shared<Interest>(std::move(interest))});
-}
-void Server::set_client_bandwidth(uint32_t client_id, uint32_t kbit) { queue(*impl_, OpBandwidth{client_id, kbit}); }
-void Server::set_client_send_rate(uint32_t client_id, uint32_t hz) { queue(*impl_, OpSendRate{client_id, hz}); }
-void Server::kick(uint32_t client_id, std::string reason) { queue(*impl_, OpKick{client_id, std::move(reason)}); }
-
-void Server::on_client_connected(std::function<void(const ClientInfo&)> callback) {
-  impl_->connected_callback = std::move(callback);
-}
-void Server::on_client_disconnected(
-    std::function<void(const ClientInfo&, protocol::DisconnectReason)> callback) {
-  impl_->disconnected_callback = std::move(callback);
-}
-void Server::on_replay_control(
-    std::function<void(const ClientInfo&, const protocol::ReplayControl&)> callback) {
-  impl_->replay_control_callback = std::move(callback);
-}
-void Server::set_replay_status(uint32_t first_tick, uint32_t last_tick, uint32_t tick, int32_t speed_q16) {
-  protocol::SessionStatus& status = impl_->replay_status;
-  // A change of position or speed goes out with the next snapshots, like an ownership change.
-  // Playing moves the tick by at most ceil(speed) per tick: a move otherwise (a seek, a step
-  // while paused) is a change too.
-  const uint32_t playing_advance = static_cast<uint32_t>((static_cast<int64_t>(speed_q16) + 0xFFFF) >> 16);
-  const bool jumped = tick != status.replay_tick &&
-                      (speed_q16 <= 0 || tick < status.replay_tick || tick - status.replay_tick > playing_advance);
-  if (status.replay_first_tick != first_tick || status.replay_last_tick != last_tick ||
-      status.replay_speed_q16 != speed_q16 || jumped) {
-    ++impl_->replay_status_version;
+ClientInfo Server::Impl::info(const ClientConnection& connection, const ClientReplica* replica) const {
+  ClientInfo out;
+  out.id = connection.id;
+  out.endpoint = connection.endpoint;
+  out.name = connection.name;
+  out.bytes_sent = connection.bytes_sent;
+  if (replica != nullptr) {
+    out.send_rate_hz = replica->send_rate_hz;
+    out.bandwidth_kbit = replica->bandwidth_kbit;
+    out.snapshots_sent = replica->snapshots_sent;
+    out.newest_acked_tick = replica->newest_acked;
   }
-  status.replay_first_tick = first_tick;
-  status.replay_last_tick = last_tick;
-  status.replay_tick = tick;
-  status.replay_speed_q16 = speed_q16;
-}
-void Server::on_pose_quantized(std::function<void(uint32_t, sim::EntityId, uint16_t,
-                                                  const protocol::QuantizedPose&)> callback) {
-  impl_->pose_callback = std::move(callback);
+  return out;
 }
 
-// Animator commands go to the World before the tick; everything that names an entity by its
-// server record (positions, ownership) is applied after the tick's entity sync, so a spawn and
-// a set_position queued together both take effect.
-void Server::Impl::apply_api_ops(int64_t now_us) {
-  {
-    std::lock_guard lock(api_mutex);
-    api_ops_taken.swap(api_ops);
+void Server::Impl::on_connected(ClientConnection& client, int64_t /*now_us*/) {
+  const ClientReplica& replica = replicator->add(client);
+  if (connected_callback) connected_callback(info(client, &replica));
+}
+
+void Server::Impl::on_disconnected(const ClientConnection& client, protocol::DisconnectReason reason) {
+  const ClientInfo gone = info(client, replicator->find(client.id));
+  mirror->release_owned_by(client.id);
+  replicator->remove(client.id);
+  if (disconnected_callback) disconnected_callback(gone, reason);
+}
+
+bool Server::Impl::on_ack(ClientConnection& client, const protocol::Ack& ack, int64_t now_us) {
+  ClientReplica* replica = replicator->find(client.id);
+  return replica != nullptr && replicator->handle_ack(*replica, ack, now_us);
+}
+
+std::optional<DropReason> Server::Impl::on_command(ClientConnection& client,
+                                                   const protocol::ClientCommand& command) {
+  const std::size_t index = mirror->find(command.entity_id);
+  const std::vector<EntityRecord>& records = mirror->records();
+  if (index >= records.size() || records[index].owner != client.id) return DropReason::kUnownedCommand;
+  if (records[index].generation != command.generation) {
+    return DropReason::kStaleCommand;  // meant for an earlier entity with this id
   }
-  const uint64_t next_tick = world->tick_index();
-  for (ApiOp& op : api_ops_taken) {
-    if (auto* command = std::get_if<sim::Command>(&op)) {
-      command->tick = next_tick;
-      world->submit(kApiSubmitter, std::move(*command));
-    }
+  Result<sim::Command> translated = translate_client_command(command, *world, world->tick_index());
+  if (!translated) {
+    spdlog::debug("client {} command {}: {}", client.id, command.sequence, translated.error().message);
+    return DropReason::kBadCommand;
   }
-  (void)now_us;
+  world->submit(kClientSubmitterBase + client.id, std::move(translated).value());
+  ++counters.commands_applied;
+  return std::nullopt;
 }
 
-namespace {
-
-void apply_interest(ClientSession& client, Interest interest) {
-  if (interest.subscribed.size() > kMaxSubscribed) interest.subscribed.resize(kMaxSubscribed);
-  if (!(interest.radius >= 0)) interest.radius = 0;  // also NaN
-  client.subscribed_sorted = interest.subscribed;
-  std::sort(client.subscribed_sorted.begin(), client.subscribed_sorted.end());
-  client.subscribed_sorted.erase(
-      std::unique(client.subscribed_sorted.begin(), client.subscribed_sorted.end()),
-      client.subscribed_sorted.end());
-  client.interest = std::move(interest);
-}
-
-uint32_t interval_ticks(uint32_t tick_rate, uint32_t send_rate) {
-  send_rate = std::clamp<uint32_t>(send_rate, 1, tick_rate);
-  // Rounded, so 20 Hz at 60 Hz is every 3rd tick and every 20 Hz client shares those ticks.
-  return std::max<uint32_t>(1, (tick_rate + send_rate / 2) / send_rate);
-}
-
-}  // namespace
-
-void Server::Impl::apply_entity_ops(int64_t now_us) {
-  Impl& impl = *this;
-  for (ApiOp& op : impl.api_ops_taken) {
-    if (auto* p = std::get_if<OpSetPosition>(&op)) {
-      const std::size_t i = impl.find_entity_index(p->id);
-      if (i < impl.entities.size()) impl.entities[i].position = p->position;
-    } else if (auto* g = std::get_if<OpGrant>(&op)) {
-      const std::size_t i = impl.find_entity_index(g->id);
-      if (i < impl.entities.size()) impl.entities[i].owner = g->client;
-      ++impl.ownership_version;
-    } else if (auto* r = std::get_if<OpRevoke>(&op)) {
-      const std::size_t i = impl.find_entity_index(r->id);
-      if (i < impl.entities.size()) impl.entities[i].owner = 0;
-      ++impl.ownership_version;
-    } else if (auto* in = std::get_if<OpInterest>(&op)) {
-      if (ClientSession* c = impl.find_client(in->client)) apply_interest(*c, std::move(*in->interest));
-    } else if (auto* b = std::get_if<OpBandwidth>(&op)) {
-      if (ClientSession* c = impl.find_client(b->client)) c->bandwidth_kbit = b->kbit;
-    } else if (auto* s = std::get_if<OpSendRate>(&op)) {
-      if (ClientSession* c = impl.find_client(s->client)) {
-        c->send_interval_ticks = interval_ticks(impl.options.tick_rate_hz, s->hz);
-        c->send_phase = impl.options.spread_send_phases ? c->id % c->send_interval_ticks : 0;
-        c->send_rate_hz = std::max<uint32_t>(1, impl.options.tick_rate_hz / c->send_interval_ticks);
-      }
-    } else if (auto* k = std::get_if<OpKick>(&op)) {
-      for (std::size_t c = 0; c < impl.clients.size(); ++c) {
-        if (impl.clients[c]->id == k->client) {
-          ++impl.counters.kicks;
-          impl.disconnect(c, protocol::DisconnectReason::kKicked, k->reason, now_us, true);
-          break;
-        }
-      }
-    }
-  }
-  impl.api_ops_taken.clear();
-}
-
-uint32_t send_interval_ticks(uint32_t tick_rate_hz, uint32_t send_rate_hz) {
-  return interval_ticks(tick_rate_hz, send_rate_hz);
+void Server::Impl::on_replay_control(ClientConnection& client, const protocol::ReplayControl& control) {
+  replay_control_callback(info(client, replicator->find(client.id)), control);
 }
 
 // ---- Driving ------------------------------------------------------------------------------
+
+void Server::Impl::poll(int64_t now_us) {
+  if (closed) return;
+  connections->poll(now_us, next_session_tick());
+}
 
 void Server::poll_network(int64_t now_us) {
   if (impl_->closed) return;
@@ -342,6 +225,9 @@ void Server::poll_network(int64_t now_us) {
   impl_->publish();
 }
 
+// The stages in tick order: the network, the API's commands, the World tick (quantising the
+// poses the due clients may be sent), the mirror's sync, the API's entity settings, the
+// snapshots, the history, the timeouts.
 void Server::tick(int64_t now_us) {
   Impl& impl = *impl_;
   if (impl.closed) return;
@@ -350,37 +236,35 @@ void Server::tick(int64_t now_us) {
   const int64_t now = impl.last_now_us;
   impl.poll(now);
   const int64_t polled = steady_us();
-  impl.apply_api_ops(now);
-  const uint64_t world_tick = impl.world->tick_index();
-  impl.world_moved = impl.tick_count > 0 && world_tick != impl.expected_world_tick;
-  const uint32_t tick = impl.next_session_tick();
-  impl.session_tick_offset = static_cast<int64_t>(tick) - static_cast<int64_t>(world_tick);
-  impl.expected_world_tick = world_tick + 1;
-  impl.last_session_tick = tick;
-  impl.prepare_quantization(tick);
+  impl.apply_api_ops();
+  const uint32_t tick = impl.begin_session_tick();
+  impl.replicator->choose_poses(tick);
   const int64_t world_start = steady_us();
   impl.world->tick();
   const int64_t world_end = steady_us();
-  impl.world->set_local_pose_observer(nullptr, nullptr);
-  impl.sync_entities(tick);
+  impl.mirror->end_world_tick();
+  impl.retired.clear();
+  impl.mirror->sync(tick, impl.world_moved, impl.retired);
+  impl.replicator->retire(impl.retired, tick);
   impl.apply_entity_ops(now);
-  impl.send_snapshots(tick, now);
-  impl.commit_history(tick);
-  impl.check_timeouts(now);
+  impl.replicator->send_snapshots(tick, now, *impl.connections);
+  impl.replicator->commit(tick);
+  impl.connections->check_timeouts(now);
   impl.channel->pump(now);
   ++impl.tick_count;
   ++impl.counters.ticks;
-  const int64_t finished = steady_us();
-  const int64_t duration = finished - started;
-  impl.counters.phase_network_us += static_cast<uint64_t>(polled - started);
-  impl.counters.phase_world_us += static_cast<uint64_t>(world_end - world_start);
-  impl.counters.phase_other_us += static_cast<uint64_t>(
-      std::max<int64_t>(0, duration - (polled - started) - (world_end - world_start) - impl.last_build_us - impl.last_send_us));
-  impl.counters.phase_build_us += static_cast<uint64_t>(impl.last_build_us);
-  impl.counters.phase_send_us += static_cast<uint64_t>(impl.last_send_us);
-  impl.last_build_us = impl.last_send_us = 0;
-  impl.interval_stats.record(duration);
+  impl.record_phases(started, polled, world_start, world_end);
   impl.publish();
+}
+
+uint32_t Server::Impl::begin_session_tick() {
+  const uint64_t world_tick = world->tick_index();
+  world_moved = tick_count > 0 && world_tick != expected_world_tick;
+  const uint32_t tick = next_session_tick();
+  session_tick_offset = static_cast<int64_t>(tick) - static_cast<int64_t>(world_tick);
+  expected_world_tick = world_tick + 1;
+  last_session_tick = tick;
+  return tick;
 }
 
 uint32_t Server::Impl::next_session_tick() const {
@@ -392,14 +276,28 @@ uint32_t Server::Impl::next_session_tick() const {
   return static_cast<uint32_t>(static_cast<int64_t>(world_tick) + session_tick_offset);
 }
 
+void Server::Impl::record_phases(int64_t started, int64_t polled, int64_t world_start, int64_t world_end) {
+  int64_t build_us = 0, send_us = 0;
+  replicator->take_phase_times(build_us, send_us);
+  const int64_t duration = steady_us() - started;
+  counters.phase_network_us += static_cast<uint64_t>(polled - started);
+  counters.phase_world_us += static_cast<uint64_t>(world_end - world_start);
+  counters.phase_other_us += static_cast<uint64_t>(
+      std::max<int64_t>(0, duration - (polled - started) - (world_end - world_start) - build_us - send_us));
+  counters.phase_build_us += static_cast<uint64_t>(build_us);
+  counters.phase_send_us += static_cast<uint64_t>(send_us);
+  interval_stats.record(duration);
+}
+
 void Server::Impl::publish() {
-  counters.clients = static_cast<uint32_t>(clients.size());
-  counters.entities = static_cast<uint32_t>(entities.size());
+  counters.clients = static_cast<uint32_t>(connections->clients().size());
+  counters.entities = static_cast<uint32_t>(mirror->records().size());
+  counters.poses_quantized = mirror->poses_quantized();
   const net::ChannelCounters& io_counters = transport.counters();
   counters.datagrams_in = io_counters.datagrams_received;
   counters.socket_datagrams_out = io_counters.datagrams_sent;
   counters.bytes_in = io_counters.bytes_received;
-  counters.pose_encodes = pose_encodes.load(std::memory_order_relaxed);
+  counters.pose_encodes = replicator->pose_encodes();
   counters.send_failures = io_counters.send_failures + (simulator ? simulator->counters().send_failures : 0);
   std::lock_guard lock(published_mutex);
   const double p50 = published.tick_p50_ms, p99 = published.tick_p99_ms, max = published.tick_max_ms;
@@ -408,7 +306,8 @@ void Server::Impl::publish() {
   published.tick_p99_ms = p99;
   published.tick_max_ms = max;
   published_clients.clear();
-  for (const auto& client : clients) published_clients.push_back(client->info());
+  // Replicas are kept in connection order, one per connection.
+  for (const auto& replica : replicator->clients()) published_clients.push_back(info(*replica->connection, replica.get()));
 }
 
 ServerMetrics Server::metrics() const {
@@ -484,9 +383,10 @@ void Server::shutdown(int64_t now_us) {
   Impl& impl = *impl_;
   if (impl.closed) return;
   impl.last_now_us = std::max(impl.last_now_us, now_us);
-  while (!impl.clients.empty()) {
-    impl.disconnect(impl.clients.size() - 1, protocol::DisconnectReason::kServerShutdown,
-                    "server shutting down", impl.last_now_us, true);
+  while (!impl.connections->clients().empty()) {
+    impl.connections->disconnect(impl.connections->clients().size() - 1,
+                                 protocol::DisconnectReason::kServerShutdown, "server shutting down",
+                                 impl.last_now_us, true);
   }
   // Deliver what the simulator still holds (a shutdown does not wait for simulated latency).
   if (impl.simulator) impl.simulator->pump(std::numeric_limits<int64_t>::max() / 2);
@@ -500,14 +400,13 @@ void Server::shutdown(int64_t now_us) {
 sim::World& Server::world() { return *impl_->world; }
 
 const protocol::PoseFormat* Server::pose_format(sim::ModelId model, uint16_t rig) const {
-  if (model >= impl_->format_of.size() || rig >= impl_->format_of[model].size()) return nullptr;
-  return impl_->formats[impl_->format_of[model][rig]].get();
+  return impl_->formats.find(model, rig);
 }
 
 bool Server::sent_pose(sim::EntityId id, uint32_t tick, protocol::QuantizedPose& out) const {
-  const std::size_t i = impl_->find_entity_index(id);
-  if (i >= impl_->entities.size()) return false;
-  const protocol::QuantizedPose* pose = impl_->entities[i].pose_at(tick);
+  const std::size_t i = impl_->mirror->find(id);
+  if (i >= impl_->mirror->records().size()) return false;
+  const protocol::QuantizedPose* pose = impl_->mirror->records()[i].pose_at(tick);
   if (pose == nullptr) return false;
   out = *pose;
   return true;

@@ -72,112 +72,150 @@ std::vector<std::string> split_models(const std::string& text) {
   return out;
 }
 
-// Applies one setting given as text (a flag value, or a JSON value rendered as text).
-Status apply(const std::string& key, const std::string& where, const std::string& value, ServerConfig& c) {
-  if (key == "models") {
-    c.models = split_models(value);
-    c.models_given = true;
-    if (c.models.empty()) return Error{where + ": no model given"};
-    return {};
-  }
-  if (key == "listen") {
-    Result<net::Endpoint> endpoint = net::parse_endpoint(value);
-    if (!endpoint) return Error{where + ": " + endpoint.error().message};
-    c.server.listen = endpoint.value();
-    return {};
-  }
-  if (key == "log_level") {
-    for (const char* level : kLevels) {
-      if (value == level) {
-        c.log_level = value;
-        return {};
-      }
+// Setters of one setting given as text (a flag value, or a JSON value rendered as text);
+// `key` names which of the settings a shared setter sets, `where` prefixes errors.
+
+Status set_models(const std::string&, const std::string& where, const std::string& value, ServerConfig& c) {
+  c.models = split_models(value);
+  c.models_given = true;
+  if (c.models.empty()) return Error{where + ": no model given"};
+  return {};
+}
+
+Status set_listen(const std::string&, const std::string& where, const std::string& value, ServerConfig& c) {
+  Result<net::Endpoint> endpoint = net::parse_endpoint(value);
+  if (!endpoint) return Error{where + ": " + endpoint.error().message};
+  c.server.listen = endpoint.value();
+  return {};
+}
+
+Status set_log_level(const std::string&, const std::string& where, const std::string& value, ServerConfig& c) {
+  for (const char* level : kLevels) {
+    if (value == level) {
+      c.log_level = value;
+      return {};
     }
-    return Error{where + ": '" + value + "' is not one of trace, debug, info, warn, error, critical, off"};
   }
-  if (key == "recipes" || key == "spread_phases") {
-    bool flag;
-    if (value == "on" || value == "true" || value == "1") {
-      flag = true;
-    } else if (value == "off" || value == "false" || value == "0") {
-      flag = false;
-    } else {
-      return Error{where + ": '" + value + "' is not on or off"};
-    }
-    (key == "recipes" ? c.server.attach_recipes : c.server.spread_send_phases) = flag;
-    return {};
+  return Error{where + ": '" + value + "' is not one of trace, debug, info, warn, error, critical, off"};
+}
+
+// recipes, spread_phases: on or off.
+Status set_switch(const std::string& key, const std::string& where, const std::string& value, ServerConfig& c) {
+  bool flag;
+  if (value == "on" || value == "true" || value == "1") {
+    flag = true;
+  } else if (value == "off" || value == "false" || value == "0") {
+    flag = false;
+  } else {
+    return Error{where + ": '" + value + "' is not on or off"};
   }
+  (key == "recipes" ? c.server.attach_recipes : c.server.spread_send_phases) = flag;
+  return {};
+}
+
+// scenario (may be empty: none), replay, assets, record.
+Status set_path(const std::string& key, const std::string& where, const std::string& value, ServerConfig& c) {
   if (key == "scenario") {
     c.scenario = value;
     return {};
   }
-  if (key == "replay") {
-    if (value.empty()) return Error{where + ": needs a file name"};
-    c.replay = value;
-    return {};
+  if (value.empty()) return Error{where + (key == "assets" ? ": needs a folder" : ": needs a file name")};
+  (key == "replay" ? c.replay : key == "assets" ? c.assets : c.record) = value;
+  return {};
+}
+
+Status set_client_timeout(const std::string&, const std::string& where, const std::string& value, ServerConfig& c) {
+  Result<double> seconds = parse_seconds(where, value);
+  if (!seconds) return seconds.error();
+  if (!(seconds.value() >= 0.1 && seconds.value() <= 3600.0)) {
+    return Error{where + ": " + value + " is outside 0.1..3600 seconds"};
   }
-  if (key == "assets") {
-    if (value.empty()) return Error{where + ": needs a folder"};
-    c.assets = value;
-    return {};
-  }
-  if (key == "record") {
-    if (value.empty()) return Error{where + ": needs a file name"};
-    c.record = value;
-    return {};
-  }
-  if (key == "client_timeout") {
-    Result<double> seconds = parse_seconds(where, value);
-    if (!seconds) return seconds.error();
-    if (!(seconds.value() >= 0.1 && seconds.value() <= 3600.0)) {
-      return Error{where + ": " + value + " is outside 0.1..3600 seconds"};
+  c.server.timeout_us = static_cast<int64_t>(seconds.value() * 1e6);
+  return {};
+}
+
+// The server's own link simulator (net::NetworkSimulator), the same impairment on what it
+// sends and what it receives: a link to try clients against without another tool.
+Status set_simulated_link(const std::string& key, const std::string& where, const std::string& value,
+                          ServerConfig& c) {
+  const bool percent = key == "sim_loss_percent";
+  Result<double> number = percent ? parse_real(where, value, 0.0, 100.0, "a number in 0..100")
+                                  : parse_real(where, value, 0.0, 10'000.0, "a number in 0..10000");
+  if (!number) return number.error();
+  if (!c.server.simulator) c.server.simulator = net::SimulatorConfig{};
+  for (net::LinkConditions* link : {&c.server.simulator->outbound, &c.server.simulator->inbound}) {
+    if (percent) {
+      link->loss_percent = number.value();
+    } else {
+      (key == "sim_latency_ms" ? link->latency_us : link->jitter_us) = static_cast<int64_t>(number.value() * 1000.0);
     }
-    c.server.timeout_us = static_cast<int64_t>(seconds.value() * 1e6);
-    return {};
   }
-  if (is_simulated_link_key(key)) {
-    // The server's own link simulator (net::NetworkSimulator), the same impairment on what it
-    // sends and what it receives: a link to try clients against without another tool.
-    const bool percent = key == "sim_loss_percent";
-    Result<double> number = percent ? parse_real(where, value, 0.0, 100.0, "a number in 0..100")
-                                    : parse_real(where, value, 0.0, 10'000.0, "a number in 0..10000");
-    if (!number) return number.error();
-    if (!c.server.simulator) c.server.simulator = net::SimulatorConfig{};
-    for (net::LinkConditions* link : {&c.server.simulator->outbound, &c.server.simulator->inbound}) {
-      if (percent) {
-        link->loss_percent = number.value();
-      } else {
-        (key == "sim_latency_ms" ? link->latency_us : link->jitter_us) =
-            static_cast<int64_t>(number.value() * 1000.0);
-      }
-    }
-    return {};
-  }
-  if (key == "duration" || key == "metrics_interval") {
-    Result<double> seconds = parse_seconds(where, value);
-    if (!seconds) return seconds.error();
-    (key == "duration" ? c.duration_s : c.metrics_interval_s) = seconds.value();
-    return {};
-  }
+  return {};
+}
+
+// duration, metrics_interval.
+Status set_seconds(const std::string& key, const std::string& where, const std::string& value, ServerConfig& c) {
+  Result<double> seconds = parse_seconds(where, value);
+  if (!seconds) return seconds.error();
+  (key == "duration" ? c.duration_s : c.metrics_interval_s) = seconds.value();
+  return {};
+}
+
+// Whole numbers, each in its range.
+Status set_number(const std::string& key, const std::string& where, const std::string& value, ServerConfig& c) {
   struct Range {
     const char* key;
     uint64_t lo, hi;
+    uint32_t ServerConfig::*config = nullptr;   // a field of the config
+    uint32_t ServerOptions::*server = nullptr;  // or of its server options
   };
-  static const Range kRanges[] = {{"tick_rate", 1, 1000}, {"send_rate", 1, 1000}, {"max_clients", 1, 65535},
-                                  {"bandwidth_kbit", 0, 10'000'000}, {"threads", 1, 64},
-                                  {"grant", 0, 64}};
+  static const Range kRanges[] = {{"tick_rate", 1, 1000, nullptr, &ServerOptions::tick_rate_hz},
+                                  {"send_rate", 1, 1000, nullptr, &ServerOptions::send_rate_hz},
+                                  {"max_clients", 1, 65535, nullptr, &ServerOptions::max_clients},
+                                  {"bandwidth_kbit", 0, 10'000'000, nullptr, &ServerOptions::bandwidth_kbit},
+                                  {"grant", 0, 64, &ServerConfig::grant_per_client, nullptr}};
+  if (key == "threads") {
+    Result<uint64_t> number = parse_uint(where, value, 1, 64);
+    if (!number) return number.error();
+    c.server.threads = static_cast<unsigned>(number.value());
+    return {};
+  }
   for (const Range& r : kRanges) {
     if (key != r.key) continue;
     Result<uint64_t> number = parse_uint(where, value, r.lo, r.hi);
     if (!number) return number.error();
     const auto v = static_cast<uint32_t>(number.value());
-    if (key == "tick_rate") c.server.tick_rate_hz = v;
-    if (key == "send_rate") c.server.send_rate_hz = v;
-    if (key == "max_clients") c.server.max_clients = v;
-    if (key == "bandwidth_kbit") c.server.bandwidth_kbit = v;
-    if (key == "threads") c.server.threads = v;
-    if (key == "grant") c.grant_per_client = v;
+    if (r.config != nullptr) c.*r.config = v;
+    if (r.server != nullptr) c.server.*r.server = v;
     return {};
+  }
+  return Error{where + ": unknown setting"};
+}
+
+using Setter = Status (*)(const std::string& key, const std::string& where, const std::string& value,
+                          ServerConfig& config);
+struct Setting {
+  const char* key;
+  Setter set;
+};
+constexpr Setting kSettings[] = {
+    {"models", set_models},           {"listen", set_listen},
+    {"log_level", set_log_level},     {"recipes", set_switch},
+    {"spread_phases", set_switch},    {"scenario", set_path},
+    {"replay", set_path},             {"assets", set_path},
+    {"record", set_path},             {"client_timeout", set_client_timeout},
+    {"sim_latency_ms", set_simulated_link}, {"sim_jitter_ms", set_simulated_link},
+    {"sim_loss_percent", set_simulated_link}, {"duration", set_seconds},
+    {"metrics_interval", set_seconds}, {"tick_rate", set_number},
+    {"send_rate", set_number},        {"max_clients", set_number},
+    {"bandwidth_kbit", set_number},   {"threads", set_number},
+    {"grant", set_number},
+};
+
+// Applies one setting given as text (a flag value, or a JSON value rendered as text).
+Status apply(const std::string& key, const std::string& where, const std::string& value, ServerConfig& c) {
+  for (const Setting& setting : kSettings) {
+    if (key == setting.key) return setting.set(key, where, value, c);
   }
   return Error{where + ": unknown setting"};
 }

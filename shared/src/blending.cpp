@@ -116,9 +116,8 @@ POSECAST_INLINE RotationLanes8 blend_two_rotation_lanes(const RotationLanes8& a,
 //   3. the rotations as lanes (blend_two_rotation_lanes), stored.
 // Each float is read before it is written and groups do not overlap, so `output` may be `a`
 // (OverrideBlendJob blends in place). Full groups compile to straight-line code without a
-// bounds test per node: Fox (26 nodes) takes 1,093 instructions per call instead of 1,220
-// with the earlier per-node windows (callgrind, bench_animator; docs/performance-history.md,
-// session 12).
+// bounds test per node: Fox (26 nodes) takes 1,093 instructions per call against 1,220 with
+// per-node windows (callgrind, bench_animator).
 // (Vectors never cross the call into the target clones below: clang rejects vector arguments
 // between functions compiled for different ISAs, see simd4.h.)
 POSECAST_INLINE void blend_two_floats(const float* a, const float* b, float ka, float kb,

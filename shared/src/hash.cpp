@@ -18,15 +18,14 @@ namespace {
 // word of the palette always changes its lane's final value. Pre-mixing the word matters: a
 // multiplication only moves a flipped bit upwards, so without it a high-bit flip leaves a
 // one- or two-bit difference that a flip in a later word can cancel (palette_hash_test.cpp
-// caught that in a draft). Integer operations only, so every compiler, CPU and vector width
+// catches that). Integer operations only, so every compiler, CPU and vector width
 // gives the same bits; GCC/Clang generic vectors make it eight or sixteen lanes per
 // instruction.
-// Cost, 24 matrices (BM_PaletteHash): about 70 ns on sessions 8-16's machine, against 210 ns
-// for version 1 (four serial 64-bit FNV-1a chains, bound by 384 scalar 64-bit
-// multiplications: 15 % of a replay), and 90 ns for MurmurHash3's full block step (two
-// multiplications per word). On session 18's (AVX-512): 53-56 ns with eight-lane steps,
-// 41-44 ns with the sixteen-lane ones of the AVX-512 clone; about a third of what is left is
-// the serial Hasher over the folded lanes.
+// Cost, 24 matrices (BM_PaletteHash): about a third of four serial 64-bit FNV-1a chains
+// (bound by 384 scalar 64-bit multiplications: 15 % of a replay), and about 0.8x MurmurHash3's
+// full block step (two multiplications per word). With AVX-512 the sixteen-lane steps of its
+// clone take about 0.8x the eight-lane ones; about a third of what is left is the serial
+// Hasher over the folded lanes.
 constexpr uint32_t kC1 = 0xcc9e2d51u;  // MurmurHash3's multipliers
 constexpr uint32_t kC2 = 0x1b873593u;
 

@@ -121,8 +121,8 @@ POSECAST_INLINE Float8 sqrt4(Float8 v) {
 // split. Neither AVX2 nor v4 changes a result: -ffp-contract=off forbids contraction into FMA,
 // and every lane operation is the baseline's, so all clones give the same bits (the golden
 // hashes are checked on each machine CI runs on).
-// Measured (session 18, AMD EPYC with AVX-512, scripts/ab.sh, medians of pairs): the v4
-// clone against AVX2 alone, bench_animator Fox/100 0.92-0.94x the time, Fox/10000 0.95x,
+// Measured on an AMD EPYC with AVX-512 (side by side, medians of pairs): the v4 clone
+// against AVX2 alone, bench_animator Fox/100 0.92-0.94x the time, Fox/10000 0.95x,
 // bench_sampling Fox/10000 0.93x.
 // Define POSECAST_NO_TARGET_CLONES to build the baseline only (used to test that path).
 #if defined(__x86_64__) && !defined(POSECAST_NO_TARGET_CLONES)

@@ -13,10 +13,12 @@
 //       - otherwise weights sin((1 - t) theta) * inv_sin and sin(t theta) * inv_sin, with
 //         det_sin_half_pi's polynomial;
 //       - det_normalize, identity for a zero-length (or NaN) result.
-// The polynomial constants are det_math.h's; tests/sampling compare SampleJob's rotations
+// The polynomials are det_math.h's own (det_detail::det_horner over its coefficient tables);
+// tests/sampling compare SampleJob's rotations
 // with det_key_slerp, and tests/netclient the interpolation with det_slerp, bit for bit, so
 // a change on either side is caught.
 
+#include "posecast/det_math.h"
 #include "simd4.h"
 
 namespace posecast::detail {
@@ -79,25 +81,12 @@ template <class V>
 POSECAST_INLINE V acos_unit_lanes(V x) {  // det_acos_unit
   x = select(x < splat_as<V>(0.0f), splat_as<V>(0.0f), x);
   x = select(x > splat_as<V>(1.0f), splat_as<V>(1.0f), x);
-  const V p =
-      1.5707963050f +
-      x * (-0.2145988016f +
-           x * (0.0889789874f +
-                x * (-0.0501743046f +
-                     x * (0.0308918810f +
-                          x * (-0.0170881256f + x * (0.0066700901f + x * -0.0012624911f))))));
-  return sqrt4(1.0f - x) * p;
+  return sqrt4(1.0f - x) * det_detail::det_horner(x, det_detail::kAcosUnit);
 }
 
 template <class V>
 POSECAST_INLINE V sin_half_pi_lanes(V x) {  // det_sin_half_pi
-  const V x2 = x * x;
-  return x * (1.0f +
-              x2 * (-1.0f / 6.0f +
-                    x2 * (1.0f / 120.0f +
-                          x2 * (-1.0f / 5040.0f +
-                                x2 * (1.0f / 362880.0f +
-                                      x2 * (-1.0f / 39916800.0f + x2 * (1.0f / 6227020800.0f)))))));
+  return x * det_detail::det_horner(x * x, det_detail::kSinHalfPi);
 }
 
 template <class V>
@@ -126,14 +115,7 @@ POSECAST_INLINE QuatLanes<V> key_slerp_lanes(const QuatLanes<V>& a, const QuatLa
                                              V theta, V t) {
   const V x = t * theta;
   const V sin_x = sin_half_pi_lanes(x);
-  const V x2 = x * x;
-  const V cos_x =
-      1.0f +
-      x2 * (-1.0f / 2.0f +
-            x2 * (1.0f / 24.0f +
-                  x2 * (-1.0f / 720.0f +
-                        x2 * (1.0f / 40320.0f +
-                              x2 * (-1.0f / 3628800.0f + x2 * (1.0f / 479001600.0f))))));
+  const V cos_x = det_detail::det_horner(x * x, det_detail::kCosHalfPi);
   return {a.x * cos_x + c.x * sin_x, a.y * cos_x + c.y * sin_x, a.z * cos_x + c.z * sin_x,
           a.w * cos_x + c.w * sin_x};
 }

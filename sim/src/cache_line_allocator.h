@@ -4,8 +4,7 @@
 // the evaluation pass writes whole lines (a palette store touches one line, not two), and its
 // non-temporal stores (PaletteBatchJob::streaming_stores) fill whole lines, which is what makes
 // them pay (streaming into 16-byte-aligned palettes took 1.5x the time). bench_animator
-// Fox/10000, one thread, both together: 0.90-0.92x the time (docs/performance-history.md,
-// "Session 19").
+// Fox/10000, one thread, both together: 0.90-0.92x the time.
 
 #include <cstddef>
 #include <new>

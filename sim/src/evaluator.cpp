@@ -22,8 +22,7 @@ void copy_pose(std::span<const Transform> from, std::span<Transform> to) {
 // the same clip, or another clip of this rig that writes the same fields (same_clip_fields).
 // A crowd playing different clips passes its scratch buffers from clip to clip:
 // bench_replay's recorded minute (Fox Walk / Run / Survey, which animate the same 21 fields)
-// copied the rest pose in nearly every sample, 4 % of its tick (docs/performance-history.md,
-// "Session 19").
+// would copy the rest pose in nearly every sample, 4 % of its tick.
 bool holds_base_for(const Rig& rig, const Clip& clip, const Clip* sampled) {
   if (sampled == &clip) return true;
   if (sampled == nullptr) return false;
@@ -286,7 +285,7 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
   // entity's heap blocks are cache misses, each on the evaluation's chain. So the next
   // entity's layers and cursors are requested while this one evaluates (the caller requests
   // the first one's, prefetch_entity_state). Fox Walk+Run at N = 10,000: 0.78-0.85 of the
-  // time per entity (docs/performance-history.md, session 12). Prefetching the palettes too (24
+  // time per entity. Prefetching the palettes too (24
   // lines each, to be written) gained no more than the noise.
   for (std::size_t k = 0; k < count; ++k) {
     Entity& entity = *entities[k];

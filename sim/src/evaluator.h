@@ -24,8 +24,7 @@ namespace posecast::sim {
 // before. (As separate std::vectors, each its own malloc chunk, a heap recycled from an earlier
 // World placed one worker's buffers between the other's, sharing lines at their ends: a second
 // 2-thread World of 10,000 Fox in one process took 224 ns per entity-tick against 196 for the
-// process's first, medians of 8; with the arenas 197 and 184. docs/performance-history.md,
-// "Session 24".)
+// process's first, medians of 8; with the arenas 197 and 184.)
 struct alignas(64) EvalScratch {
   EvalScratch() = default;
   // Moving keeps the arenas' storage, so the slices stay valid; a copy would alias them.

@@ -265,23 +265,12 @@ class ScenarioParser {
     return {};
   }
 
+  // Binds one expanded command (the k-th of its "count") of an entity to the scenario's
+  // models, rigs, clips and masks: the op's own fields are checked here.
   Status bind(const Json& c, const std::string& path, const RawCommand& r, uint32_t k, Command& out) {
     const EntityId id = out.entity;
     const std::string who = "entity " + str(id) + " at tick " + str(static_cast<int64_t>(r.tick));
-    if (r.op == "spawn") {
-      if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "model", "rig"}); !st) return st;
-      if (live_.count(id) != 0) return f_.error(path + ".entity", who + " is already spawned");
-      Result<std::string> name = f_.string(c, path, "model", std::nullopt);
-      if (!name) return name.error();
-      Result<std::size_t> model = model_index(path + ".model", name.value());
-      if (!model) return model.error();
-      const Model& m = *scenario_->models[model.value()];
-      Result<int64_t> rig = f_.integer(c, path, "rig", 0, static_cast<int64_t>(m.rigs.size()) - 1, 0);
-      if (!rig) return rig.error();
-      live_[id] = LiveEntity{model.value(), static_cast<uint16_t>(rig.value()), {}};
-      out.body = SpawnCommand{static_cast<ModelId>(model.value()), static_cast<uint16_t>(rig.value())};
-      return {};
-    }
+    if (r.op == "spawn") return bind_spawn(c, path, who, id, out);
     const auto live = live_.find(id);
     static const char* const kOps[] = {"despawn", "play", "crossfade", "set_speed", "set_layer_weight",
                                        "set_mask", "set_blend_weights", "set_layer_mode"};
@@ -291,10 +280,6 @@ class ScenarioParser {
                                         "set_layer_weight, set_mask, set_blend_weights, set_layer_mode)");
     }
     if (live == live_.end()) return f_.error(path + ".entity", who + " is not spawned");
-    LiveEntity& e = live->second;
-    const Rig& rig = scenario_->models[e.model]->rigs[e.rig];
-    const std::string& model_name = scenario_->header.models[e.model].name;
-
     if (r.op == "despawn") {
       if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment"}); !st) return st;
       live_.erase(live);
@@ -303,94 +288,140 @@ class ScenarioParser {
     }
     Result<int64_t> layer = f_.integer(c, path, "layer", 0, kMaxLayers - 1, 0);
     if (!layer) return layer.error();
-    const auto layer_index = static_cast<uint8_t>(layer.value());
-
-    if (r.op == "play" || r.op == "crossfade") {
-      const bool fade = r.op == "crossfade";
-      if (Status st = fade ? f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "clip", "blend", "wrap", "speed", "speed_step", "offset_ms", "offset_step_ms", "duration_ms", "sync"})
-                           : f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "clip", "blend", "wrap", "speed", "speed_step", "offset_ms", "offset_step_ms"});
-          !st) {
-        return st;
-      }
-      MotionSpec spec;
-      if (Status st = parse_motion(c, path, k, rig, model_name, spec); !st) return st;
-      e.clips_per_layer[layer_index] = spec.count;
-      if (!fade) {
-        out.body = PlayCommand{layer_index, spec};
-        return {};
-      }
-      Result<double> duration = f_.number(c, path, "duration_ms", 0.0, kMaxDurationMs, std::nullopt);
-      if (!duration) return duration.error();
-      Result<bool> sync = f_.boolean(c, path, "sync", false);
-      if (!sync) return sync.error();
-      out.body = CrossfadeCommand{layer_index, spec, ms_to_us(duration.value()), sync.value()};
-      return {};
-    }
+    LiveEntity& e = live->second;
+    const Bound b{c, path, who, k, e, scenario_->models[e.model]->rigs[e.rig],
+                  scenario_->header.models[e.model].name, static_cast<uint8_t>(layer.value())};
+    if (r.op == "play" || r.op == "crossfade") return bind_motion(b, r.op == "crossfade", out);
     if (r.op == "set_speed") {
       if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "speed", "speed_step"}); !st) return st;
       Result<SpeedQ16> speed = parse_speed(c, path, k, std::nullopt);
       if (!speed) return speed.error();
-      out.body = SetSpeedCommand{layer_index, speed.value()};
+      out.body = SetSpeedCommand{b.layer, speed.value()};
       return {};
     }
     if (r.op == "set_layer_weight") {
       if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "weight"}); !st) return st;
       Result<double> weight = f_.number(c, path, "weight", -1000.0, 1000.0, std::nullopt);
       if (!weight) return weight.error();
-      out.body = SetLayerWeightCommand{layer_index, static_cast<float>(weight.value())};
+      out.body = SetLayerWeightCommand{b.layer, static_cast<float>(weight.value())};
       return {};
     }
-    if (r.op == "set_mask") {
-      if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "mask"}); !st) return st;
-      const auto mask = c.find("mask");
-      if (mask == c.end()) return f_.error(path + ".mask", "missing (a mask name, or null for none)");
-      int32_t id_value = kNoMask;
-      if (!mask->is_null()) {
-        if (!mask->is_string()) return f_.error(path + ".mask", "must be a mask name or null");
-        const std::string name = mask->get<std::string>();
-        const auto& masks = scenario_->masks;
-        const auto found = std::find_if(masks.begin(), masks.end(), [&](const JointMask& m) { return m.name == name; });
-        if (found == masks.end()) return f_.error(path + ".mask", "unknown mask '" + name + "' (not in \"masks\")");
-        if (found->model != e.model || found->rig != e.rig) {
-          return f_.error(path + ".mask", "mask '" + name + "' is for model '" +
-                                              scenario_->header.models[found->model].name + "' rig " +
-                                              str(found->rig) + ", " + who + " uses '" + model_name +
-                                              "' rig " + str(e.rig));
-        }
-        id_value = static_cast<int32_t>(found - masks.begin());
-      }
-      out.body = SetMaskCommand{layer_index, id_value};
+    if (r.op == "set_mask") return bind_mask(b, out);
+    if (r.op == "set_blend_weights") return bind_blend_weights(b, out);
+    return bind_layer_mode(b, out);
+  }
+
+  // What bind knows of a command on a live entity, for the ops that have more to check.
+  struct Bound {
+    const Json& c;
+    const std::string& path;
+    const std::string& who;        // "entity <id> at tick <tick>", for messages
+    uint32_t k;                    // index within the command's "count" expansion
+    LiveEntity& e;
+    const Rig& rig;
+    const std::string& model_name;
+    uint8_t layer;
+  };
+
+  Status bind_spawn(const Json& c, const std::string& path, const std::string& who, EntityId id,
+                    Command& out) {
+    if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "model", "rig"}); !st) return st;
+    if (live_.count(id) != 0) return f_.error(path + ".entity", who + " is already spawned");
+    Result<std::string> name = f_.string(c, path, "model", std::nullopt);
+    if (!name) return name.error();
+    Result<std::size_t> model = model_index(path + ".model", name.value());
+    if (!model) return model.error();
+    const Model& m = *scenario_->models[model.value()];
+    Result<int64_t> rig = f_.integer(c, path, "rig", 0, static_cast<int64_t>(m.rigs.size()) - 1, 0);
+    if (!rig) return rig.error();
+    live_[id] = LiveEntity{model.value(), static_cast<uint16_t>(rig.value()), {}};
+    out.body = SpawnCommand{static_cast<ModelId>(model.value()), static_cast<uint16_t>(rig.value())};
+    return {};
+  }
+
+  // play, or crossfade (`fade`).
+  Status bind_motion(const Bound& b, bool fade, Command& out) {
+    const Json& c = b.c;
+    const std::string& path = b.path;
+    if (Status st = fade ? f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "clip", "blend", "wrap", "speed", "speed_step", "offset_ms", "offset_step_ms", "duration_ms", "sync"})
+                         : f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "clip", "blend", "wrap", "speed", "speed_step", "offset_ms", "offset_step_ms"});
+        !st) {
+      return st;
+    }
+    MotionSpec spec;
+    if (Status st = parse_motion(c, path, b.k, b.rig, b.model_name, spec); !st) return st;
+    b.e.clips_per_layer[b.layer] = spec.count;
+    if (!fade) {
+      out.body = PlayCommand{b.layer, spec};
       return {};
     }
-    if (r.op == "set_blend_weights") {
-      if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "weights"}); !st) return st;
-      const auto weights = c.find("weights");
-      if (weights == c.end() || !weights->is_array()) return f_.error(path + ".weights", "must be an array of numbers");
-      const uint8_t playing = e.clips_per_layer[layer_index];
-      if (playing == 0) return f_.error(path + ".layer", "layer " + str(layer_index) + " of " + who + " plays nothing");
-      if (weights->size() != playing) {
-        return f_.error(path + ".weights", str(static_cast<int64_t>(weights->size())) + " weights for a motion of " + str(playing) + " clips");
+    Result<double> duration = f_.number(c, path, "duration_ms", 0.0, kMaxDurationMs, std::nullopt);
+    if (!duration) return duration.error();
+    Result<bool> sync = f_.boolean(c, path, "sync", false);
+    if (!sync) return sync.error();
+    out.body = CrossfadeCommand{b.layer, spec, ms_to_us(duration.value()), sync.value()};
+    return {};
+  }
+
+  Status bind_mask(const Bound& b, Command& out) {
+    const Json& c = b.c;
+    const std::string& path = b.path;
+    if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "mask"}); !st) return st;
+    const auto mask = c.find("mask");
+    if (mask == c.end()) return f_.error(path + ".mask", "missing (a mask name, or null for none)");
+    int32_t id_value = kNoMask;
+    if (!mask->is_null()) {
+      if (!mask->is_string()) return f_.error(path + ".mask", "must be a mask name or null");
+      const std::string name = mask->get<std::string>();
+      const auto& masks = scenario_->masks;
+      const auto found = std::find_if(masks.begin(), masks.end(), [&](const JointMask& m) { return m.name == name; });
+      if (found == masks.end()) return f_.error(path + ".mask", "unknown mask '" + name + "' (not in \"masks\")");
+      if (found->model != b.e.model || found->rig != b.e.rig) {
+        return f_.error(path + ".mask", "mask '" + name + "' is for model '" +
+                                            scenario_->header.models[found->model].name + "' rig " +
+                                            str(found->rig) + ", " + b.who + " uses '" + b.model_name +
+                                            "' rig " + str(b.e.rig));
       }
-      SetBlendWeightsCommand body;
-      body.layer = layer_index;
-      body.count = playing;
-      for (std::size_t i = 0; i < weights->size(); ++i) {
-        const Json& w = (*weights)[i];
-        const std::string wpath = path + ".weights[" + str(static_cast<int64_t>(i)) + "]";
-        if (!w.is_number()) return f_.error(wpath, "must be a number");
-        const double v = w.get<double>();
-        if (!std::isfinite(v) || v < 0.0 || v > 1e6) return f_.error(wpath, w.dump() + " is out of range 0..1000000");
-        body.weights[i] = static_cast<float>(v);
-      }
-      out.body = body;
-      return {};
+      id_value = static_cast<int32_t>(found - masks.begin());
     }
-    // set_layer_mode
+    out.body = SetMaskCommand{b.layer, id_value};
+    return {};
+  }
+
+  Status bind_blend_weights(const Bound& b, Command& out) {
+    const Json& c = b.c;
+    const std::string& path = b.path;
+    if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "weights"}); !st) return st;
+    const auto weights = c.find("weights");
+    if (weights == c.end() || !weights->is_array()) return f_.error(path + ".weights", "must be an array of numbers");
+    const uint8_t playing = b.e.clips_per_layer[b.layer];
+    if (playing == 0) return f_.error(path + ".layer", "layer " + str(b.layer) + " of " + b.who + " plays nothing");
+    if (weights->size() != playing) {
+      return f_.error(path + ".weights", str(static_cast<int64_t>(weights->size())) + " weights for a motion of " + str(playing) + " clips");
+    }
+    SetBlendWeightsCommand body;
+    body.layer = b.layer;
+    body.count = playing;
+    for (std::size_t i = 0; i < weights->size(); ++i) {
+      const Json& w = (*weights)[i];
+      const std::string wpath = path + ".weights[" + str(static_cast<int64_t>(i)) + "]";
+      if (!w.is_number()) return f_.error(wpath, "must be a number");
+      const double v = w.get<double>();
+      if (!std::isfinite(v) || v < 0.0 || v > 1e6) return f_.error(wpath, w.dump() + " is out of range 0..1000000");
+      body.weights[i] = static_cast<float>(v);
+    }
+    out.body = body;
+    return {};
+  }
+
+  Status bind_layer_mode(const Bound& b, Command& out) {
+    const Json& c = b.c;
+    const std::string& path = b.path;
     if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "mode", "reference"}); !st) return st;
     Result<std::string> mode = f_.string(c, path, "mode", std::nullopt);
     if (!mode) return mode.error();
     SetLayerModeCommand body;
-    body.layer = layer_index;
+    body.layer = b.layer;
     if (mode.value() == "override") {
       body.mode = LayerMode::kOverride;
     } else if (mode.value() == "additive") {
@@ -405,7 +436,7 @@ class ScenarioParser {
       if (Status st = f_.only(*reference, rpath, {"clip", "time_ms"}); !st) return st;
       Result<std::string> clip = f_.string(*reference, rpath, "clip", std::nullopt);
       if (!clip) return clip.error();
-      Result<uint16_t> index = clip_index(rpath + ".clip", clip.value(), rig, model_name);
+      Result<uint16_t> index = clip_index(rpath + ".clip", clip.value(), b.rig, b.model_name);
       if (!index) return index.error();
       Result<double> time = f_.number(*reference, rpath, "time_ms", 0.0, kMaxOffsetMs, 0.0);
       if (!time) return time.error();

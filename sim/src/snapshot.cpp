@@ -23,9 +23,9 @@
 #include <cmath>
 #include <string>
 
+#include "posecast/byte_io.h"
 #include "posecast/hash.h"
 #include "posecast/sampling.h"
-#include "posecast/sim/byte_io.h"
 #include "evaluator.h"
 #include "world_impl.h"
 
@@ -120,7 +120,7 @@ class SnapshotParser {
     if (Status s = parse_masks(); !s) return s;
     if (Status s = parse_references(); !s) return s;
     if (Status s = parse_entities(); !s) return s;
-    if (in_.failed()) return fail("snapshot", "truncated");
+    if (!in_.ok()) return fail("snapshot", "truncated");
     if (in_.remaining() != 0) return fail("snapshot", num(static_cast<int64_t>(in_.remaining())) + " unexpected trailing bytes");
     return {};
   }
@@ -135,7 +135,7 @@ class SnapshotParser {
 
   Status parse_models() {
     const uint32_t count = in_.u32();
-    if (in_.failed()) return truncated("snapshot.models");
+    if (!in_.ok()) return truncated("snapshot.models");
     if (count != current_.models.size()) {
       return fail("snapshot.models", num(count) + " models, the world has " + num(static_cast<int64_t>(current_.models.size())));
     }
@@ -144,14 +144,14 @@ class SnapshotParser {
       const Model& model = *current_.models[m];
       const uint64_t hash = in_.u64();
       const uint16_t rigs = in_.u16();
-      if (in_.failed()) return truncated(where);
+      if (!in_.ok()) return truncated(where);
       if (hash != model.content_hash || rigs != model.rigs.size()) {
         return fail(where, "is not the world's model '" + model.source + "' (content hash or rig count differs)");
       }
       for (uint16_t r = 0; r < rigs; ++r) {
         const uint32_t nodes = in_.u32();
         const uint16_t clips = in_.u16();
-        if (in_.failed()) return truncated(where);
+        if (!in_.ok()) return truncated(where);
         if (nodes != model.rigs[r].skeleton.node_count() || clips != model.rigs[r].clips.size()) {
           return fail(where + ".rigs[" + num(r) + "]", "node or clip count differs from the world's model");
         }
@@ -164,18 +164,18 @@ class SnapshotParser {
 
   Status parse_masks() {
     const uint32_t count = in_.u32();
-    if (in_.failed()) return truncated("snapshot.masks");
+    if (!in_.ok()) return truncated("snapshot.masks");
     for (uint32_t i = 0; i < count; ++i) {
       const std::string where = "snapshot.masks[" + num(i) + "]";
       JointMask mask;
       const uint32_t name_bytes = in_.u32();
-      if (in_.failed() || name_bytes > in_.remaining()) return truncated(where + ".name");
+      if (!in_.ok() || name_bytes > in_.remaining()) return truncated(where + ".name");
       mask.name.resize(name_bytes);
       for (uint32_t b = 0; b < name_bytes; ++b) mask.name[b] = static_cast<char>(in_.u8());
       mask.model = in_.u32();
       mask.rig = in_.u16();
       const uint32_t nodes = in_.u32();
-      if (in_.failed()) return truncated(where);
+      if (!in_.ok()) return truncated(where);
       const Rig* rig = tables.rig(mask.model, mask.rig);
       if (rig == nullptr) return fail(where, "unknown model " + num(mask.model) + " / rig " + num(mask.rig));
       if (nodes != rig->skeleton.node_count()) return fail(where, num(nodes) + " node weights for a rig of " + num(static_cast<int64_t>(rig->skeleton.node_count())) + " nodes");
@@ -184,7 +184,7 @@ class SnapshotParser {
         w = in_.f32();
         if (!std::isfinite(w)) return fail(where, "a node weight is not finite");
       }
-      if (in_.failed()) return truncated(where);
+      if (!in_.ok()) return truncated(where);
       tables.masks.push_back(std::move(mask));
     }
     return {};
@@ -192,7 +192,7 @@ class SnapshotParser {
 
   Status parse_references() {
     const uint32_t count = in_.u32();
-    if (in_.failed()) return truncated("snapshot.references");
+    if (!in_.ok()) return truncated("snapshot.references");
     for (uint32_t i = 0; i < count; ++i) {
       const std::string where = "snapshot.references[" + num(i) + "]";
       AdditiveReference ref;
@@ -200,7 +200,7 @@ class SnapshotParser {
       ref.rig = in_.u16();
       ref.clip = in_.i32();
       ref.time_us = in_.i64();
-      if (in_.failed()) return truncated(where);
+      if (!in_.ok()) return truncated(where);
       const Rig* rig = tables.rig(ref.model, ref.rig);
       if (rig == nullptr) return fail(where, "unknown model " + num(ref.model) + " / rig " + num(ref.rig));
       if (ref.clip < 0 || static_cast<std::size_t>(ref.clip) >= rig->clips.size()) {
@@ -227,7 +227,7 @@ class SnapshotParser {
     m.count = in_.u8();
     const uint8_t wrap = in_.u8();
     m.speed = in_.i32();
-    if (in_.failed()) return truncated(where);
+    if (!in_.ok()) return truncated(where);
     if (m.count > kMaxBlendClips) return fail(where + ".count", num(m.count) + " clips (at most " + num(kMaxBlendClips) + ")");
     if (wrap >= kWrapModeCount) return fail(where + ".wrap", num(wrap) + " is not a wrap mode");
     m.wrap = static_cast<WrapMode>(wrap);
@@ -237,7 +237,7 @@ class SnapshotParser {
       s.clip = in_.u16();
       s.weight = in_.f32();
       s.phase = in_.i64();
-      if (in_.failed()) return truncated(slot);
+      if (!in_.ok()) return truncated(slot);
       if (s.clip >= rig.clips.size()) return fail(slot + ".clip", num(s.clip) + " out of range (" + num(static_cast<int64_t>(rig.clips.size())) + " clips)");
       if (!std::isfinite(s.weight) || s.weight < 0.0f) return fail(slot + ".weight", "not finite and >= 0");
       const int64_t duration = rig.clips[s.clip].duration_us;
@@ -254,7 +254,7 @@ class SnapshotParser {
     l.reference = in_.i32();
     l.fade_elapsed_us = in_.i64();
     l.fade_duration_us = in_.i64();
-    if (in_.failed()) return truncated(where);
+    if (!in_.ok()) return truncated(where);
     if (mode >= kLayerModeCount) return fail(where + ".mode", num(mode) + " is not a layer mode");
     if (fade >= kFadeSourceCount) return fail(where + ".fade_source", num(fade) + " is not a fade source");
     l.mode = static_cast<LayerMode>(mode);
@@ -281,7 +281,7 @@ class SnapshotParser {
     }
     if (l.fade_source == FadeSource::kFrozenPose) {
       const uint32_t nodes = in_.u32();
-      if (in_.failed()) return truncated(where + ".frozen");
+      if (!in_.ok()) return truncated(where + ".frozen");
       if (nodes != rig.skeleton.node_count()) return fail(where + ".frozen", num(nodes) + " nodes for a rig of " + num(static_cast<int64_t>(rig.skeleton.node_count())));
       l.frozen.resize(nodes);
       for (Transform& t : l.frozen) {
@@ -292,7 +292,7 @@ class SnapshotParser {
           if (!std::isfinite(*v)) return fail(where + ".frozen", "a value is not finite");
         }
       }
-      if (in_.failed()) return truncated(where + ".frozen");
+      if (!in_.ok()) return truncated(where + ".frozen");
       if (version_ >= 2) return parse_frozen_chain(l, rig, where + ".frozen_chain");
     }
     return {};
@@ -305,7 +305,7 @@ class SnapshotParser {
   // did not would make clients decode another pose.
   Status parse_frozen_chain(Layer& l, const Rig& rig, const std::string& where) {
     const uint8_t stages = in_.u8();
-    if (in_.failed()) return truncated(where);
+    if (!in_.ok()) return truncated(where);
     if (stages > kMaxFrozenStages) return fail(where, num(stages) + " stages (at most " + num(kMaxFrozenStages) + ")");
     l.frozen_chain.resize(stages);
     for (uint8_t k = 0; k < stages; ++k) {
@@ -314,7 +314,7 @@ class SnapshotParser {
       if (Status s = parse_motion(st.motion, rig, stage + ".motion"); !s) return s;
       st.fade_elapsed_us = in_.i64();
       st.fade_duration_us = in_.i64();
-      if (in_.failed()) return truncated(stage);
+      if (!in_.ok()) return truncated(stage);
       const bool fade_ok = k == 0 ? st.fade_elapsed_us == 0 && st.fade_duration_us == 0
                                   : st.fade_duration_us > 0 && st.fade_elapsed_us >= 0 &&
                                         st.fade_elapsed_us < st.fade_duration_us;
@@ -329,7 +329,7 @@ class SnapshotParser {
 
   Status parse_entities() {
     const uint32_t count = in_.u32();
-    if (in_.failed()) return truncated("snapshot.entities");
+    if (!in_.ok()) return truncated("snapshot.entities");
     for (uint32_t i = 0; i < count; ++i) {
       const std::string where = "snapshot.entities[" + num(i) + "]";
       Entity entity;
@@ -338,7 +338,7 @@ class SnapshotParser {
       e.model = in_.u32();
       e.rig = in_.u16();
       const uint8_t layers = in_.u8();
-      if (in_.failed()) return truncated(where);
+      if (!in_.ok()) return truncated(where);
       if (!entities.empty() && e.id <= entities.back().state.id) return fail(where + ".id", num(e.id) + " is not above the previous id");
       entity.rig = tables.rig(e.model, e.rig);
       if (entity.rig == nullptr) return fail(where, "unknown model " + num(e.model) + " / rig " + num(e.rig));

@@ -33,11 +33,11 @@ std::size_t claimed_entities(std::size_t entities, unsigned workers) {
 // From this many bytes of palettes in a tick, a World that does not hash them writes them
 // past the caches (PaletteBatchJob::streaming_stores): they outgrow the cache levels before
 // anyone reads them, and regular stores would first read every line they write and push the
-// entities' state out of the cache. Measured (bench_animator Fox, one thread, session 19,
-// both with cache-line-aligned palettes): at 1,000 entities (1.5 MB of palettes) streaming
+// entities' state out of the cache. Measured (bench_animator Fox, one thread, both with
+// cache-line-aligned palettes): at 1,000 entities (1.5 MB of palettes) streaming
 // took 1.04-1.09x the time of regular stores, at 10,000 (15 MB) about 0.87x (507-522 ns
 // against 587-599); the switch sits between, where the caches (1 MB L2 per core, 32 MB L3 on
-// the development machine) no longer hold the palettes beside the rest of the tick (nothing
+// the machine measured) no longer hold the palettes beside the rest of the tick (nothing
 // between 1,000 and 10,000 entities was timed).
 constexpr std::size_t kStreamingPaletteBytes = std::size_t{8} << 20;
 
@@ -64,8 +64,7 @@ std::pair<std::size_t, std::size_t> claim(WorkerShare& share, std::size_t chunk,
 // Whether the pass evaluates entity `index` when it computes no palettes: only for the
 // observer, and only what it asks for.
 bool needs_pose(const World::Impl& impl, std::size_t index, EntityId id) {
-  if (impl.pose_observer == nullptr) return false;
-  return impl.pose_interest == nullptr || impl.pose_interest(impl.pose_observer_context, index, id);
+  return impl.pose_observer != nullptr && impl.pose_observer->wants_pose(index, id);
 }
 
 // One worker's part of the evaluation pass: chunks of entities claimed in index order, its own
@@ -125,9 +124,9 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
         if (entity.failed) ++scratch.failures;
         if (impl.pose_observer != nullptr && !entity.failed) {
           // evaluate_batch leaves the evaluated local poses in scratch.poses.
-          impl.pose_observer(impl.pose_observer_context, indices[k], entity.state.id,
-                             std::span<const Transform>(scratch.poses[k].data(), rig->skeleton.node_count()),
-                             worker);
+          impl.pose_observer->observe_pose(
+              indices[k], entity.state.id,
+              std::span<const Transform>(scratch.poses[k].data(), rig->skeleton.node_count()), worker);
         }
         advance_entity(entity.state, *entity.rig, pass.dt_us);
       }
@@ -340,11 +339,9 @@ uint32_t World::tick_rate_hz() const { return impl_->options.tick_rate_hz; }
 std::span<const QueuedCommand> World::last_tick_commands() const { return impl_->due; }
 unsigned World::threads() const { return impl_->pool->size(); }
 
-void World::set_local_pose_observer(LocalPoseObserver observer, void* context, PoseInterest interest) {
-  impl_->pose_observer = observer;
-  impl_->pose_observer_context = context;
-  impl_->pose_interest = observer != nullptr ? interest : nullptr;
-}
+bool LocalPoseObserver::wants_pose(std::size_t /*index*/, EntityId /*id*/) const { return true; }
+
+void World::set_local_pose_observer(LocalPoseObserver* observer) { impl_->pose_observer = observer; }
 
 void World::set_threads(unsigned threads) {
   threads = std::max(1u, threads);

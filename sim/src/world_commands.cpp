@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <variant>
 
 #include "posecast/sampling.h"
 #include "world_impl.h"
@@ -121,157 +122,188 @@ Result<int32_t> World::Impl::find_or_add_reference(ModelId model, uint16_t rig_i
   return static_cast<int32_t>(tables.references.size() - 1);
 }
 
-Status World::Impl::apply(const Command& command) {
-  const EntityId id = command.entity;
-  const std::size_t index = find(id);
-  const bool exists = index != entities.size();
+namespace {
 
-  if (const auto* spawn = std::get_if<SpawnCommand>(&command.body)) {
-    if (exists) return Error{"entity already exists"};
-    const Rig* rig = tables.rig(spawn->model, spawn->rig);
-    if (rig == nullptr) {
-      return Error{"unknown model " + str(spawn->model) + " / rig " + str(spawn->rig)};
-    }
-    Entity entity;
-    entity.state.id = id;
-    entity.state.model = spawn->model;
-    entity.state.rig = spawn->rig;
-    entity.rig = rig;
-    prepare_entity(entity);
-    const auto at = std::lower_bound(entities.begin(), entities.end(), id,
-                                     [](const Entity& e, EntityId v) { return e.state.id < v; });
-    entities.insert(at, std::move(entity));
-    ++membership_version;
+// Applies one command to the existing entity entities[index] (every kind but a spawn; a spawn
+// of an existing id is rejected). One operator per command kind; std::visit makes the set
+// complete.
+struct ApplyToEntity {
+  World::Impl& world;
+  std::size_t index;
+
+  EntityState& state() const { return world.entities[index].state; }
+  const Rig& rig() const { return *world.entities[index].rig; }
+
+  Status operator()(const SpawnCommand&) const { return Error{"entity already exists"}; }
+
+  Status operator()(const DespawnCommand&) const {
+    world.entities.erase(world.entities.begin() + static_cast<std::ptrdiff_t>(index));
+    ++world.membership_version;
     return {};
   }
-  if (!exists) return Error{"no such entity"};
-  Entity& entity = entities[index];
-  EntityState& state = entity.state;
-  const Rig& rig = *entity.rig;
 
-  if (std::holds_alternative<DespawnCommand>(command.body)) {
-    entities.erase(entities.begin() + static_cast<std::ptrdiff_t>(index));
-    ++membership_version;
-    return {};
-  }
-  if (const auto* play = std::get_if<PlayCommand>(&command.body)) {
-    if (Status s = check_layer(play->layer); !s) return s;
-    if (Status s = check_motion(play->motion, rig); !s) return s;
-    Layer& layer = layer_of(state, play->layer);
-    layer.target = make_motion(play->motion, rig);
+  Status operator()(const PlayCommand& play) const {
+    if (Status s = check_layer(play.layer); !s) return s;
+    if (Status s = check_motion(play.motion, rig()); !s) return s;
+    Layer& layer = layer_of(state(), play.layer);
+    layer.target = make_motion(play.motion, rig());
     layer.source = Motion{};
     layer.fade_source = FadeSource::kNone;
     layer.fade_elapsed_us = 0;
     layer.fade_duration_us = 0;
     layer.frozen.clear();
     layer.frozen_chain.clear();
-    layout_cursors(state, rig);
+    layout_cursors(state(), rig());
     return {};
   }
-  if (const auto* fade = std::get_if<CrossfadeCommand>(&command.body)) {
-    if (Status s = check_layer(fade->layer); !s) return s;
-    if (Status s = check_motion(fade->motion, rig); !s) return s;
-    if (fade->duration_us < 0) return Error{"crossfade duration is negative"};
-    Layer& layer = layer_of(state, fade->layer);
-    Motion next = make_motion(fade->motion, rig);
-    if (fade->sync_phase) sync_phases(next, layer.target, rig);
-    if (fade->duration_us == 0) {
+
+  Status operator()(const CrossfadeCommand& fade) const {
+    if (Status s = check_layer(fade.layer); !s) return s;
+    if (Status s = check_motion(fade.motion, rig()); !s) return s;
+    if (fade.duration_us < 0) return Error{"crossfade duration is negative"};
+    Layer& layer = layer_of(state(), fade.layer);
+    Motion next = make_motion(fade.motion, rig());
+    if (fade.sync_phase) sync_phases(next, layer.target, rig());
+    if (Status s = set_fade_source(layer, fade.duration_us); !s) return s;
+    layer.target = next;
+    layer.fade_elapsed_us = 0;
+    layer.fade_duration_us = fade.duration_us;
+    layout_cursors(state(), rig());
+    return {};
+  }
+
+  Status operator()(const SetSpeedCommand& speed) const {
+    if (Status s = check_layer(speed.layer); !s) return s;
+    layer_of(state(), speed.layer).target.speed = speed.speed;
+    return {};
+  }
+
+  Status operator()(const SetLayerWeightCommand& weight) const {
+    if (Status s = check_layer(weight.layer); !s) return s;
+    if (!std::isfinite(weight.weight)) return Error{"layer weight is not finite"};
+    layer_of(state(), weight.layer).weight = weight.weight;
+    return {};
+  }
+
+  Status operator()(const SetMaskCommand& mask) const {
+    if (Status s = check_layer(mask.layer); !s) return s;
+    if (mask.mask != kNoMask) {
+      if (mask.mask < 0 || static_cast<std::size_t>(mask.mask) >= world.tables.masks.size()) {
+        return Error{"unknown mask " + str(mask.mask)};
+      }
+      const JointMask& m = world.tables.masks[static_cast<std::size_t>(mask.mask)];
+      if (m.model != state().model || m.rig != state().rig) {
+        return Error{"mask '" + m.name + "' belongs to another model or rig"};
+      }
+    }
+    layer_of(state(), mask.layer).mask = mask.mask;
+    return {};
+  }
+
+  Status operator()(const SetBlendWeightsCommand& blend) const {
+    if (Status s = check_layer(blend.layer); !s) return s;
+    EntityState& st = state();
+    const uint8_t playing =
+        blend.layer < st.layers.size() ? st.layers[blend.layer].target.count : uint8_t{0};
+    if (blend.count != playing) {
+      return Error{str(blend.count) + " blend weights for a motion of " + str(playing) + " clips"};
+    }
+    for (uint8_t i = 0; i < blend.count; ++i) {
+      if (Status s = check_weight(blend.weights[i], "blend weight"); !s) return s;
+    }
+    Motion& target = st.layers[blend.layer].target;
+    for (uint8_t i = 0; i < blend.count; ++i) target.slots[i].weight = blend.weights[i];
+    return {};
+  }
+
+  Status operator()(const SetLayerModeCommand& mode) const {
+    if (Status s = check_layer(mode.layer); !s) return s;
+    if (static_cast<uint8_t>(mode.mode) >= kLayerModeCount) return Error{"unknown layer mode"};
+    EntityState& st = state();
+    int32_t reference = kRestReference;
+    if (mode.mode == LayerMode::kAdditive && mode.reference_clip >= 0) {
+      Result<int32_t> found = world.find_or_add_reference(st.model, st.rig, mode.reference_clip,
+                                                          mode.reference_time_us);
+      if (!found) return found.error();
+      reference = found.value();
+    }
+    Layer& layer = layer_of(st, mode.layer);
+    layer.mode = mode.mode;
+    layer.reference = reference;
+    return {};
+  }
+
+  // What a crossfade of `duration_us` fades out from: nothing (a cut), the pose the layer shows
+  // now (an interrupted crossfade, or nothing played yet: the rest pose) or its target motion.
+  Status set_fade_source(Layer& layer, int64_t duration_us) const {
+    if (duration_us == 0) {
       layer.fade_source = FadeSource::kNone;
       layer.source = Motion{};
       layer.frozen.clear();
       layer.frozen_chain.clear();
     } else if (layer.fade_source != FadeSource::kNone) {
-      // Interrupted crossfade: freeze what the layer shows at this tick and fade out from it,
-      // so the new fade starts exactly where the old one was (no pop).
-      const std::size_t nodes = rig.skeleton.node_count();
-      std::span<Transform> now(command_scratch.layer.data(), nodes);
-      if (!evaluate_layer(rig, layer, state.cursors, now, command_scratch)) {
-        return Error{"cannot evaluate the layer to freeze it"};
-      }
-      layer.frozen.assign(now.begin(), now.end());
-      // How it was evaluated, while the chain stays short enough to describe (a recipe can
-      // then say so): from a playing motion a new chain, from a described frozen pose that
-      // chain with the interrupted target added.
-      const FrozenStage interrupted{layer.target, layer.fade_elapsed_us, layer.fade_duration_us};
-      if (layer.fade_source == FadeSource::kMotion) {
-        layer.frozen_chain.assign({FrozenStage{layer.source, 0, 0}, interrupted});
-      } else if (!layer.frozen_chain.empty() && layer.frozen_chain.size() < kMaxFrozenStages) {
-        layer.frozen_chain.push_back(interrupted);
-      } else {
-        layer.frozen_chain.clear();
-      }
-      layer.fade_source = FadeSource::kFrozenPose;
-      layer.source = Motion{};
+      return freeze_interrupted_fade(layer);
     } else if (layer.target.count == 0) {
       // Nothing played yet: fade in from the rest pose.
-      layer.frozen.assign(rig.skeleton.rest.begin(), rig.skeleton.rest.end());
+      layer.frozen.assign(rig().skeleton.rest.begin(), rig().skeleton.rest.end());
       layer.frozen_chain.assign(1, FrozenStage{});  // the base alone: no motion, the rest pose
       layer.fade_source = FadeSource::kFrozenPose;
     } else {
       layer.source = layer.target;
       layer.fade_source = FadeSource::kMotion;
     }
-    layer.target = next;
-    layer.fade_elapsed_us = 0;
-    layer.fade_duration_us = fade->duration_us;
-    layout_cursors(state, rig);
     return {};
   }
-  if (const auto* speed = std::get_if<SetSpeedCommand>(&command.body)) {
-    if (Status s = check_layer(speed->layer); !s) return s;
-    layer_of(state, speed->layer).target.speed = speed->speed;
-    return {};
-  }
-  if (const auto* weight = std::get_if<SetLayerWeightCommand>(&command.body)) {
-    if (Status s = check_layer(weight->layer); !s) return s;
-    if (!std::isfinite(weight->weight)) return Error{"layer weight is not finite"};
-    layer_of(state, weight->layer).weight = weight->weight;
-    return {};
-  }
-  if (const auto* mask = std::get_if<SetMaskCommand>(&command.body)) {
-    if (Status s = check_layer(mask->layer); !s) return s;
-    if (mask->mask != kNoMask) {
-      if (mask->mask < 0 || static_cast<std::size_t>(mask->mask) >= tables.masks.size()) {
-        return Error{"unknown mask " + str(mask->mask)};
-      }
-      const JointMask& m = tables.masks[static_cast<std::size_t>(mask->mask)];
-      if (m.model != state.model || m.rig != state.rig) {
-        return Error{"mask '" + m.name + "' belongs to another model or rig"};
-      }
+
+  // Interrupted crossfade: freeze what the layer shows at this tick and fade out from it, so
+  // the new fade starts exactly where the old one was (no pop).
+  Status freeze_interrupted_fade(Layer& layer) const {
+    const std::size_t nodes = rig().skeleton.node_count();
+    std::span<Transform> now(world.command_scratch.layer.data(), nodes);
+    if (!evaluate_layer(rig(), layer, state().cursors, now, world.command_scratch)) {
+      return Error{"cannot evaluate the layer to freeze it"};
     }
-    layer_of(state, mask->layer).mask = mask->mask;
+    layer.frozen.assign(now.begin(), now.end());
+    // How it was evaluated, while the chain stays short enough to describe (a recipe can then
+    // say so): from a playing motion a new chain, from a described frozen pose that chain with
+    // the interrupted target added.
+    const FrozenStage interrupted{layer.target, layer.fade_elapsed_us, layer.fade_duration_us};
+    if (layer.fade_source == FadeSource::kMotion) {
+      layer.frozen_chain.assign({FrozenStage{layer.source, 0, 0}, interrupted});
+    } else if (!layer.frozen_chain.empty() && layer.frozen_chain.size() < kMaxFrozenStages) {
+      layer.frozen_chain.push_back(interrupted);
+    } else {
+      layer.frozen_chain.clear();
+    }
+    layer.fade_source = FadeSource::kFrozenPose;
+    layer.source = Motion{};
     return {};
   }
-  if (const auto* blend = std::get_if<SetBlendWeightsCommand>(&command.body)) {
-    if (Status s = check_layer(blend->layer); !s) return s;
-    const uint8_t playing =
-        blend->layer < state.layers.size() ? state.layers[blend->layer].target.count : uint8_t{0};
-    if (blend->count != playing) {
-      return Error{str(blend->count) + " blend weights for a motion of " + str(playing) + " clips"};
-    }
-    for (uint8_t i = 0; i < blend->count; ++i) {
-      if (Status s = check_weight(blend->weights[i], "blend weight"); !s) return s;
-    }
-    Motion& target = state.layers[blend->layer].target;
-    for (uint8_t i = 0; i < blend->count; ++i) target.slots[i].weight = blend->weights[i];
-    return {};
+};
+
+}  // namespace
+
+Status World::Impl::apply(const Command& command) {
+  const EntityId id = command.entity;
+  const std::size_t index = find(id);
+  if (index != entities.size()) return std::visit(ApplyToEntity{*this, index}, command.body);
+  const auto* spawn = std::get_if<SpawnCommand>(&command.body);
+  if (spawn == nullptr) return Error{"no such entity"};
+  const Rig* rig = tables.rig(spawn->model, spawn->rig);
+  if (rig == nullptr) {
+    return Error{"unknown model " + str(spawn->model) + " / rig " + str(spawn->rig)};
   }
-  if (const auto* mode = std::get_if<SetLayerModeCommand>(&command.body)) {
-    if (Status s = check_layer(mode->layer); !s) return s;
-    if (static_cast<uint8_t>(mode->mode) >= kLayerModeCount) return Error{"unknown layer mode"};
-    int32_t reference = kRestReference;
-    if (mode->mode == LayerMode::kAdditive && mode->reference_clip >= 0) {
-      Result<int32_t> found =
-          find_or_add_reference(state.model, state.rig, mode->reference_clip, mode->reference_time_us);
-      if (!found) return found.error();
-      reference = found.value();
-    }
-    Layer& layer = layer_of(state, mode->layer);
-    layer.mode = mode->mode;
-    layer.reference = reference;
-    return {};
-  }
-  return Error{"unknown command"};
+  Entity entity;
+  entity.state.id = id;
+  entity.state.model = spawn->model;
+  entity.state.rig = spawn->rig;
+  entity.rig = rig;
+  prepare_entity(entity);
+  const auto at = std::lower_bound(entities.begin(), entities.end(), id,
+                                   [](const Entity& e, EntityId v) { return e.state.id < v; });
+  entities.insert(at, std::move(entity));
+  ++membership_version;
+  return {};
 }
 
 }  // namespace posecast::sim

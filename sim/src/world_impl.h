@@ -50,9 +50,7 @@ struct World::Impl {
   uint64_t world_hash = 0;
   uint64_t membership_version = 0;  // World::membership_version
   WorldStats stats;
-  World::LocalPoseObserver pose_observer = nullptr;  // set_local_pose_observer
-  void* pose_observer_context = nullptr;
-  World::PoseInterest pose_interest = nullptr;  // set_local_pose_observer
+  LocalPoseObserver* pose_observer = nullptr;  // set_local_pose_observer; not owned
 
   // Index of the entity with `id`, or entities.size().
   std::size_t find(EntityId id) const;

@@ -514,7 +514,7 @@ TEST_F(IntegrationTest, WithCommandsAndCrossfadesRecipesHoldTheBoundOnEveryFrame
   EXPECT_GT(error[kGap][2].size(), 20u);
   EXPECT_LE(quantile(error[kGap][0], 1.0), 10.0);
   // Every clean frame is the server's recipe: nothing missing, unverified or refused (fades
-  // from a frozen pose carry recipes now).
+  // from a frozen pose carry recipes too).
   EXPECT_EQ(clean_misses[static_cast<std::size_t>(RecipeMiss::kNoRecipe)], 0u);
   EXPECT_EQ(clean_misses[static_cast<std::size_t>(RecipeMiss::kUnverified)], 0u);
   EXPECT_EQ(clean_misses[static_cast<std::size_t>(RecipeMiss::kNotDerivable)], 0u);
@@ -826,11 +826,11 @@ TEST_F(IntegrationTest, WithoutLossTheDelayStaysWithinTwoSendIntervalsPlusJitter
   EXPECT_EQ(b.stats(session.now()).loss_cover, 0);
 }
 
-// RTT from the server's echo of the client's acks: over a link of 30 ms each way, the round
-// trip less the server's hold. The sample counts the ack's wait for the server's next poll (up
-// to a tick in this harness, where the server reads its socket when it ticks) and the client's
-// for its next frame, not the wait for the server's next send (up to 50 ms), which the
-// ack-of-baseline estimate carries (100 ms here).
+// RTT from the server's echo of the client's acks: over a link of 30 ms each way,
+// the round trip less the server's hold. The sample still counts the ack's wait for the
+// server's next poll (up to a tick in this harness, where the server reads its socket when it
+// ticks) and the client's for its next frame, but not the wait for the server's next send (up
+// to 50 ms), which an estimate from the ack of a baseline carries (100 ms here).
 TEST_F(IntegrationTest, RoundTripTimeIsTheLinksOwnWithinAPollOfEachSide) {
   SessionSetup setup;
   setup.entities = 2;
@@ -909,7 +909,7 @@ TEST_F(IntegrationTest, OwnedCommandIsVisibleWithinOneTickOneSendIntervalAndTheD
   EXPECT_GE(latency_ms, delay_ms - static_cast<double>(setup.frame_us) / 1000.0);
 }
 
-// Protocol 6's deferred records across a change of record kind: entities play clips (every
+// Deferred exact records across a change of record kind: entities play clips (every
 // record exact: the client keeps its recipe and shows the render-time recipe), then one gets a
 // second override layer (no recipe: its records are coded against references, so the client
 // computes the deferred references they name), then the layer goes (recipes again). No

@@ -201,8 +201,7 @@ TEST(ClipDictionary, CrossfadesTravelAsRecipesAndDecodeBitIdentically) {
 // and decoder have straight-line paths for the second and third (protocol/src/pose_body_fast.h)
 // and a general one for the rest (pose_body.h): a change of any path that changes a byte, or
 // makes the two sides disagree, fails here. The constant changes only with the protocol version
-// (docs/protocol.md); version 4's was taken from the general path alone, before the
-// straight-line ones; version 6's added the second kind (exact records send no body).
+// (docs/protocol.md): a speed change never moves it.
 TEST(ClipDictionary, WireBytesOfEveryRecordKindMatchTheGoldenHash) {
   Link link;
   const Rig& rig = link.rig;

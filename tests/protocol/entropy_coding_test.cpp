@@ -137,7 +137,7 @@ TEST(RangeCoder, StreamFlushedForFollowingBytesDecodesWhateverFollows) {
   }
 }
 
-// ---------- static symbol tables (protocol version 4's residual coding) ----------
+// ---------- static symbol tables (the residual coding) ----------
 
 // Draws a symbol with roughly the probabilities of `table` (slot -> symbol through start[]).
 uint32_t draw(test::TestRng& rng, const SymbolTable& table) {

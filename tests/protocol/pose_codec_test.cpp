@@ -186,7 +186,7 @@ TEST_P(CodecModes, DecodesExactlyTheEncodersQuantisedPoseInEveryReferenceMode) {
 INSTANTIATE_TEST_SUITE_P(Codings, CodecModes,
                          ::testing::Values(PoseCoding::kRangeCoded, PoseCoding::kBitPacked));
 
-// Since protocol version 4 the residual distributions are static tables measured on the sample
+// The residual distributions are static tables measured on the sample
 // assets (residual_tables.h), not adapted per record: on this hand-built rig's single-baseline
 // delta they tie with Exp-Golomb (70 bytes each when written), so the strict win is asserted in
 // the steady state (three references) and the single-baseline case must not lose.

@@ -28,8 +28,8 @@
 namespace posecast::protocol {
 namespace {
 
-// ---------------------------------------------------------------- the former quantiser
-// protocol/src/quantization.cpp before the lane-parallel rewrite (commit 37ed23c), as a free
+// ---------------------------------------------------------------- the reference quantiser
+// protocol/src/quantization.cpp's formulation without lanes (namespace `former`), as a free
 // function with its scratch buffers as locals. Do not "improve" it: it is the reference.
 namespace former {
 

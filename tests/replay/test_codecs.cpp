@@ -6,10 +6,10 @@
 #include <random>
 #include <string>
 
+#include "posecast/byte_io.h"
 #include "posecast/replay/command_codec.h"
 #include "posecast/replay/crc32c.h"
 #include "posecast/replay/lz_codec.h"
-#include "posecast/replay/wire_io.h"
 #include "replay_test_support.h"
 
 namespace posecast::test {
@@ -53,32 +53,32 @@ TEST(Crc32c, ContinuesAcrossCalls) {
   }
 }
 
-TEST(WireIo, VarintsRoundTripAtEveryWidth) {
+TEST(ByteIo, VarintsRoundTripAtEveryWidth) {
   std::vector<uint8_t> buf;
-  WireWriter w(buf);
+  ByteWriter w(buf);
   const uint64_t values[] = {0, 1, 127, 128, 16383, 16384, 0xFFFFFFFFull, 1ull << 62, ~0ull};
   const int64_t signed_values[] = {0, -1, 1, -64, 64, INT64_MIN, INT64_MAX};
   for (uint64_t v : values) w.varint(v);
   for (int64_t v : signed_values) w.svarint(v);
-  WireReader r(buf);
+  ByteReader r(buf);
   for (uint64_t v : values) EXPECT_EQ(r.varint("v"), v);
   for (int64_t v : signed_values) EXPECT_EQ(r.svarint("s"), v);
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.remaining(), 0u);
 }
 
-TEST(WireIo, RejectsOverlongAndTruncatedVarintsNamingTheField) {
+TEST(ByteIo, RejectsOverlongAndTruncatedVarintsNamingTheField) {
   std::vector<uint8_t> overlong(11, 0x80);
-  WireReader a(overlong);
+  ByteReader a(overlong);
   a.varint("count");
   EXPECT_FALSE(a.ok());
   EXPECT_NE(a.error().find("count"), std::string::npos);
   std::vector<uint8_t> truncated = {0x80, 0x80};
-  WireReader b(truncated);
+  ByteReader b(truncated);
   b.varint("entity");
   EXPECT_EQ(b.error(), "entity: truncated");
   std::vector<uint8_t> big = {0xFF, 0x01};
-  WireReader c(big);
+  ByteReader c(big);
   c.varint("layer", 100);
   EXPECT_EQ(c.error(), "layer: 255 exceeds 100");
 }
@@ -161,10 +161,10 @@ std::vector<Command> every_kind_of_command() {
 
 TEST(CommandCodec, RoundTripsEveryKindFaithfully) {
   std::vector<uint8_t> buf;
-  WireWriter w(buf);
+  ByteWriter w(buf);
   const std::vector<Command> commands = every_kind_of_command();
   for (std::size_t i = 0; i < commands.size(); ++i) encode_command(w, static_cast<uint32_t>(i * 1000), commands[i], 100);
-  WireReader r(buf);
+  ByteReader r(buf);
   for (std::size_t i = 0; i < commands.size(); ++i) {
     RecordedCommand got;
     ASSERT_TRUE(decode_command(r, 100, got)) << r.error();
@@ -174,11 +174,56 @@ TEST(CommandCodec, RoundTripsEveryKindFaithfully) {
   EXPECT_EQ(r.remaining(), 0u);
 }
 
+// The stored bytes of one command of each kind, written out from the format in
+// command_codec.h (kind, submitter, entity, lateness, body), so a change of the encoding,
+// however it is generated, fails here.
+TEST(CommandCodec, WritesTheDocumentedBytesOfEveryKind) {
+  MotionSpec two_clips;
+  two_clips.count = 2;
+  two_clips.wrap = WrapMode::kPingPong;
+  two_clips.speed = kSpeedOne;                   // svarint 65536: zigzag 131072 = 80 80 08
+  two_clips.start_offset_us = -5;                // svarint: zigzag 9
+  two_clips.clips[0] = ClipWeight{4, 1.0f};      // 04, f32 00 00 80 3f
+  two_clips.clips[1] = ClipWeight{300, 0.5f};    // varint ac 02, f32 00 00 00 3f
+  const std::vector<uint8_t> motion = {2, 2, 0x80, 0x80, 0x08, 9,    4,    0,    0,
+                                       0x80, 0x3f, 0xac, 0x02, 0, 0, 0, 0x3f};
+  struct Case {
+    CommandBody body;
+    std::vector<uint8_t> body_bytes;
+  };
+  std::vector<Case> cases = {
+      {SpawnCommand{3, 1}, {3, 1}},
+      {DespawnCommand{}, {}},
+      {PlayCommand{1, two_clips}, {}},
+      {CrossfadeCommand{2, two_clips, 300, true}, {}},
+      {SetSpeedCommand{1, -3}, {1, 5}},
+      {SetLayerWeightCommand{1, 0.25f}, {1, 0, 0, 0x80, 0x3e}},
+      {SetMaskCommand{1, kNoMask}, {1, 1}},
+      {SetBlendWeightsCommand{1, {0.25f, 0.5f}, 2}, {1, 2, 0, 0, 0x80, 0x3e, 0, 0, 0, 0x3f}},
+      {SetLayerModeCommand{1, LayerMode::kAdditive, 2, 1000}, {1, 1, 4, 0xd0, 0x0f}},
+  };
+  cases[2].body_bytes = {1};
+  cases[2].body_bytes.insert(cases[2].body_bytes.end(), motion.begin(), motion.end());
+  cases[3].body_bytes = {2};
+  cases[3].body_bytes.insert(cases[3].body_bytes.end(), motion.begin(), motion.end());
+  cases[3].body_bytes.insert(cases[3].body_bytes.end(), {0xd8, 0x04, 1});  // svarint 300, sync
+  ASSERT_EQ(kNoMask, -1);
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    std::vector<uint8_t> buf;
+    ByteWriter w(buf);
+    // Submitter 200 (varint c8 01), entity 7, command tick 10 applied at 12 (lateness 2).
+    encode_command(w, 200, Command{10, 7, cases[k].body}, 12);
+    std::vector<uint8_t> expected = {static_cast<uint8_t>(k + 1), 0xc8, 0x01, 7, 2};
+    expected.insert(expected.end(), cases[k].body_bytes.begin(), cases[k].body_bytes.end());
+    EXPECT_EQ(buf, expected) << command_name(cases[k].body);
+  }
+}
+
 TEST(CommandCodec, KeepsLatenessAsTheCommandsOwnTick) {
   std::vector<uint8_t> buf;
-  WireWriter w(buf);
+  ByteWriter w(buf);
   encode_command(w, 2, Command{95, 1, DespawnCommand{}}, 100);
-  WireReader r(buf);
+  ByteReader r(buf);
   RecordedCommand got;
   ASSERT_TRUE(decode_command(r, 100, got));
   EXPECT_EQ(got.command.tick, 95u);
@@ -186,21 +231,21 @@ TEST(CommandCodec, KeepsLatenessAsTheCommandsOwnTick) {
 
 TEST(CommandCodec, NamesTheFieldOfAnInvalidOrTruncatedCommand) {
   std::vector<uint8_t> unknown = {77, 0, 0, 0};
-  WireReader r(unknown);
+  ByteReader r(unknown);
   RecordedCommand got;
   EXPECT_FALSE(decode_command(r, 0, got));
   EXPECT_EQ(r.error(), "kind: 77 is not a command kind (1..9)");
 
   std::vector<uint8_t> late = {2, 0, 0, 5};  // 5 ticks late at tick 3
-  WireReader l(late);
+  ByteReader l(late);
   EXPECT_FALSE(decode_command(l, 3, got));
   EXPECT_NE(l.error().find("lateness"), std::string::npos);
 
   std::vector<uint8_t> buf;
-  WireWriter w(buf);
+  ByteWriter w(buf);
   encode_command(w, 1, Command{10, 1, decision(1, 0)}, 10);  // a crossfade
   for (std::size_t n = 0; n < buf.size(); ++n) {
-    WireReader t(std::span<const uint8_t>(buf).first(n));
+    ByteReader t(std::span<const uint8_t>(buf).first(n));
     EXPECT_FALSE(decode_command(t, 10, got)) << n;
     EXPECT_NE(t.error().find("truncated"), std::string::npos) << t.error();
   }

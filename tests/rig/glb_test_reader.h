@@ -10,7 +10,7 @@
 
 namespace posecast::rig::test {
 
-// The clips of every generated rig, in file order (tools/rig/src/rig_clips.cpp).
+// The clips of every generated rig, in file order (shared/rig/src/rig_clips.cpp).
 inline const std::vector<std::string> kClipNames = {"idle", "walk", "run", "wave", "step_pose", "sway_cubic"};
 
 struct GlbFile {

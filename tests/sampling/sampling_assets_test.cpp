@@ -1,9 +1,9 @@
 // The jobs on real files (Fox.glb, cesium_man.gltf from POSECAST_ASSETS_DIR; skipped when the
 // folder is absent) and on the generated rig: rest-pose palettes, and golden palette hashes.
 //
-// THE GOLDEN HASHES BELOW ARE THE DETERMINISM CONTRACT. They were computed once (gcc 12,
-// x86-64, Release; the same values came out of the plain scalar implementation of the jobs at
-// -O0, before they were vectorised) and must come out bit-identical on every compiler, optimisation
+// THE GOLDEN HASHES BELOW ARE THE DETERMINISM CONTRACT. They come from gcc 12,
+// x86-64, Release (the plain scalar formulation of the jobs at -O0 gives the same values) and
+// must come out bit-identical on every compiler, optimisation
 // level and CPU the project supports. A change to any of them means the palette bits changed: do it
 // only deliberately (a fix in the importer, the rig generator, the sampler, det_math or the matrix
 // code), say so in the commit, and expect every other golden (scenarios, recordings) to move

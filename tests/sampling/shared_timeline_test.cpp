@@ -186,7 +186,7 @@ TEST(SharedTimeline, HandBuiltTracksSharingAnOffsetSampleLikeCopies) {
 
 // Ten LINEAR rotations on one timeline, two of them turning by under a degree per key pair
 // and eight by tens of degrees: the blocks take the tracks in track order (det_key_slerp does
-// the same work for every lane, so nearness no longer groups them), eight and then two. The
+// the same work for every lane, so nearness does not group them), eight and then two. The
 // samples are those of the other layouts.
 TEST(SharedTimeline, RotationTracksFillBlocksInTrackOrder) {
   const Skeleton skeleton = chain_skeleton(10);

@@ -1,4 +1,4 @@
-// EntityRecord's pose history ring (server/src/server_impl.h): entries stay oldest first and
+// EntityRecord's pose history ring (server/src/entity_record.h): entries stay oldest first and
 // findable by tick through drops and growth, whichever slot the oldest sits in.
 
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <deque>
 
-#include "server_impl.h"
+#include "entity_record.h"
 
 namespace posecast::server {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "posecast/sim/byte_io.h"
+#include "posecast/byte_io.h"
 #include "posecast/hash.h"
 #include "sim_test_support.h"
 
@@ -168,11 +168,11 @@ TEST(Determinism, ChangingTheThreadCountMidRunChangesNothing) {
 }
 
 // Every local pose the observer sees, hashed, in call order per tick (one thread: index order).
-struct PoseLog {
+struct PoseLog final : LocalPoseObserver {
   std::vector<uint64_t> hashes;
-  static void observe(void* context, std::size_t index, EntityId id, std::span<const Transform> pose,
-                      unsigned /*worker*/) {
-    auto& log = static_cast<PoseLog*>(context)->hashes;
+  void observe_pose(std::size_t index, EntityId id, std::span<const Transform> pose,
+                    unsigned /*worker*/) override {
+    auto& log = hashes;
     log.push_back(index);
     log.push_back(id);
     log.push_back(hash_pose(pose));
@@ -186,8 +186,8 @@ TEST(Determinism, AWorldWithoutPalettesSeesTheSameLocalPoses) {
   ScriptedWorld poses_only(WorldOptions{60, 1, /*hash_palettes=*/false, /*palettes=*/false});
   EXPECT_FALSE(poses_only.w.world.computes_palettes());
   PoseLog a, b;
-  full.w.world.set_local_pose_observer(&PoseLog::observe, &a);
-  poses_only.w.world.set_local_pose_observer(&PoseLog::observe, &b);
+  full.w.world.set_local_pose_observer(&a);
+  poses_only.w.world.set_local_pose_observer(&b);
   full.run(120);
   poses_only.run(120);
   EXPECT_GT(a.hashes.size(), 120u * 3u * 10u);
@@ -200,28 +200,28 @@ TEST(Determinism, AWorldWithoutPalettesSeesTheSameLocalPoses) {
 
 // The server's World (no palettes) evaluates only the poses its observer asks for, and those
 // are the poses every-tick evaluation gives; the entities it skips advance all the same.
-struct PoseByTick {
+struct PoseByTick final : LocalPoseObserver {
+  explicit PoseByTick(bool thirds) : every_third(thirds) {}
+  const bool every_third;  // wants a third of the entities, a different third each tick
   std::mutex mutex;
   uint64_t tick = 0;
   std::map<std::pair<uint64_t, EntityId>, uint64_t> hashes;  // (tick, id) -> pose hash
-  static void observe(void* context, std::size_t /*index*/, EntityId id,
-                      std::span<const Transform> pose, unsigned /*worker*/) {
-    auto& log = *static_cast<PoseByTick*>(context);
-    const std::lock_guard lock(log.mutex);
-    log.hashes[{log.tick, id}] = hash_pose(pose);
+  void observe_pose(std::size_t /*index*/, EntityId id, std::span<const Transform> pose,
+                    unsigned /*worker*/) override {
+    const std::lock_guard lock(mutex);
+    hashes[{tick, id}] = hash_pose(pose);
   }
-  // A third of the entities, a different third each tick.
-  static bool every_third(void* context, std::size_t /*index*/, EntityId id) {
-    return (id + static_cast<PoseByTick*>(context)->tick) % 3 == 0;
+  bool wants_pose(std::size_t /*index*/, EntityId id) const override {
+    return !every_third || (id + tick) % 3 == 0;
   }
 };
 
 TEST(Determinism, AWorldWithoutPalettesEvaluatesOnlyThePosesItsObserverWants) {
   const WorldOptions poses_only{60, 2, /*hash_palettes=*/false, /*palettes=*/false};
   ScriptedWorld full(1), demand(poses_only), unobserved(poses_only);
-  PoseByTick all, some;
-  full.w.world.set_local_pose_observer(&PoseByTick::observe, &all);
-  demand.w.world.set_local_pose_observer(&PoseByTick::observe, &some, &PoseByTick::every_third);
+  PoseByTick all(/*every_third=*/false), some(/*every_third=*/true);
+  full.w.world.set_local_pose_observer(&all);
+  demand.w.world.set_local_pose_observer(&some);
   for (uint64_t tick = 0; tick < 120; ++tick) {
     all.tick = some.tick = tick;
     for (ScriptedWorld* s : {&full, &demand, &unobserved}) {

@@ -44,17 +44,10 @@ Status AssetLibrary::add(std::shared_ptr<const Model> model) {
     }
   }
   ClientModel entry;
-  entry.formats.reserve(model->rigs.size());
-  for (std::size_t r = 0; r < model->rigs.size(); ++r) {
-    const Rig& rig = model->rigs[r];
-    Result<protocol::PoseFormat> format = protocol::build_pose_format(rig.skeleton, rig.clips);
-    if (!format) {
-      return Error{"asset library: " + model->source + ": rigs[" + std::to_string(r) +
-                   "]: pose format: " + format.error().message};
-    }
-    entry.formats.push_back(
-        std::make_shared<const protocol::PoseFormat>(std::move(format).value()));
-  }
+  Result<std::vector<std::shared_ptr<const protocol::PoseFormat>>> formats =
+      protocol::build_model_pose_formats(*model);
+  if (!formats) return Error{"asset library: " + formats.error().message};
+  entry.formats = std::move(formats).value();
   for (std::size_t r = 0; r < model->rigs.size(); ++r) {
     const Rig& rig = model->rigs[r];
     entry.dictionaries.push_back(

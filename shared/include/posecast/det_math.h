@@ -12,34 +12,60 @@
 #include <glm/vec3.hpp>
 
 #include <cmath>
+#include <cstddef>
 
 namespace posecast {
 
-// acos(x) for x in [0, 1], absolute error <= 3e-8 (Abramowitz & Stegun 4.4.46, a polynomial
-// times sqrt(1 - x)). Inputs outside [0, 1] are clamped.
+// The pose path's polynomials: one set of coefficients each, shared by the scalar functions
+// below and the sampler's lane-by-lane versions (shared/src/slerp_lanes.h), so both give the
+// same bits. det_horner evaluates c[0] + x * (c[1] + x * (... + x * c[N-1])) in exactly that
+// order for a float or a vector of floats (each lane rounded as the scalar would be).
+namespace det_detail {
+
+// acos(x) = sqrt(1 - x) * p(x) for x in [0, 1], absolute error <= 3e-8 (Abramowitz & Stegun
+// 4.4.46).
+inline constexpr float kAcosUnit[] = {1.5707963050f,  -0.2145988016f, 0.0889789874f,
+                                      -0.0501743046f, 0.0308918810f,  -0.0170881256f,
+                                      0.0066700901f,  -0.0012624911f};
+// sin(x) = x * p(x^2) for x in [0, pi/2], the Taylor series to x^13: truncation error < 1e-9,
+// below float rounding.
+inline constexpr float kSinHalfPi[] = {1.0f,           -1.0f / 6.0f,        1.0f / 120.0f,
+                                       -1.0f / 5040.0f, 1.0f / 362880.0f,    -1.0f / 39916800.0f,
+                                       1.0f / 6227020800.0f};
+// cos(x) = p(x^2) for x in [0, pi/2], the Taylor series to x^12: truncation error < 7e-9.
+inline constexpr float kCosHalfPi[] = {1.0f,            -1.0f / 2.0f,        1.0f / 24.0f,
+                                       -1.0f / 720.0f,  1.0f / 40320.0f,     -1.0f / 3628800.0f,
+                                       1.0f / 479001600.0f};
+
+// x * (c[I] + x * (... + x * c[N-1])): the tail of det_horner, unrolled at compile time.
+template <std::size_t I, class V, std::size_t N>
+[[gnu::always_inline]] inline V horner_tail(V x, const float (&c)[N]) {
+  if constexpr (I + 1 == N) {
+    return x * c[I];
+  } else {
+    return x * (c[I] + horner_tail<I + 1>(x, c));
+  }
+}
+
+template <class V, std::size_t N>
+[[gnu::always_inline]] inline V det_horner(V x, const float (&c)[N]) {
+  static_assert(N >= 2);
+  return c[0] + horner_tail<1>(x, c);
+}
+
+}  // namespace det_detail
+
+// acos(x) for x in [0, 1], absolute error <= 3e-8. Inputs outside [0, 1] are clamped.
 inline float det_acos_unit(float x) {
   if (x < 0.0f) x = 0.0f;
   if (x > 1.0f) x = 1.0f;
-  const float p =
-      1.5707963050f +
-      x * (-0.2145988016f +
-           x * (0.0889789874f +
-                x * (-0.0501743046f +
-                     x * (0.0308918810f +
-                          x * (-0.0170881256f + x * (0.0066700901f + x * -0.0012624911f))))));
-  return std::sqrt(1.0f - x) * p;
+  return std::sqrt(1.0f - x) * det_detail::det_horner(x, det_detail::kAcosUnit);
 }
 
-// sin(x) for x in [0, pi/2] (the range slerp needs after choosing the shortest path), by its
-// Taylor series to x^13; truncation error < 1e-9, below float rounding.
+// sin(x) for x in [0, pi/2] (the range slerp needs after choosing the shortest path);
+// error below float rounding.
 inline float det_sin_half_pi(float x) {
-  const float x2 = x * x;
-  return x * (1.0f +
-              x2 * (-1.0f / 6.0f +
-                    x2 * (1.0f / 120.0f +
-                          x2 * (-1.0f / 5040.0f +
-                                x2 * (1.0f / 362880.0f +
-                                      x2 * (-1.0f / 39916800.0f + x2 * (1.0f / 6227020800.0f)))))));
+  return x * det_detail::det_horner(x * x, det_detail::kSinHalfPi);
 }
 
 inline float det_dot(const glm::quat& a, const glm::quat& b) {
@@ -81,15 +107,10 @@ inline glm::quat det_slerp(const glm::quat& a, glm::quat b, float t) {
                                  a.z * wa + b.z * wb));
 }
 
-// cos(x) for x in [0, pi/2], by its Taylor series to x^12; truncation error < 7e-9, below
-// float rounding. `x2` is x * x (det_key_slerp computes it once for sine and cosine).
+// cos(x) for x in [0, pi/2], error below float rounding. `x2` is x * x (det_key_slerp
+// computes it once for sine and cosine).
 inline float det_cos_half_pi_of_square(float x2) {
-  return 1.0f +
-         x2 * (-1.0f / 2.0f +
-               x2 * (1.0f / 24.0f +
-                     x2 * (-1.0f / 720.0f +
-                           x2 * (1.0f / 40320.0f +
-                                 x2 * (-1.0f / 3628800.0f + x2 * (1.0f / 479001600.0f))))));
+  return det_detail::det_horner(x2, det_detail::kCosHalfPi);
 }
 
 // The sampler's slerp between two keys of a LINEAR rotation track (glTF), in the form

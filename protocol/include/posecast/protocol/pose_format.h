@@ -11,11 +11,13 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "posecast/clip.h"
+#include "posecast/model.h"
 #include "posecast/result.h"
 #include "posecast/skeleton.h"
 #include "posecast/transform.h"
@@ -109,5 +111,10 @@ struct PoseFormat {
 // Fails only for an invalid skeleton or clip (the message says which).
 Result<PoseFormat> build_pose_format(const Skeleton& skeleton, std::span<const Clip> clips,
                                      const PoseFormatOptions& options = {});
+
+// The pose formats of every rig of `model` (index = rig index), with default options: the one
+// derivation the server and the client both use, so their formats (and fingerprints) agree.
+// Errors name the rig: "model '<source>' rigs[<r>]: pose format: ...".
+Result<std::vector<std::shared_ptr<const PoseFormat>>> build_model_pose_formats(const Model& model);
 
 }  // namespace posecast::protocol

@@ -104,7 +104,7 @@ class RangeEncoder {
   // outlive the encoder) and appended to `out` by finish(); `scratch` may also be `out`
   // itself, which is the constructor above. A scratch kept from one stream to the next is not
   // grown (zero-filled) again: for many short streams, such as the pose codec's records,
-  // growing `out` by a chunk each time cost about 1 % of an encode (perf, session 22). With a
+  // growing `out` by a chunk each time costs about 1 % of an encode (perf). With a
   // separate scratch, an encoder dropped without finish() leaves `out` as it was.
   RangeEncoder(std::vector<uint8_t>& out, std::vector<uint8_t>& scratch)
       : out_(scratch), stream_start_(&scratch == &out ? out.size() : 0), destination_(&out) {

@@ -25,15 +25,16 @@ struct SnapshotHeader {
 };
 
 // Encodes `entities` (in order) into as few packets as a greedy fill allows, each at most
-// `max_packet_bytes`. An empty entity list gives one packet with no records. Fails when one
+// `max_packet_bytes` (through a SnapshotWriter, snapshot_writer.h, which groups and measures). An empty entity list gives one packet with no records. Fails when one
 // record alone does not fit a packet (its pose is too large: see docs/protocol.md), when more
 // than 255 parts would be needed, or when max_packet_bytes is too small for a header.
 Result<std::vector<std::vector<uint8_t>>> encode_snapshot_packets(
     const SnapshotHeader& header, std::span<const EntityPose> entities,
     std::size_t max_packet_bytes = kMaxPacketBytes);
 
-// Bytes of a Snapshot packet beyond its pose bytes, for `records` records (an upper bound the
-// splitter uses; exposed for capacity planning and tests).
+// Bytes of a Snapshot packet beyond its pose bytes, for `records` records: an upper bound,
+// affine in `records`, that the SnapshotWriter groups by (exposed for capacity planning and
+// tests).
 std::size_t snapshot_packet_overhead(std::size_t records);
 
 }  // namespace posecast::protocol

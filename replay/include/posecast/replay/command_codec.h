@@ -8,11 +8,14 @@
 // One command, little-endian:
 //   u8 kind  varint submitter  varint entity  varint lateness  body
 // kind codes are fixed by this file (not by the variant's order), lateness is the apply tick
-// minus the command's own tick (> 0 for a command that arrived late).
+// minus the command's own tick (> 0 for a command that arrived late). Each body's fields, in
+// stored order, are one entry of the command table in command_codec.cpp (CommandFormat), which
+// encoding, decoding and same_command all follow: a new command kind is a CommandKind code here
+// and one entry there.
 
 #include <cstdint>
 
-#include "posecast/replay/wire_io.h"
+#include "posecast/byte_io.h"
 #include "posecast/sim/commands.h"
 
 namespace posecast::replay {
@@ -37,12 +40,12 @@ struct RecordedCommand {
 };
 
 // Appends one command applied at `apply_tick` (command.tick must be <= apply_tick).
-void encode_command(WireWriter& out, uint32_t submitter, const sim::Command& command,
+void encode_command(ByteWriter& out, uint32_t submitter, const sim::Command& command,
                     uint64_t apply_tick);
 
 // Reads one command applied at `apply_tick`. On failure the reader holds the error ("kind: 77
 // is not a command kind", "body.motion.count: truncated", ...) and `out` is unspecified.
-bool decode_command(WireReader& in, uint64_t apply_tick, RecordedCommand& out);
+bool decode_command(ByteReader& in, uint64_t apply_tick, RecordedCommand& out);
 
 // Bitwise equality of two commands (floats compared by their bits), for tests and checks.
 bool same_command(const sim::Command& a, const sim::Command& b);

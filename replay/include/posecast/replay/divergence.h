@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "posecast/replay/recording.h"
 #include "posecast/skeleton.h"
@@ -36,6 +37,10 @@ struct JointDifference {
 // Sizes that differ from the skeleton give joint -1 and differing_joints = the larger size.
 JointDifference compare_palettes(const Skeleton& skeleton, std::span<const glm::mat4> current,
                                  std::span<const glm::mat4> reference);
+
+// One entity's matrices of a recorded palette sample (16 floats per joint, column-major) as
+// palette matrices, for compare_palettes.
+std::vector<glm::mat4> sample_palette(const PaletteSample::Entity& entity);
 
 // The first field in which two entity states differ, as a path with both values
 // ("layers[0].target.slots[0].phase: 123 vs 456"); empty when they are equal. Sampling cursors

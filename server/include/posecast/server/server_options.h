@@ -39,7 +39,7 @@ struct ServerOptions {
   // evaluation pass (sim::WorldOptions::hash_palettes). A Recorder and a ReplayDriver read
   // those hashes instead of hashing every palette themselves on the ticking thread
   // (posecast-server's --record and --replay set it). About 41-44 ns of CPU per 24-joint
-  // palette either way (bench_replay BM_PaletteHash, session 18, AVX-512 machine).
+  // palette either way (bench_replay BM_PaletteHash).
   bool world_hashes = false;
   int64_t timeout_us = 5'000'000;     // no datagram from a client for this long: dropped
   int64_t keepalive_us = 1'000'000;   // the server sends each client something at least this often

@@ -67,7 +67,7 @@ const char* to_string(LayerMode mode);
 // fade progress at that interrupt: evaluating the base and mixing each later stage over it at
 // elapsed / duration (as the layer evaluated it) gives the frozen pose bit for bit.
 // Evaluation never reads it (the frozen pose is what the layer shows); the server describes
-// the frozen pose to clients with it (a frozen chain recipe, server/src/entities.cpp).
+// the frozen pose to clients with it (a frozen chain recipe, server/src/pose_recipe.cpp).
 struct FrozenStage {
   Motion motion;
   int64_t fade_elapsed_us = 0;

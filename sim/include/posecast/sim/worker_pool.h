@@ -7,8 +7,8 @@
 //
 // Waits spin briefly before they sleep (kSpinMicroseconds), when the pool has no more threads
 // than the machine has hardware threads: the caller waiting for the last worker at the end of
-// run(), a worker waiting for the next run(). A sleeping thread's wake-up took about 40 us on
-// the development VM (docs/performance-history.md, "Session 19"), paid by the worker at the
+// run(), a worker waiting for the next run(). A sleeping thread's wake-up takes tens of
+// microseconds on a virtual machine (about 40 us measured), paid by the worker at the
 // start of every pass of a few milliseconds and by the caller at its end. The cost: up to
 // kSpinMicroseconds of a core per wait that the next event does not end (a server ticking at
 // 60 Hz: at most 0.3 % of a core per worker). With more threads than cores a spinning thread

@@ -61,6 +61,24 @@ struct WorldStats {
   std::string last_rejection;       // why the last rejected command was rejected
 };
 
+// A typed hook into the World's evaluation pass (World::set_local_pose_observer): the server
+// quantises each pose once, inside the parallel pass. Both calls run on the evaluation threads
+// (worker < World::threads()); each index is visited by exactly one worker, so an observer that
+// writes only per-index and per-worker data needs no locks. `index` is the entity's index in id
+// order (as World::entity_id_at) after this tick's commands.
+class LocalPoseObserver {
+ public:
+  // Which entities a World without palettes (WorldOptions) evaluates this tick: asked before
+  // the entity is evaluated. A World computing palettes evaluates (and observes) every entity
+  // whatever it says. The default wants every entity.
+  virtual bool wants_pose(std::size_t index, EntityId id) const;
+  // Called for every entity tick() evaluates successfully, with the local pose (node count TRS)
+  // it just computed, before its palette. The span is valid only during the call.
+  virtual void observe_pose(std::size_t index, EntityId id, std::span<const Transform> local_pose,
+                            unsigned worker) = 0;
+  virtual ~LocalPoseObserver() = default;
+};
+
 class World {
  public:
   explicit World(const WorldOptions& options = {});
@@ -105,23 +123,9 @@ class World {
   // applied in the same order (replay/recorder.h).
   std::span<const QueuedCommand> last_tick_commands() const;
 
-  // Optional hook into the evaluation pass: called for every entity tick() evaluates
-  // successfully, with the local pose (node count TRS) it just computed, before its palette.
-  // Runs on the evaluation threads (worker < threads()); each index is visited by exactly one
-  // worker, so an observer that writes only per-index and per-worker data needs no locks.
-  // `index` is the entity's index in id order (as entity_id_at) after this tick's commands.
-  // The pose span is valid only during the call. nullptr removes it. Set between ticks, from
-  // the thread that ticks. (Used by the server to quantise each pose once, inside the
-  // parallel pass.)
-  // `interest` (optional) says which entities a World without palettes (WorldOptions) needs
-  // to evaluate this tick: called on the evaluation threads, before the entity is evaluated,
-  // with the same context, index and id; null means every entity. A World computing palettes
-  // evaluates (and observes) every entity whatever it says.
-  using LocalPoseObserver = void (*)(void* context, std::size_t index, EntityId id,
-                                     std::span<const Transform> local_pose, unsigned worker);
-  using PoseInterest = bool (*)(void* context, std::size_t index, EntityId id);
-  void set_local_pose_observer(LocalPoseObserver observer, void* context,
-                               PoseInterest interest = nullptr);
+  // Optional hook into the evaluation pass (LocalPoseObserver, above); nullptr removes it.
+  // Set between ticks, from the thread that ticks; the observer must outlive its use.
+  void set_local_pose_observer(LocalPoseObserver* observer);
 
   unsigned threads() const;
   void set_threads(unsigned threads);  // takes effect at once; results do not change

@@ -1,5 +1,6 @@
 #pragma once
-// The pose codec's benchmark scenarios, shared by bench_codec (sizes, errors, times) and
+// The pose codec's scenarios, shared by its profile-guided build's training run
+// (codec_train.cpp), bench_codec (sizes, errors, times) and
 // codec_tables (the residual tables in and out of sample): what the server would stream for
 // Fox Run, Fox Walk <-> Run crossfades, CesiumMan's walk and the 128-joint generated rig, at
 // a send rate of a 60 Hz tick, 10 seconds of updates each. Fox and CesiumMan are read from
@@ -16,7 +17,7 @@
 #include "posecast/protocol/pose_format.h"
 #include "posecast/protocol/quantization.h"
 
-namespace posecast::codec_bench {
+namespace posecast::codec_scenarios {
 
 using protocol::PoseFormat;
 using protocol::PoseRecipe;
@@ -48,7 +49,7 @@ Scenario build_scenario(const std::string& source, const std::string& clip_a,
 
 // Quantises every pose the way the server does: a pose without a recipe against the previous
 // one's axes (hysteresis), a pose sent with its recipe (`with_recipes`) without a reference,
-// as the clip dictionary predicts (protocol version 6).
+// as the clip dictionary predicts (docs/codec.md, "Exact records").
 std::vector<QuantizedPose> quantize_all(const Scenario& s, bool with_recipes = false);
 
 // The references of update `u` of `q` when each update is acked in time: the previous three
@@ -76,4 +77,4 @@ inline constexpr ScenarioSpec kScenarios[] = {
 };
 inline constexpr int kSendRates[] = {60, 30, 20};
 
-}  // namespace posecast::codec_bench
+}  // namespace posecast::codec_scenarios

@@ -1,4 +1,4 @@
-// The pose codec's benchmark scenarios (codec_scenarios.h).
+// The pose codec's scenarios (codec_scenarios.h).
 
 #include "codec_scenarios.h"
 
@@ -11,7 +11,7 @@
 #include "posecast/rig/model_source.h"
 #include "posecast/sampling.h"
 
-namespace posecast::codec_bench {
+namespace posecast::codec_scenarios {
 namespace {
 
 std::string asset(const std::string& name) { return std::string(POSECAST_ASSETS_DIR) + "/" + name; }
@@ -164,4 +164,4 @@ double percentile(std::vector<double> v, double p) {
   return v[i];
 }
 
-}  // namespace posecast::codec_bench
+}  // namespace posecast::codec_scenarios

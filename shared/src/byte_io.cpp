@@ -1,16 +1,16 @@
-#include "posecast/replay/wire_io.h"
+#include "posecast/byte_io.h"
 
 #include <cstring>
 
-namespace posecast::replay {
+namespace posecast {
 
-void WireWriter::f32(float v) {
+void ByteWriter::f32(float v) {
   uint32_t bits;
   std::memcpy(&bits, &v, sizeof bits);
   u32(bits);
 }
 
-void WireWriter::varint(uint64_t v) {
+void ByteWriter::varint(uint64_t v) {
   while (v >= 0x80) {
     out_.push_back(static_cast<uint8_t>(v | 0x80));
     v >>= 7;
@@ -18,16 +18,16 @@ void WireWriter::varint(uint64_t v) {
   out_.push_back(static_cast<uint8_t>(v));
 }
 
-void WireWriter::str(std::string_view s) {
+void ByteWriter::str(std::string_view s) {
   varint(s.size());
   out_.insert(out_.end(), s.begin(), s.end());
 }
 
-void WireReader::fail(const std::string& field, const std::string& reason) {
+void ByteReader::fail(const std::string& field, const std::string& reason) {
   if (error_.empty()) error_ = field + ": " + reason;
 }
 
-uint64_t WireReader::fixed(std::size_t n, const char* field) {
+uint64_t ByteReader::fixed(std::size_t n, const char* field) {
   if (!ok()) return 0;
   if (remaining() < n) {
     fail(field, "truncated");
@@ -39,16 +39,14 @@ uint64_t WireReader::fixed(std::size_t n, const char* field) {
   return v;
 }
 
-uint8_t WireReader::u8(const char* field) { return static_cast<uint8_t>(fixed(1, field)); }
-
-float WireReader::f32(const char* field) {
+float ByteReader::f32(const char* field) {
   const uint32_t bits = u32(field);
   float v;
   std::memcpy(&v, &bits, sizeof v);
   return v;
 }
 
-uint64_t WireReader::varint(const char* field, uint64_t max) {
+uint64_t ByteReader::varint(const char* field, uint64_t max) {
   if (!ok()) return 0;
   uint64_t v = 0;
   for (int shift = 0; shift < 70; shift += 7) {
@@ -75,18 +73,18 @@ uint64_t WireReader::varint(const char* field, uint64_t max) {
   return 0;
 }
 
-int64_t WireReader::svarint(const char* field) {
+int64_t ByteReader::svarint(const char* field) {
   const uint64_t z = varint(field);
   return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
 }
 
-std::string WireReader::str(const char* field, std::size_t max_bytes) {
+std::string ByteReader::str(const char* field, std::size_t max_bytes) {
   const uint64_t n = varint(field, max_bytes);
   const std::span<const uint8_t> b = bytes(static_cast<std::size_t>(n), field);
   return std::string(b.begin(), b.end());
 }
 
-std::span<const uint8_t> WireReader::bytes(std::size_t n, const char* field) {
+std::span<const uint8_t> ByteReader::bytes(std::size_t n, const char* field) {
   if (!ok()) return {};
   if (remaining() < n) {
     fail(field, "truncated (" + std::to_string(n) + " bytes announced, " +
@@ -98,4 +96,4 @@ std::span<const uint8_t> WireReader::bytes(std::size_t n, const char* field) {
   return out;
 }
 
-}  // namespace posecast::replay
+}  // namespace posecast

@@ -1,6 +1,6 @@
 #pragma once
 // The generated rig's skinned body: one triangle mesh made of the layout's capsules
-// (private to tools/rig).
+// (private to shared/rig).
 //
 // Skin weights: each capsule belongs to its owner joint; within a blend length of either end it
 // fades half of its weight into the joint it meets there (0.5 at the end, smoothstep to 0), and

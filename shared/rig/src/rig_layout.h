@@ -1,5 +1,5 @@
 #pragma once
-// The generated rig's skeleton and the capsules that make its body (private to tools/rig).
+// The generated rig's skeleton and the capsules that make its body (private to shared/rig).
 //
 // Layout for N joints:
 //  - the humanoid core (22 joints: hips, spine x3, neck, head, shoulders, arms, hands, legs,

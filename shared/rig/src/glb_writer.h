@@ -1,6 +1,6 @@
 #pragma once
 // Minimal binary glTF (.glb) writing: a growing BIN chunk with its bufferViews and accessors,
-// and the container itself (private to tools/rig).
+// and the container itself (private to shared/rig).
 //
 // All multi-byte values are written little-endian byte by byte, so the output does not depend
 // on the host. JSON objects keep their keys sorted (nlohmann's std::map), and numbers are

@@ -1,5 +1,5 @@
 #pragma once
-// Assembles the generated rig's glTF document and packs it as .glb (private to tools/rig).
+// Assembles the generated rig's glTF document and packs it as .glb (private to shared/rig).
 //
 // Node order: 0 "rig_root" (the scene's only root, no transform), 1..N the skin joints in skin
 // order (parents first), N+1 "creature_body" (the skinned mesh node, a sibling of the root

@@ -1,5 +1,5 @@
 #pragma once
-// Deterministic math for the rig generator (private to tools/rig).
+// Deterministic math for the rig generator (private to shared/rig).
 //
 // The generated .glb is hashed in golden tests, so every number in it must come out with the
 // same bits on every compiler and CPU. Everything here therefore uses only + - * / sqrt and

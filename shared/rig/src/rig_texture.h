@@ -1,5 +1,5 @@
 #pragma once
-// The generated rig's base colour texture: a small deterministic PNG (private to tools/rig).
+// The generated rig's base colour texture: a small deterministic PNG (private to shared/rig).
 
 #include <cstdint>
 #include <vector>

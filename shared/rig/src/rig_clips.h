@@ -1,5 +1,5 @@
 #pragma once
-// The generated rig's animation clips as key arrays ready to write (private to tools/rig).
+// The generated rig's animation clips as key arrays ready to write (private to shared/rig).
 //
 // Every clip loops seamlessly: its last key repeats its first (values and, for CUBICSPLINE,
 // tangents). Key times start at 0, are strictly increasing and are shared by all tracks of a

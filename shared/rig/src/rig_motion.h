@@ -1,6 +1,6 @@
 #pragma once
 // What each clip does to each joint, as functions of the clip's phase in [0, 1) (private to
-// tools/rig). rig_clips.cpp samples them into keys. Angles in degrees (see euler_degrees for
+// shared/rig). rig_clips.cpp samples them into keys. Angles in degrees (see euler_degrees for
 // the signs), offsets in metres added to the rest translation.
 
 #include "rig_layout.h"

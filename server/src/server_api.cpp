@@ -1,0 +1,121 @@
+// The embedding API (server.h): calls from any thread are queued and applied at the next tick
+// boundary, in call order. Animator commands go to the World before the tick; everything that
+// names an entity by its server record (positions, ownership) or a client is applied after the
+// tick's entity sync, so a spawn and a set_position queued together both take effect.
+
+#include <algorithm>
+
+#include "server_impl.h"
+
+namespace posecast::server {
+
+void Server::Impl::queue(ApiOp op) {
+  std::lock_guard lock(api_mutex);
+  api_ops.push_back(std::move(op));
+}
+
+sim::EntityId Server::spawn(sim::ModelId model, uint16_t rig, Vec3 position) {
+  const sim::EntityId id = impl_->next_api_id.fetch_add(1);
+  std::lock_guard lock(impl_->api_mutex);
+  impl_->api_ops.push_back(sim::Command{0, id, sim::SpawnCommand{model, rig}});
+  impl_->api_ops.push_back(OpSetPosition{id, position});
+  return id;
+}
+
+void Server::despawn(sim::EntityId id) { impl_->queue(sim::Command{0, id, sim::DespawnCommand{}}); }
+
+void Server::play(sim::EntityId id, uint8_t layer, const sim::MotionSpec& motion) {
+  impl_->queue(sim::Command{0, id, sim::PlayCommand{layer, motion}});
+}
+
+void Server::crossfade(sim::EntityId id, uint8_t layer, const sim::MotionSpec& motion,
+                       int64_t duration_us, bool sync_phase) {
+  impl_->queue(sim::Command{0, id, sim::CrossfadeCommand{layer, motion, duration_us, sync_phase}});
+}
+
+void Server::set_layer_weight(sim::EntityId id, uint8_t layer, float weight) {
+  impl_->queue(sim::Command{0, id, sim::SetLayerWeightCommand{layer, weight}});
+}
+
+void Server::set_blend_weights(sim::EntityId id, uint8_t layer, std::span<const float> weights) {
+  sim::SetBlendWeightsCommand command;
+  command.layer = layer;
+  command.count = static_cast<uint8_t>(std::min<std::size_t>(weights.size(), sim::kMaxBlendClips + 1));
+  for (std::size_t i = 0; i < weights.size() && i < command.weights.size(); ++i) command.weights[i] = weights[i];
+  impl_->queue(sim::Command{0, id, command});
+}
+
+void Server::set_speed(sim::EntityId id, uint8_t layer, sim::SpeedQ16 speed) {
+  impl_->queue(sim::Command{0, id, sim::SetSpeedCommand{layer, speed}});
+}
+
+void Server::submit(sim::Command command) { impl_->queue(std::move(command)); }
+void Server::set_position(sim::EntityId id, Vec3 position) { impl_->queue(OpSetPosition{id, position}); }
+void Server::grant_ownership(uint32_t client_id, sim::EntityId id) { impl_->queue(OpGrant{client_id, id}); }
+void Server::revoke_ownership(sim::EntityId id) { impl_->queue(OpRevoke{id}); }
+void Server::set_interest(uint32_t client_id, Interest interest) {
+  impl_->queue(OpInterest{client_id, std::make_shared<Interest>(std::move(interest))});
+}
+void Server::set_client_bandwidth(uint32_t client_id, uint32_t kbit) { impl_->queue(OpBandwidth{client_id, kbit}); }
+void Server::set_client_send_rate(uint32_t client_id, uint32_t hz) { impl_->queue(OpSendRate{client_id, hz}); }
+void Server::kick(uint32_t client_id, std::string reason) { impl_->queue(OpKick{client_id, std::move(reason)}); }
+
+void Server::on_client_connected(std::function<void(const ClientInfo&)> callback) {
+  impl_->connected_callback = std::move(callback);
+}
+void Server::on_client_disconnected(
+    std::function<void(const ClientInfo&, protocol::DisconnectReason)> callback) {
+  impl_->disconnected_callback = std::move(callback);
+}
+void Server::on_replay_control(
+    std::function<void(const ClientInfo&, const protocol::ReplayControl&)> callback) {
+  impl_->replay_control_callback = std::move(callback);
+}
+void Server::set_replay_status(uint32_t first_tick, uint32_t last_tick, uint32_t tick, int32_t speed_q16) {
+  impl_->replicator->set_replay_status(first_tick, last_tick, tick, speed_q16);
+}
+void Server::on_pose_quantized(std::function<void(uint32_t, sim::EntityId, uint16_t,
+                                                  const protocol::QuantizedPose&)> callback) {
+  impl_->mirror->on_pose_quantized(std::move(callback));
+}
+
+void Server::Impl::apply_api_ops() {
+  {
+    std::lock_guard lock(api_mutex);
+    api_ops_taken.swap(api_ops);
+  }
+  const uint64_t next_tick = world->tick_index();
+  for (ApiOp& op : api_ops_taken) {
+    if (auto* command = std::get_if<sim::Command>(&op)) {
+      command->tick = next_tick;
+      world->submit(kApiSubmitter, std::move(*command));
+    }
+  }
+}
+
+void Server::Impl::apply_entity_ops(int64_t now_us) {
+  for (ApiOp& op : api_ops_taken) {
+    if (auto* p = std::get_if<OpSetPosition>(&op)) {
+      mirror->set_position(p->id, p->position);
+    } else if (auto* g = std::get_if<OpGrant>(&op)) {
+      mirror->set_owner(g->id, g->client);
+    } else if (auto* r = std::get_if<OpRevoke>(&op)) {
+      mirror->set_owner(r->id, 0);
+    } else if (auto* in = std::get_if<OpInterest>(&op)) {
+      if (ClientReplica* c = replicator->find(in->client)) replicator->set_interest(*c, std::move(*in->interest));
+    } else if (auto* b = std::get_if<OpBandwidth>(&op)) {
+      if (ClientReplica* c = replicator->find(b->client)) c->bandwidth_kbit = b->kbit;
+    } else if (auto* s = std::get_if<OpSendRate>(&op)) {
+      if (ClientReplica* c = replicator->find(s->client)) replicator->set_send_rate(*c, s->hz);
+    } else if (auto* k = std::get_if<OpKick>(&op)) {
+      if (ClientConnection* c = connections->find(k->client)) {
+        ++counters.kicks;
+        connections->disconnect(connections->index_of(*c), protocol::DisconnectReason::kKicked, k->reason,
+                                now_us, true);
+      }
+    }
+  }
+  api_ops_taken.clear();
+}
+
+}  // namespace posecast::server
