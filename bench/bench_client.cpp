@@ -12,7 +12,7 @@
 // Counters: ns_per_entity (CPU time per frame / N), entities presented at the end, and the
 // share of them shown from render-time recipes at the last frame (recipe_share; the entities
 // crossfading show interpolated poses). The *Interp variants turn render-time recipes off
-// (PresentSettings::evaluate_recipes): pose interpolation, as before recipes.
+// (PresentSettings::evaluate_recipes): pose interpolation alone.
 // The palette upload to the GPU is a glBufferSubData of the same bytes; the viewer's --stats
 // frame time includes it (docs/viewer.md).
 
@@ -169,7 +169,7 @@ void BM_PresentEntity(benchmark::State& state, const std::string& source, bool e
   client::PresentSettings settings;
   settings.evaluate_recipes = evaluate_recipes;
   client::PoseTrack track;
-  track.reset(rig.skeleton.node_count(), rig.skeleton.joint_count(), true, client::max_clip_tracks(rig.clips));
+  track.reset(rig.skeleton.node_count(), rig.skeleton.joint_count(), true, sim::max_clip_tracks(rig.clips));
   int64_t r = 50'001;
   for (auto _ : state) {
     benchmark::DoNotOptimize(track.present(rig.skeleton, window, r, settings, recipes));

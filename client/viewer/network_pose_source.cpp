@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <thread>
 
-#include "posecast/local_to_model.h"
 #include "posecast/net/endpoint.h"
 
 namespace posecast::viewer {
@@ -93,31 +92,20 @@ glm::mat4 NetworkPoseSource::placement(uint32_t entity_id) const {
   return glm::translate(glm::mat4(1.0f), glm::vec3(x, 0.0f, z));
 }
 
-Status NetworkPoseSource::build_entities() {
+void NetworkPoseSource::build_entities() {
   entities_.clear();
   for (const client::PresentedEntity& presented : client_->entities()) {
     if (presented.skeleton == nullptr || presented.palette.empty()) continue;
     const auto found = std::find(manifest_ids_.begin(), manifest_ids_.end(), presented.model_id);
     if (found == manifest_ids_.end()) continue;  // a model the manifest did not list: not drawn
-    const Skeleton& skeleton = *presented.skeleton;
-    glm::mat4 mesh_world(1.0f);
-    if (skeleton.mesh_node >= 0) {
-      scratch_models_.resize(skeleton.node_count());
-      const LocalToModelJob job{&skeleton, presented.locals, scratch_models_};
-      if (!job.Run()) {
-        return Error{"server " + address_ + ": entity " + std::to_string(presented.id) +
-                     ": local-to-model failed (locals do not match the skeleton)"};
-      }
-      mesh_world = scratch_models_[static_cast<std::size_t>(skeleton.mesh_node)];
-    }
     render::RenderEntity entity;
     entity.model = static_cast<uint32_t>(found - manifest_ids_.begin());
     entity.rig = presented.rig_index;
-    entity.world = placement(presented.id) * mesh_world;
+    // The mesh node's transform, from the evaluation that made the palette.
+    entity.world = placement(presented.id) * *presented.mesh_model;
     entity.palette = presented.palette;
     entities_.push_back(entity);
   }
-  return {};
 }
 
 Status NetworkPoseSource::update(int64_t /*now_us*/) {
@@ -145,7 +133,8 @@ Status NetworkPoseSource::update(int64_t /*now_us*/) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     last_update_us_ = clock_us();
-    return build_entities();
+    build_entities();
+    return {};
   }
   last_update_us_ = clock_us();
   const auto decode_start = std::chrono::steady_clock::now();
@@ -155,7 +144,8 @@ Status NetworkPoseSource::update(int64_t /*now_us*/) {
   if (!client_->connected()) return fail("connection lost");
   bind_models();
   update_panel(decode_ms);
-  return build_entities();
+  build_entities();
+  return {};
 }
 
 void NetworkPoseSource::wait_for_next_frame() {

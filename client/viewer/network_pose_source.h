@@ -68,7 +68,7 @@ class NetworkPoseSource final : public PoseSource {
   int64_t clock_us() const;
   Status fail(const std::string& what) const;
   void bind_models();
-  Status build_entities();
+  void build_entities();
   glm::mat4 placement(uint32_t entity_id) const;
   void update_panel(double decode_ms);
   // The owned entity keys act on (the selected one, kept valid as the owned list changes);
@@ -90,7 +90,6 @@ class NetworkPoseSource final : public PoseSource {
   std::vector<uint32_t> manifest_ids_;                // server model id of models_[i]
   float spacing_ = 1.0f;
 
-  std::vector<glm::mat4> scratch_models_;  // LocalToModelJob output, reused
   std::vector<render::RenderEntity> entities_;
 
   NetworkPanel panel_;

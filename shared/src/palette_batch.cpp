@@ -292,6 +292,7 @@ bool PaletteBatchJob::Validate() const {
     if (locals[e].size() != nodes || palettes[e].size() != joints) return false;
   }
   if (scratch.size() < scratch_floats(*skeleton)) return false;
+  if (!mesh_models.empty() && mesh_models.size() != locals.size()) return false;
   if (skeleton->inverse_bind.size() != joints) return false;
   if (skeleton->mesh_node < -1 || skeleton->mesh_node >= static_cast<int64_t>(nodes)) return false;
   if (assets_validated) return true;  // Skeleton::validate checked the loops below
@@ -316,6 +317,15 @@ uint32_t PaletteBatchJob::Run() const {
                  skeleton->inverse_bind.data(), skeleton->joint_count(), lane_locals,
                  lane_palettes, count, 0u, scratch.data(), nullptr, nullptr, false};
   local_to_model_batch(args);
+  if (!mesh_models.empty()) {
+    const float* mesh_floats =
+        skeleton->mesh_node == -1
+            ? nullptr
+            : scratch.data() + static_cast<std::size_t>(skeleton->mesh_node) * kFloatsPerNode;
+    for (std::size_t e = 0; e < count; ++e) {
+      mesh_models[e] = mesh_floats == nullptr ? glm::mat4(1.0f) : lane_matrix(mesh_floats, e);
+    }
+  }
 
   // The mesh node, per lane as PaletteJob decides it: a world matrix that is exactly the
   // identity takes the path without the product (see PaletteJob::Run).

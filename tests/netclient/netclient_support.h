@@ -37,6 +37,15 @@ inline TestRig load_test_rig(const std::string& source = "gen-rig:24") {
   return r;
 }
 
+// The test rig as the server's model 0, bound as a Welcome's manifest would bind it.
+inline AssetBinding bind_test_rig(const TestRig& rig) {
+  const protocol::AssetInfo info{0, rig.model->model->content_hash,
+                                 static_cast<uint16_t>(rig.skeleton().joint_count()), "gen-rig:24"};
+  Result<AssetBinding> bound = AssetBinding::bind(std::span(&info, 1), *rig.library, false, {});
+  EXPECT_TRUE(bound.ok());
+  return bound.ok() ? std::move(bound).value() : AssetBinding{};
+}
+
 // One entity playing a looping clip, quantised and encoded per tick like the server does.
 class PoseSource {
  public:

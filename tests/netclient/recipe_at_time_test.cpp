@@ -2,7 +2,7 @@
 // weights, clip-set changes) and PoseTrack evaluating them (the server's pose at server ticks
 // bit for bit, the extrapolation bound, the fallbacks to pose interpolation).
 
-#include "posecast/client/recipe_at_time.h"
+#include "posecast/sim/recipe_at_time.h"
 
 #include <cmath>
 #include <cstring>
@@ -17,6 +17,10 @@ namespace posecast::client {
 namespace {
 
 using protocol::PoseRecipe;
+using sim::kMaxRecipeSpanUs;
+using sim::max_clip_tracks;
+using sim::recipe_at_time;
+using sim::RecipeTiming;
 
 PoseRecipe one_clip(uint16_t clip, int64_t time_us, float weight = 1.0f) {
   PoseRecipe r;
@@ -300,7 +304,7 @@ TEST_F(RecipeTrackTest, FromAPlainRecordIntoACrossfadeTheServersPoseIsShownBitFo
     }
   }
   EXPECT_FALSE(track.correcting());
-  // Without the command's time (an older server's recipe) the pair is no longer derivable.
+  // Without the command's time (steady_us saturated) the pair is not derivable.
   b.quantized.recipe.steady_us = protocol::kMaxRecipeTimeUs;
   PoseTrack fresh;
   fresh.reset(rig.skeleton().node_count(), rig.skeleton().joint_count(), true, max_clip_tracks(rig.rig().clips));

@@ -17,11 +17,7 @@ class SnapshotBufferTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_NE(rig.model, nullptr);
-    const protocol::AssetInfo info{0, rig.model->model->content_hash,
-                                   static_cast<uint16_t>(rig.skeleton().joint_count()), "gen-rig:24"};
-    Result<AssetBinding> bound = AssetBinding::bind(std::span(&info, 1), *rig.library, false, {});
-    ASSERT_TRUE(bound.ok());
-    binding = std::move(bound).value();
+    binding = testing::bind_test_rig(rig);
     spawn(7, 1);
     spawn(8, 1);
     buffer.set_tick_rate(60);

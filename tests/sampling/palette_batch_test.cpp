@@ -31,7 +31,8 @@ std::vector<glm::mat4> reference_palette(const Skeleton& s, std::span<const Tran
 }
 
 // Runs the batch on `poses` and checks each entity against reference_palette: the same bits,
-// or, where the reference fails, an untouched palette and a clear bit in the returned mask.
+// or, where the reference fails, an untouched palette and a clear bit in the returned mask;
+// and each mesh-node world matrix against LocalToModelJob's.
 // `streaming`: with non-temporal stores (the vectors' blocks are 16-byte aligned, so on x86
 // the job takes them).
 void expect_batch_matches(const Skeleton& s, const std::vector<std::vector<Transform>>& poses,
@@ -42,10 +43,18 @@ void expect_batch_matches(const Skeleton& s, const std::vector<std::vector<Trans
   std::vector<std::span<const Transform>> locals(poses.begin(), poses.end());
   std::vector<std::span<glm::mat4>> outputs(palettes.begin(), palettes.end());
   std::vector<float> scratch(PaletteBatchJob::scratch_floats(s));
+  std::vector<glm::mat4> mesh_models(poses.size(), sentinel);
   PaletteBatchJob job{&s, locals, outputs, scratch};
   job.streaming_stores = streaming;
+  job.mesh_models = mesh_models;
   const uint32_t written = job.Run();
   for (std::size_t e = 0; e < poses.size(); ++e) {
+    // The mesh node's world matrix, singular or not: LocalToModelJob's bits.
+    std::vector<glm::mat4> models(s.node_count());
+    ASSERT_TRUE((LocalToModelJob{&s, poses[e], models}.Run()));
+    const glm::mat4 mesh_model =
+        s.mesh_node >= 0 ? models[static_cast<std::size_t>(s.mesh_node)] : glm::mat4(1.0f);
+    EXPECT_EQ(std::memcmp(&mesh_models[e], &mesh_model, sizeof(glm::mat4)), 0) << "entity " << e;
     const std::vector<glm::mat4> expected = reference_palette(s, poses[e]);
     if (expected.empty()) {
       EXPECT_EQ(written & (1u << e), 0u) << "entity " << e;
@@ -198,6 +207,10 @@ TEST(PaletteBatch, ValidateRefusesBadSetups) {
   PaletteBatchJob no_skeleton = job(2);
   no_skeleton.skeleton = nullptr;
   EXPECT_FALSE(no_skeleton.Validate());
+  std::vector<glm::mat4> one_mesh_model(1);
+  PaletteBatchJob short_mesh_models = job(2);
+  short_mesh_models.mesh_models = one_mesh_model;
+  EXPECT_FALSE(short_mesh_models.Validate());
   PaletteBatchJob small_scratch = job(2);
   small_scratch.scratch = std::span(scratch).first(scratch.size() - 1);
   EXPECT_FALSE(small_scratch.Validate());

@@ -47,9 +47,9 @@ SpawnOutcome EntityRegistry::on_spawn(const protocol::EntitySpawn& spawn,
     entity.recipes.clip_durations_us = entity.format->clip_durations_us;
     entity.recipes.assets_validated = true;  // AssetLibrary::add validated every clip
   }
-  // NetClient presents every entity with its one PresentScratch.
+  // The Presenter presents every entity with its one PresentScratch.
   entity.track.reset(entity.skeleton->node_count(), entity.skeleton->joint_count(),
-                     /*skeleton_validated=*/true, max_clip_tracks(rig.clips),
+                     /*skeleton_validated=*/true, sim::max_clip_tracks(rig.clips),
                      /*external_scratch=*/true);
   return replaced ? SpawnOutcome::kReplaced : SpawnOutcome::kAdded;
 }

@@ -73,10 +73,9 @@ void PlayoutClock::recompute() {
   // Loss: snapshots are expected every send interval (span * send rate / tick rate of them).
   // Each part received counts as 1 / (its snapshot's part count) of a snapshot, so a snapshot
   // of k parts that lost some counts as the share that arrived, and the expected received
-  // sum is (1 - p) x snapshots expected whatever the part counts are. (Until session 23 it
-  // was "parts received / (snapshots x mean part count per arrival)": when snapshots grew
-  // from 1 part to 4 within the window, the mean per arrival leaned to the larger ones and
-  // a loss-free loopback read up to 16 %, raising the delay by two send intervals.)
+  // sum is (1 - p) x snapshots expected whatever the part counts are. (A ratio of parts
+  // received to snapshots x mean part count per arrival would lean to the larger snapshots
+  // when their part counts change within the window, and read loss on a loss-free link.)
   const uint32_t loss_span_ticks = loss_end > loss_start ? loss_end - loss_start : 0;
   if (static_cast<int64_t>(loss_span_ticks) * tick_us >= settings_.min_loss_window_us &&
       in_loss_window > 0) {

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "posecast/client/recipe_at_time.h"
-
+#include "posecast/sim/recipe_at_time.h"
 #include "posecast/local_to_model.h"
 #include "posecast/palette.h"
 
@@ -36,7 +35,7 @@ void PresentScratch::reserve(std::size_t node_count) {
   if (fits(node_count)) return;
   target_.assign(node_count, Transform{});
   at_last_.assign(node_count, Transform{});
-  blend_.assign(kRecipeScratchPoses * node_count, Transform{});
+  blend_.assign(sim::kRecipeScratchPoses * node_count, Transform{});
   models_.assign(node_count, glm::mat4(1.0f));
 }
 
@@ -155,8 +154,8 @@ bool PoseTrack::recipe_between(const SampleRef& a, const SampleRef& b, int64_t r
     miss_ = RecipeMiss::kUnverified;
     return false;
   }
-  if (recipe_at_time(pair.recipe_a, a.time_us, pair.recipe_b, b.time_us, render_us,
-                     recipes.clip_durations_us, at) != RecipeTiming::kOk) {
+  if (sim::recipe_at_time(pair.recipe_a, a.time_us, pair.recipe_b, b.time_us, render_us,
+                          recipes.clip_durations_us, at) != sim::RecipeTiming::kOk) {
     miss_ = RecipeMiss::kNotDerivable;
     return false;
   }
@@ -173,7 +172,7 @@ bool PoseTrack::compute(const Source& source, const Skeleton& skeleton,
       std::copy(source.a->locals.begin(), source.a->locals.end(), out.begin());
       return true;
     case Source::Kind::kRecipe:
-      // The server evaluator's SampleJob + BlendJob on the same clips (recipe_evaluator.h): at
+      // The animator's recipe evaluator on the same clips (sim/recipe_evaluator.h): at
       // a server tick this is the server's pose bit for bit.
       return evaluator_.evaluate(skeleton, recipes.clips, recipes.assets_validated,
                                  recipe_slots_[source.recipe_slot], out, scratch.blend_);
@@ -190,168 +189,167 @@ bool PoseTrack::compute(const Source& source, const Skeleton& skeleton,
   return false;
 }
 
-bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
-                        const PresentSettings& settings, const RecipeSource& recipes,
-                        PresentScratch* scratch, bool defer_palette) {
-  const std::size_t nodes = shown_.size();
-  palette_pending_ = false;
-  palette_refused_ = false;
-  PresentScratch& work = scratch != nullptr ? *scratch : own_scratch_;
-  if (!work.fits(nodes)) return false;
-  // Only the samples the frame uses are checked; a pair's check is cached with it (pair_info).
-  auto fits = [&](const SampleRef& ref) { return ref.sample->locals.size() == nodes; };
-
-  PresentMode mode = PresentMode::kNone;
-  uint32_t before_tick = 0;
-  uint32_t after_tick = 0;
-  extrapolated_us_ = 0;
-  const bool try_recipes = settings.evaluate_recipes && !recipes.clips.empty();
-  // The pose source: a recipe where the pair qualifies (`recipe_source`), else `pose_source`.
-  Source pose_source;
-  Source recipe_source;
-  pose_source.skeleton = recipe_source.skeleton = &skeleton;
-  recipe_source.kind = Source::Kind::kRecipe;
-  recipe_source.clips = recipes.clips.data();
-  recipe_source.recipe_slot =
+inline PoseTrack::PlanOutcome PoseTrack::plan_frame(const Skeleton& skeleton,
+                                             const SampleWindow& window, int64_t render_us,
+                                             const PresentSettings& settings,
+                                             const RecipeSource& recipes, FramePlan& plan) {
+  plan.try_recipes = settings.evaluate_recipes && !recipes.clips.empty();
+  plan.pose_source.skeleton = plan.recipe_source.skeleton = &skeleton;
+  plan.recipe_source.kind = Source::Kind::kRecipe;
+  plan.recipe_source.clips = recipes.clips.data();
+  // The frame's recipe goes into the slot the last frame's source does not use.
+  plan.recipe_source.recipe_slot =
       last_source_.kind == Source::Kind::kRecipe && last_source_.recipe_slot == 0 ? 1 : 0;
-  protocol::PoseRecipe& frame_recipe = recipe_slots_[recipe_source.recipe_slot];
-  bool recipe_candidate = false;
+  plan.recipe_limit_us = render_us;
   miss_ = RecipeMiss::kNone;
-  SampleRef recipe_a, recipe_b;  // the pair a recipe target comes from
-  int64_t recipe_limit_us = render_us;  // how far that pair is followed (the extrapolation bound)
-
-  const auto exact_source = [&](const SampleRef& ref) {
-    pose_source.kind = Source::Kind::kSample;
-    pose_source.a = ref.sample;
-    pose_source.tick_a = pose_source.tick_b = ref.tick;
-  };
+  PlanOutcome outcome = PlanOutcome::kEmpty;
   if (window.before && window.after) {
-    before_tick = window.before.tick;
-    after_tick = window.after.tick;
-    if (render_us == window.before.time_us) {
-      if (!fits(window.before)) return false;
-      mode = PresentMode::kExact;
-      after_tick = before_tick;
-      exact_source(window.before);
-    } else {
-      if (!pair_info(window.before, window.after).fits) return false;
-      mode = PresentMode::kInterpolate;
-      recipe_a = window.before;
-      recipe_b = window.after;
-      recipe_candidate =
-          try_recipes && recipe_between(recipe_a, recipe_b, render_us, recipes, frame_recipe);
-      const double span = static_cast<double>(window.after.time_us - window.before.time_us);
-      pose_source.kind = Source::Kind::kInterpolate;
-      pose_source.a = window.before.sample;
-      pose_source.b = window.after.sample;
-      pose_source.tick_a = before_tick;
-      pose_source.tick_b = after_tick;
-      pose_source.param = static_cast<float>(static_cast<double>(render_us - window.before.time_us) / span);
-      pose_source.rotation = settings.rotation;
-    }
+    outcome = plan_between(window, render_us, settings, recipes, plan);
   } else if (window.before) {
-    before_tick = after_tick = window.before.tick;
-    const int64_t past = render_us - window.before.time_us;
-    if (past == 0 || !window.previous) {
-      if (!fits(window.before)) return false;
-    } else if (!pair_info(window.previous, window.before).fits) {
-      return false;
-    }
-    if (past == 0) {
-      mode = PresentMode::kExact;
-      exact_source(window.before);
-    } else if (!window.previous) {
-      mode = PresentMode::kStalled;  // one sample only: nothing to extrapolate with
-      exact_source(window.before);
-    } else {
-      const int64_t used = std::min(past, settings.max_extrapolation_us);
-      mode = used < past ? PresentMode::kStalled : PresentMode::kExtrapolate;
-      extrapolated_us_ = used;
-      after_tick = window.previous.tick;  // the basis includes the velocity's origin
-      // Bounded like pose extrapolation: a command the client has not seen yet (a speed
-      // change, another clip) makes any continuation wrong, recipes included.
-      recipe_a = window.previous;
-      recipe_b = window.before;
-      recipe_limit_us = window.before.time_us + used;
-      recipe_candidate = try_recipes && recipe_between(recipe_a, recipe_b, recipe_limit_us,
-                                                       recipes, frame_recipe);
-      const double step = static_cast<double>(window.before.time_us - window.previous.time_us);
-      pose_source.kind = Source::Kind::kExtrapolate;
-      pose_source.a = window.previous.sample;
-      pose_source.b = window.before.sample;
-      pose_source.tick_a = window.previous.tick;
-      pose_source.tick_b = window.before.tick;
-      pose_source.param = static_cast<float>(static_cast<double>(used) / step);
-    }
+    outcome = plan_past_newest(window, render_us, settings, recipes, plan);
   } else if (window.after) {
-    if (!fits(window.after)) return false;
-    mode = PresentMode::kHold;
-    before_tick = after_tick = window.after.tick;
-    exact_source(window.after);
-  } else {
-    mode_ = PresentMode::kNone;
-    last_source_ = Source{};
-    return false;
+    if (!sample_fits(window.after)) return PlanOutcome::kMismatch;
+    plan.mode = PresentMode::kHold;
+    plan_exact(window.after, plan);
+    outcome = PlanOutcome::kPlanned;
   }
-  if (recipe_candidate) {
-    recipe_source.tick_a = recipe_a.tick;
-    recipe_source.tick_b = recipe_b.tick;
+  if (plan.recipe_candidate) {
+    plan.recipe_source.tick_a = plan.recipe_a.tick;
+    plan.recipe_source.tick_b = plan.recipe_b.tick;
   }
+  return outcome;
+}
 
-  // The target goes straight into shown_ unless a fade needs shown_ (the last frame's pose)
-  // or the target apart from it. A recipe the evaluator refuses (nothing written) falls back
-  // to the pose source, as if it had not qualified.
-  bool recipe = recipe_candidate;
-  bool continues = false;
-  bool fading = false;
+inline void PoseTrack::plan_exact(const SampleRef& ref, FramePlan& plan) {
+  plan.before_tick = plan.after_tick = ref.tick;
+  plan.pose_source.kind = Source::Kind::kSample;
+  plan.pose_source.a = ref.sample;
+  plan.pose_source.tick_a = plan.pose_source.tick_b = ref.tick;
+}
+
+inline void PoseTrack::plan_derived(Source::Kind kind, const SampleRef& older,
+                                    const SampleRef& newer, float param, int64_t recipe_us,
+                                    const RecipeSource& recipes, FramePlan& plan) {
+  plan.recipe_a = older;
+  plan.recipe_b = newer;
+  plan.recipe_candidate =
+      plan.try_recipes && recipe_between(older, newer, recipe_us, recipes, frame_recipe(plan));
+  Source& source = plan.pose_source;
+  source.kind = kind;
+  source.a = older.sample;
+  source.b = newer.sample;
+  source.tick_a = older.tick;
+  source.tick_b = newer.tick;
+  source.param = param;
+}
+
+// r between two samples: the earlier one exactly, or interpolation (or a recipe) between them.
+inline PoseTrack::PlanOutcome PoseTrack::plan_between(const SampleWindow& window, int64_t render_us,
+                                               const PresentSettings& settings,
+                                               const RecipeSource& recipes, FramePlan& plan) {
+  if (render_us == window.before.time_us) {
+    if (!sample_fits(window.before)) return PlanOutcome::kMismatch;
+    plan.mode = PresentMode::kExact;
+    plan_exact(window.before, plan);
+    return PlanOutcome::kPlanned;
+  }
+  if (!pair_info(window.before, window.after).fits) return PlanOutcome::kMismatch;
+  plan.mode = PresentMode::kInterpolate;
+  plan.before_tick = window.before.tick;
+  plan.after_tick = window.after.tick;
+  const double span = static_cast<double>(window.after.time_us - window.before.time_us);
+  plan_derived(Source::Kind::kInterpolate, window.before, window.after,
+               static_cast<float>(static_cast<double>(render_us - window.before.time_us) / span),
+               render_us, recipes, plan);
+  plan.pose_source.rotation = settings.rotation;
+  return PlanOutcome::kPlanned;
+}
+
+// r at or past the newest sample: that sample exactly, or a bounded extrapolation from the
+// newest two (or a recipe continued from them), frozen at the bound.
+inline PoseTrack::PlanOutcome PoseTrack::plan_past_newest(const SampleWindow& window,
+                                                          int64_t render_us,
+                                                          const PresentSettings& settings,
+                                                          const RecipeSource& recipes,
+                                                          FramePlan& plan) {
+  const int64_t past = render_us - window.before.time_us;
+  if (past == 0 || !window.previous) {
+    if (!sample_fits(window.before)) return PlanOutcome::kMismatch;
+    // One sample only (past > 0): nothing to extrapolate with.
+    plan.mode = past == 0 ? PresentMode::kExact : PresentMode::kStalled;
+    plan_exact(window.before, plan);
+    return PlanOutcome::kPlanned;
+  }
+  if (!pair_info(window.previous, window.before).fits) return PlanOutcome::kMismatch;
+  const int64_t used = std::min(past, settings.max_extrapolation_us);
+  plan.mode = used < past ? PresentMode::kStalled : PresentMode::kExtrapolate;
+  extrapolated_us_ = used;
+  plan.before_tick = window.before.tick;
+  plan.after_tick = window.previous.tick;  // the basis includes the velocity's origin
+  // Bounded like pose extrapolation: a command the client has not seen yet (a speed change,
+  // another clip) makes any continuation wrong, recipes included.
+  plan.recipe_limit_us = window.before.time_us + used;
+  const double step = static_cast<double>(window.before.time_us - window.previous.time_us);
+  plan_derived(Source::Kind::kExtrapolate, window.previous, window.before,
+               static_cast<float>(static_cast<double>(used) / step), plan.recipe_limit_us,
+               recipes, plan);
+  return PlanOutcome::kPlanned;
+}
+
+// The target goes straight into shown_ unless a fade needs shown_ (the last frame's pose) or
+// the target apart from it. A recipe the evaluator refuses (nothing written) falls back to the
+// pose source, as if it had not qualified.
+inline PoseTrack::TargetOutcome PoseTrack::compute_target(FramePlan& plan, const Skeleton& skeleton,
+                                                   const RecipeSource& recipes,
+                                                   PresentScratch& work) {
+  const std::size_t nodes = shown_.size();
+  plan.recipe = plan.recipe_candidate;
   for (;;) {
-    const Source& source = recipe ? recipe_source : pose_source;
-    // A recipe the evaluator refused counts as no miss (miss_ stays kNone), as before.
-    recipe_miss_ = try_recipes && !recipe ? miss_ : RecipeMiss::kNone;
-    continues = continues_from_last(mode, before_tick, after_tick, recipe);
-    if (continues && !correcting_ && source.same_as(last_source_, recipe_slots_)) {
-      // The same pose as the last frame, which was shown unfaded: shown_ and palette_ hold it.
-      note_frame(mode, render_us, recipe, before_tick, after_tick);
-      ++reused_frames_;
-      return true;
+    const Source& source = plan.recipe ? plan.recipe_source : plan.pose_source;
+    // A recipe the evaluator refused counts as no miss (miss_ stays kNone).
+    recipe_miss_ = plan.try_recipes && !plan.recipe ? miss_ : RecipeMiss::kNone;
+    plan.continues = continues_from_last(plan.mode, plan.before_tick, plan.after_tick, plan.recipe);
+    if (plan.continues && !correcting_ && source.same_as(last_source_, recipe_slots_)) {
+      return TargetOutcome::kReused;
     }
-    fading = correcting_ || !continues;
-    const std::span<Transform> into =
-        fading ? std::span<Transform>(work.target_).first(nodes) : std::span<Transform>(shown_);
-    if (compute(source, skeleton, recipes, work, into)) break;
-    if (!recipe) {  // an undecodable sample (a deferred prediction the jobs refused)
-      mode_ = PresentMode::kNone;
-      last_source_ = Source{};
-      return false;
-    }
-    recipe = false;
+    plan.fading = correcting_ || !plan.continues;
+    const std::span<Transform> into = plan.fading ? std::span<Transform>(work.target_).first(nodes)
+                                                  : std::span<Transform>(shown_);
+    if (compute(source, skeleton, recipes, work, into)) return TargetOutcome::kComputed;
+    if (!plan.recipe) return TargetOutcome::kFailed;  // an undecodable sample
+    plan.recipe = false;
   }
-  const std::span<Transform> target = fading ? std::span<Transform>(work.target_).first(nodes)
-                                             : std::span<Transform>(shown_);
+}
 
-  if (!continues) {
-    // Fade from what was on screen: shown_ still holds the last frame's pose. The jump is what
-    // separates it from the new source at the last frame's render time: with a recipe, the new
-    // source is evaluated there (the difference to this frame's target is the server's own
-    // motion over one frame, hundreds of codec bounds for a run cycle: not to be faded). Pose
-    // sources keep the simpler shown - target.
-    Source at_last = recipe_source;
-    at_last.recipe_slot = 2;
-    const std::span<Transform> at_last_pose = std::span<Transform>(work.at_last_).first(nodes);
-    if (recipe && mode_ != PresentMode::kNone &&
-        recipe_between(recipe_a, recipe_b, std::min(last_render_us_, recipe_limit_us), recipes,
-                       recipe_slots_[2]) &&
-        compute(at_last, skeleton, recipes, work, at_last_pose)) {
-      difference_locals(shown_, at_last_pose, delta_);
-    } else {
-      difference_locals(shown_, target, delta_);
-    }
-    correcting_ = true;
-    correction_start_us_ = render_us;
-    ++corrections_;
+// Starts fading from what was on screen: shown_ still holds the last frame's pose. The jump is
+// what separates it from the new source at the last frame's render time: with a recipe, the new
+// source is evaluated there (the difference to this frame's target is the server's own motion
+// over one frame, hundreds of codec bounds for a run cycle: not to be faded). Pose sources keep
+// the simpler shown - target.
+inline void PoseTrack::start_correction(const FramePlan& plan, const Skeleton& skeleton,
+                                 const RecipeSource& recipes, PresentScratch& work,
+                                 std::span<const Transform> target, int64_t render_us) {
+  const std::size_t nodes = shown_.size();
+  Source at_last = plan.recipe_source;
+  at_last.recipe_slot = 2;
+  const std::span<Transform> at_last_pose = std::span<Transform>(work.at_last_).first(nodes);
+  if (plan.recipe && mode_ != PresentMode::kNone &&
+      recipe_between(plan.recipe_a, plan.recipe_b, std::min(last_render_us_, plan.recipe_limit_us),
+                     recipes, recipe_slots_[2]) &&
+      compute(at_last, skeleton, recipes, work, at_last_pose)) {
+    difference_locals(shown_, at_last_pose, delta_);
+  } else {
+    difference_locals(shown_, target, delta_);
   }
-  note_frame(mode, render_us, recipe, before_tick, after_tick);
+  correcting_ = true;
+  correction_start_us_ = render_us;
+  ++corrections_;
+}
 
+// shown_ = the target plus what is left of the correction at render_us (the target itself once
+// the fade has run its course).
+inline void PoseTrack::fade_into_shown(std::span<const Transform> target, bool fading,
+                                const PresentSettings& settings, int64_t render_us) {
   float w = 0.0f;
   if (correcting_) {
     const int64_t elapsed = render_us - correction_start_us_;
@@ -368,30 +366,80 @@ bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, in
     // The fade ended (or was not needed after all): show the target as it is.
     std::copy(target.begin(), target.end(), shown_.begin());
   }
-  // With an exact sample, shown_ is now its dequantised locals bit for bit, so the jobs below
-  // give the server's quantised palette (protocol::quantized_palette runs the same jobs on the
-  // same locals). Decoded poses carry no palette (pose_pool.h): it is computed here, only when
-  // a frame shows one.
+}
+
+// With an exact sample, shown_ is its dequantised locals bit for bit, so the jobs give the
+// server's quantised palette (protocol::quantized_palette runs the same jobs on the same
+// locals). Decoded poses carry no palette (pose_pool.h): it is computed here, only when a
+// frame shows one.
+inline bool PoseTrack::write_palette(const Skeleton& skeleton, PresentScratch& work) {
+  const std::size_t nodes = shown_.size();
+  const std::span<glm::mat4> models = std::span<glm::mat4>(work.models_).first(nodes);
+  const LocalToModelJob to_model{&skeleton, shown_, models, skeleton_validated_};
+  const PaletteJob to_palette{&skeleton, models, palette_, skeleton_validated_};
+  if (!to_model.Run() || !to_palette.Run()) return false;
+  mesh_model_ = skeleton.mesh_node >= 0 ? models[static_cast<std::size_t>(skeleton.mesh_node)]
+                                        : glm::mat4(1.0f);
+  return true;
+}
+
+bool PoseTrack::present(const Skeleton& skeleton, const SampleWindow& window, int64_t render_us,
+                        const PresentSettings& settings, const RecipeSource& recipes,
+                        PresentScratch* scratch, bool defer_palette) {
+  const std::size_t nodes = shown_.size();
+  palette_pending_ = false;
+  palette_refused_ = false;
+  PresentScratch& work = scratch != nullptr ? *scratch : own_scratch_;
+  if (!work.fits(nodes)) return false;
+  extrapolated_us_ = 0;
+
+  FramePlan plan;
+  switch (plan_frame(skeleton, window, render_us, settings, recipes, plan)) {
+    case PlanOutcome::kPlanned: break;
+    case PlanOutcome::kMismatch: return false;  // nothing changed
+    case PlanOutcome::kEmpty:
+      mode_ = PresentMode::kNone;
+      last_source_ = Source{};
+      return false;
+  }
+  switch (compute_target(plan, skeleton, recipes, work)) {
+    case TargetOutcome::kComputed: break;
+    case TargetOutcome::kReused:
+      // The same pose as the last frame, which was shown unfaded: shown_ and palette_ hold it.
+      note_frame(plan.mode, render_us, plan.recipe, plan.before_tick, plan.after_tick);
+      ++reused_frames_;
+      return true;
+    case TargetOutcome::kFailed:
+      mode_ = PresentMode::kNone;
+      last_source_ = Source{};
+      return false;
+  }
+  const std::span<Transform> target = plan.fading ? std::span<Transform>(work.target_).first(nodes)
+                                                  : std::span<Transform>(shown_);
+  if (!plan.continues) start_correction(plan, skeleton, recipes, work, target, render_us);
+  note_frame(plan.mode, render_us, plan.recipe, plan.before_tick, plan.after_tick);
+  fade_into_shown(target, plan.fading, settings, render_us);
   // A faded frame's palette is not its source's: the next frame cannot reuse it.
-  last_source_ = correcting_ ? Source{} : (recipe ? recipe_source : pose_source);
+  last_source_ = correcting_ ? Source{} : (plan.recipe ? plan.recipe_source : plan.pose_source);
   if (defer_palette) {
     palette_pending_ = true;
     return true;
   }
-  const std::span<glm::mat4> models = std::span<glm::mat4>(work.models_).first(nodes);
-  const LocalToModelJob to_model{&skeleton, shown_, models, skeleton_validated_};
-  const PaletteJob to_palette{&skeleton, models, palette_, skeleton_validated_};
-  if (!to_model.Run() || !to_palette.Run()) {
+  if (!write_palette(skeleton, work)) {
     last_source_ = Source{};
     return false;
   }
   return true;
 }
 
-void PoseTrack::finish_palette(bool written) {
+void PoseTrack::finish_palette(bool written, const glm::mat4& mesh_model) {
   palette_pending_ = false;
   palette_refused_ = !written;
-  if (!written) last_source_ = Source{};
+  if (written) {
+    mesh_model_ = mesh_model;
+  } else {
+    last_source_ = Source{};
+  }
 }
 
 }  // namespace posecast::client

@@ -154,50 +154,29 @@ SnapshotBuffer::ReferenceViews SnapshotBuffer::reference_views(const SnapshotVie
   return refs;
 }
 
-void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& references,
-                                   const protocol::EntityPose& record,
-                                   const EntityRegistry& registry, PartResult& result) {
-  auto fail = [&](uint32_t& counter, const std::string& why) {
-    ++counter;
-    view.failed = true;
-    if (result.first_error.empty()) {
-      result.first_error = "snapshot " + std::to_string(view.tick) + ": entity " +
-                           std::to_string(record.entity_id) + ": " + why;
-    }
-  };
-  // Records come in id order, so the record's place among this view's entries so far is
-  // where the entity sits in the registry and in the reference views when every entity is in
-  // every snapshot: tried first (one probe instead of a binary search each).
-  const std::size_t hint = view.entries.size();
-  const ClientEntity* entity = registry.find(record.entity_id, hint);
-  if (entity == nullptr || generation_newer(record.generation, entity->generation)) {
-    fail(result.unknown_entity, "no spawn seen for generation " + std::to_string(record.generation));
-    return;
-  }
-  if (record.generation != entity->generation) {
-    ++result.stale_generation;  // an id since reused: the record is for an entity gone
-    return;
-  }
-  auto pos = view.entries.empty() || view.entries.back().entity_id < record.entity_id
-                 ? view.entries.end()
-                 : std::lower_bound(view.entries.begin(), view.entries.end(), record.entity_id,
-                                    entry_less);
-  if (pos != view.entries.end() && pos->entity_id == record.entity_id) {
-    ++result.duplicate_records;
-    return;
-  }
-  if (view.entries.size() >= settings_.max_entities_per_view) {
-    fail(result.over_capacity, "more than " + std::to_string(settings_.max_entities_per_view) +
-                                   " entities in one view");
-    return;
-  }
+namespace {
 
-  // Acquired first: growing the pool moves its samples, so references are taken after.
-  const uint32_t slot = pool_.acquire();
+// Counts a record that could not be taken and marks its view failed; the first failure of a
+// part is kept as its message.
+void note_record_failure(SnapshotView& view, const protocol::EntityPose& record,
+                         PartResult& result, uint32_t& counter, const std::string& why) {
+  ++counter;
+  view.failed = true;
+  if (result.first_error.empty()) {
+    result.first_error = "snapshot " + std::to_string(view.tick) + ": entity " +
+                         std::to_string(record.entity_id) + ": " + why;
+  }
+}
+
+}  // namespace
+
+protocol::PoseReference SnapshotBuffer::record_references(const SnapshotView& view,
+                                                          const ReferenceViews& references,
+                                                          const protocol::EntityPose& record,
+                                                          std::size_t hint) const {
   // A record predicted from the clip dictionary reads no reference codes (pose_codec.h), so
   // references stored exact stay deferred; any other record needs them computed.
   const bool needs_reference_codes = !protocol::peek_pose_record(record.pose).from_dictionary;
-  // What the receiver holds: the record's entity in the (complete) baseline and prior views.
   protocol::PoseReference reference;
   reference.tick_rate_hz = tick_rate_hz_;
   auto held = [&](const SnapshotView* ref_view) -> const protocol::QuantizedPose* {
@@ -224,50 +203,89 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& ref
       }
     }
   }
+  return reference;
+}
 
+// Only the local TRS: interpolation reads them every frame. The palette is computed by whoever
+// shows this pose unchanged (PoseSample::compute_palette, PoseTrack), not here. A
+// dictionary-predicted record that differs from its prediction mostly equals it, and the
+// rotations the dictionary's quantiser has already dequantised are reused where the codes agree
+// (same bits), the rest dequantised. `locals` is sized even when deferred: users check a pair's
+// size before they need its poses (PoseTrack::pair_info).
+void SnapshotBuffer::finish_sample(PoseSample& sample, const ClientEntity& entity,
+                                   const protocol::PoseDecodeInfo& info) {
+  sample.locals.resize(entity.format->node_count());
+  sample.format = entity.format;
+  sample.pending = nullptr;
+  sample.undecodable = false;
+  if (info.deferred) {
+    // An exact record: its codes are the prediction of its recipe, computed when someone
+    // needs them (PoseSample::decoded). A frame shown from the recipe never does.
+    sample.pending = entity.dictionary;
+  } else if (info.from_dictionary) {
+    protocol::dequantize_pose_reusing(*entity.format, sample.quantized, prediction_,
+                                      entity.dictionary->predicted_rotations(), sample.locals);
+  } else {
+    protocol::dequantize_pose(*entity.format, sample.quantized, sample.locals);
+  }
+  sample.skeleton = entity.skeleton;
+  sample.recipe_verified = info.from_dictionary && sample.quantized.recipe.count > 0 &&
+                           (info.exact || sample.quantized.values == prediction_.values);
+}
+
+void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& references,
+                                   const protocol::EntityPose& record,
+                                   const EntityRegistry& registry, PartResult& result) {
+  // Records come in id order, so the record's place among this view's entries so far is
+  // where the entity sits in the registry and in the reference views when every entity is in
+  // every snapshot: tried first (one probe instead of a binary search each).
+  const std::size_t hint = view.entries.size();
+  const ClientEntity* entity = registry.find(record.entity_id, hint);
+  if (entity == nullptr || generation_newer(record.generation, entity->generation)) {
+    note_record_failure(view, record, result, result.unknown_entity,
+                        "no spawn seen for generation " + std::to_string(record.generation));
+    return;
+  }
+  if (record.generation != entity->generation) {
+    ++result.stale_generation;  // an id since reused: the record is for an entity gone
+    return;
+  }
+  auto pos = view.entries.empty() || view.entries.back().entity_id < record.entity_id
+                 ? view.entries.end()
+                 : std::lower_bound(view.entries.begin(), view.entries.end(), record.entity_id,
+                                    entry_less);
+  if (pos != view.entries.end() && pos->entity_id == record.entity_id) {
+    ++result.duplicate_records;
+    return;
+  }
+  if (view.entries.size() >= settings_.max_entities_per_view) {
+    note_record_failure(view, record, result, result.over_capacity,
+                        "more than " + std::to_string(settings_.max_entities_per_view) +
+                            " entities in one view");
+    return;
+  }
+
+  // Acquired first: growing the pool moves its samples, so references are taken after.
+  const uint32_t slot = pool_.acquire();
+  const protocol::PoseReference reference = record_references(view, references, record, hint);
   PoseSample& sample = pool_.at(slot);
   protocol::PoseDecodeInfo info;
   const Status decoded =
       protocol::decode_pose(*entity->format, record.pose, reference, sample.quantized,
                             protocol::PoseCoding::kRangeCoded, entity->dictionary, &prediction_,
                             &info, /*defer_exact=*/true);
-  const bool from_dictionary = info.from_dictionary;
   if (!decoded) {
     pool_.release(slot);
     const std::string& why = decoded.error().message;
     // The codec names a missing reference ("... a reference pose the receiver does not hold",
     // "needs 2 reference poses, the receiver holds 1"); anything else is a corrupt record.
-    if (why.find("does not hold") != std::string::npos ||
-        why.find("the receiver holds") != std::string::npos) {
-      fail(result.missing_reference, why);
-    } else {
-      fail(result.decode_errors, why);
-    }
+    const bool missing = why.find("does not hold") != std::string::npos ||
+                         why.find("the receiver holds") != std::string::npos;
+    note_record_failure(view, record, result,
+                        missing ? result.missing_reference : result.decode_errors, why);
     return;
   }
-  // Only the local TRS: interpolation reads them every frame. The palette is computed by
-  // whoever shows this pose unchanged (PoseSample::compute_palette, PoseTrack), not here.
-  // A dictionary-predicted record that differs from its prediction mostly equals it, and the
-  // rotations the dictionary's quantiser has already dequantised are reused where the codes
-  // agree (same bits), the rest dequantised. `locals` is sized even when deferred: users
-  // check a pair's size before they need its poses (PoseTrack::pair_info).
-  sample.locals.resize(entity->format->node_count());
-  sample.format = entity->format;
-  sample.pending = nullptr;
-  sample.undecodable = false;
-  if (info.deferred) {
-    // An exact record: its codes are the prediction of its recipe, computed when someone
-    // needs them (PoseSample::decoded). A frame shown from the recipe never does.
-    sample.pending = entity->dictionary;
-  } else if (from_dictionary) {
-    protocol::dequantize_pose_reusing(*entity->format, sample.quantized, prediction_,
-                                      entity->dictionary->predicted_rotations(), sample.locals);
-  } else {
-    protocol::dequantize_pose(*entity->format, sample.quantized, sample.locals);
-  }
-  sample.skeleton = entity->skeleton;
-  sample.recipe_verified = from_dictionary && sample.quantized.recipe.count > 0 &&
-                           (info.exact || sample.quantized.values == prediction_.values);
+  finish_sample(sample, *entity, info);
   view.entries.insert(pos, ViewEntry{record.entity_id, record.generation, true, slot});
   ++result.decoded;
 }

@@ -45,6 +45,10 @@ struct PaletteBatchJob {
   // cache line); regular stores where the target has no such store or a palette is not 16-byte
   // aligned.
   bool streaming_stores = false;
+  // Optional, empty or one per entity: each entity's mesh-node world matrix, written whether or
+  // not its palette is (the bits of LocalToModelJob's models[mesh_node]; the identity for a
+  // skeleton without a mesh node). Where the skinned mesh sits, without a second LocalToModelJob.
+  std::span<glm::mat4> mesh_models{};
 
   static std::size_t scratch_floats(const Skeleton& skeleton);
   static std::size_t scratch_floats(std::size_t node_count);  // the same, by node count

@@ -10,17 +10,15 @@
 #include "posecast/clip.h"
 #include "posecast/protocol/pose_format.h"
 #include "posecast/protocol/quantization.h"
+#include "posecast/sim/recipe_evaluator.h"
 #include "posecast/skeleton.h"
 #include "posecast/transform.h"
 
 namespace posecast::protocol {
 
-// Evaluates recipes: samples each input clip (SampleJob), blends them (BlendJob, exactly as
-// the animator does), for a crossfade recipe mixes the target motion over the source
-// (OverrideBlendJob at the recipe's alpha, as the animator's crossfading layer; a frozen
-// source is itself such a crossfade, at fixed times and alpha) and quantises
-// the result. Holds scratch buffers (allocated in the
-// constructor); predict() never allocates. One per thread; the skeleton, clips and format must
+// Predicts poses from recipes: evaluates them with the animator's recipe evaluator
+// (sim::RecipeEvaluator, the one the client runs at render time) and quantises the result.
+// Holds scratch buffers (allocated in the constructor); predict() never allocates. One per thread; the skeleton, clips and format must
 // outlive it and be the ones the format was built from.
 class ClipDictionary {
  public:
@@ -40,8 +38,8 @@ class ClipDictionary {
   bool valid(const PoseRecipe& recipe) const;
 
   // The quantised pose the recipe evaluates to: PoseQuantizer::quantize without a reference
-  // (no axis hysteresis), so the result is a function of the recipe alone (protocol version
-  // 6: a receiver may then compute it whenever it needs the codes, docs/codec.md). Writes
+  // (no axis hysteresis), so the result is a function of the recipe alone (a receiver may then
+  // compute it whenever it needs the codes, docs/codec.md). Writes
   // out.values and out.off_layout, not out.recipe. Returns false (out unspecified) for an
   // invalid recipe or when a job fails.
   bool predict(const PoseRecipe& recipe, QuantizedPose& out);
@@ -58,15 +56,9 @@ class ClipDictionary {
   const Skeleton& skeleton_;
   std::span<const Clip> clips_;
   PoseQuantizer quantizer_;
-  std::vector<std::vector<Transform>> samples_;  // one per recipe input
-  std::vector<uint32_t> cursor_;
+  sim::RecipeEvaluator evaluator_;
   std::vector<Transform> blended_;
-  std::vector<Transform> target_;  // a crossfade's target motion
   bool assets_validated_ = false;
-
-  // Inputs [first, end) blended as one motion into `out` (samples_[first..end) as scratch).
-  bool evaluate_motion(const PoseRecipe& recipe, uint8_t first, uint8_t end,
-                       std::span<Transform> out);
 };
 
 }  // namespace posecast::protocol

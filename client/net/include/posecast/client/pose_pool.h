@@ -21,11 +21,11 @@ namespace posecast::client {
 //
 // No palette is stored: a decoded pose's palette is needed only when a frame shows that pose
 // unchanged (PoseTrack's kExact/kHold/kStalled), and PoseTrack then computes it from `locals`
-// with the same jobs. Computing it for every decoded pose was most of the waste measured in
-// docs/client.md ("CPU per frame"). palette() gives it on demand (tests, tools).
+// with the same jobs (computing it for every decoded pose would waste most of it, docs/client.md,
+// "CPU per frame"). palette() gives it on demand (tests, tools).
 struct PoseSample {
   // The codes, as the server quantised them, and dequantize_pose(quantized) (node_count
-  // entries). Read them through decoded(): a record sent exact (protocol 6) is stored with
+  // entries). Read them through decoded(): a record sent exact is stored with
   // its recipe alone, and its codes and locals are computed the first time someone needs
   // them (mutable for that). `quantized.recipe`, `quantized.off_layout` and the sizes of
   // both are always set.

@@ -11,7 +11,7 @@
 //                                                 frozen there (kStalled)
 // With a RecipeSource and PresentSettings::evaluate_recipes, interpolation and extrapolation
 // between two samples that are records of their own ticks carrying compatible, verified
-// recipes (PoseSample::recipe_verified, recipe_at_time.h) evaluate the server's clips at the
+// recipes (PoseSample::recipe_verified, sim/recipe_at_time.h) evaluate the server's clips at the
 // render time instead (recipe() true): the server's own pose at r, not a blend of two poses.
 // Other pairs (no recipe, the clip set changed, a recipe that does not reproduce its pose, a
 // pose carried from a baseline) interpolate as above.
@@ -32,8 +32,8 @@
 
 #include "posecast/client/pose_blend.h"
 #include "posecast/client/pose_pool.h"
-#include "posecast/client/recipe_evaluator.h"
 #include "posecast/clip.h"
+#include "posecast/sim/recipe_evaluator.h"
 #include "posecast/skeleton.h"
 #include "posecast/transform.h"
 
@@ -72,7 +72,7 @@ class PresentScratch {
   friend class PoseTrack;
   std::vector<Transform> target_;   // the pose the samples say
   std::vector<Transform> at_last_;  // a new recipe source at the last frame's render time
-  std::vector<Transform> blend_;    // kRecipeScratchPoses x nodes: a recipe's inputs, fade target
+  std::vector<Transform> blend_;    // sim::kRecipeScratchPoses x nodes: recipe inputs, fade target
   std::vector<glm::mat4> models_;   // LocalToModel's output, the palette's input
 };
 
@@ -139,8 +139,9 @@ class PoseTrack {
   // The palette to write while palette_pending() (joint_count matrices).
   std::span<glm::mat4> pending_palette() { return palette_; }
   // Ends a deferred palette: `written` false (the palette jobs refused the skeleton) makes the
-  // frame fail as present() would have, and the next frame recomputes.
-  void finish_palette(bool written);
+  // frame fail as present() would have, and the next frame recomputes. `mesh_model`: the mesh
+  // node's model-space matrix the palette was computed with (identity without a mesh node).
+  void finish_palette(bool written, const glm::mat4& mesh_model = glm::mat4(1.0f));
   // The last finish_palette() was told the palette was not written (reset by present()).
   bool palette_refused() const { return palette_refused_; }
   bool skeleton_validated() const { return skeleton_validated_; }
@@ -154,6 +155,9 @@ class PoseTrack {
   RecipeMiss recipe_miss() const { return recipe_miss_; }
   std::span<const Transform> locals() const { return shown_; }
   std::span<const glm::mat4> palette() const { return palette_; }
+  // The mesh node's model-space matrix of the pose palette() was computed from
+  // (LocalToModelJob's bits; identity without a mesh node): where the skinned mesh sits.
+  const glm::mat4& mesh_model() const { return mesh_model_; }
   // How far past the newest sample the last present() extrapolated (0 unless extrapolating).
   int64_t extrapolated_us() const { return extrapolated_us_; }
   uint64_t corrections() const { return corrections_; }
@@ -175,13 +179,77 @@ class PoseTrack {
     RotationBlend rotation = RotationBlend::kSlerp;
     // kRecipe: the recipe at the frame's time is PoseTrack::recipe_slots_[recipe_slot]. An
     // index, not the recipe (368 bytes, built twice and copied once a frame: about 1 % of a
-    // client frame's instructions, session 17), nor a pointer (a PoseTrack may move).
+    // client frame's instructions), nor a pointer (a PoseTrack may move).
     uint8_t recipe_slot = 0;
     const Clip* clips = nullptr;  // kRecipe: the clips it names
     const Skeleton* skeleton = nullptr;
     // `slots`: the owning PoseTrack's recipe_slots_.
     bool same_as(const Source& other, const protocol::PoseRecipe* slots) const;
   };
+
+  // A frame's plan, chosen from the window before any pose is computed (plan_frame()).
+  // present()'s steps below are defined inline in pose_track.cpp, their only user, so the
+  // compiler folds them back into present(): out of line they cost about 2 % more
+  // instructions per frame (scripts/icount.sh on bench_client's BM_PresentEntity).
+  struct FramePlan {
+    PresentMode mode = PresentMode::kNone;
+    uint32_t before_tick = 0;  // the basis: ticks of the samples the frame derives from
+    uint32_t after_tick = 0;
+    Source pose_source;    // the samples' pose
+    Source recipe_source;  // the recipe at the frame's time, where recipe_candidate
+    bool try_recipes = false;       // settings and RecipeSource allow recipes
+    bool recipe_candidate = false;  // the pair qualified: recipe_source holds its recipe
+    SampleRef recipe_a, recipe_b;   // the pair a recipe target comes from
+    int64_t recipe_limit_us = 0;    // how far that pair is followed (the extrapolation bound)
+    // Set by compute_target():
+    bool recipe = false;     // the target came from the recipe
+    bool continues = false;  // continuous with the last frame (no correction to start)
+    bool fading = false;     // the target went to the scratch, for a fade into shown_
+  };
+  enum class PlanOutcome : uint8_t {
+    kPlanned,
+    kMismatch,  // a sample the frame uses has another node count: nothing changes
+    kEmpty,     // the window holds no sample
+  };
+  inline PlanOutcome plan_frame(const Skeleton& skeleton, const SampleWindow& window,
+                                int64_t render_us, const PresentSettings& settings,
+                                const RecipeSource& recipes, FramePlan& plan);
+  inline PlanOutcome plan_between(const SampleWindow& window, int64_t render_us,
+                                  const PresentSettings& settings, const RecipeSource& recipes,
+                                  FramePlan& plan);
+  inline PlanOutcome plan_past_newest(const SampleWindow& window, int64_t render_us,
+                                      const PresentSettings& settings,
+                                      const RecipeSource& recipes, FramePlan& plan);
+  // A pose derived from the pair (older, newer) at `param` (interpolation t or extrapolation
+  // s), and the pair's recipe at `recipe_us` where it qualifies.
+  inline void plan_derived(Source::Kind kind, const SampleRef& older, const SampleRef& newer,
+                           float param, int64_t recipe_us, const RecipeSource& recipes,
+                           FramePlan& plan);
+  // `ref` shown as it is: the basis is its tick alone.
+  inline void plan_exact(const SampleRef& ref, FramePlan& plan);
+  bool sample_fits(const SampleRef& ref) const {
+    return ref.sample->locals.size() == shown_.size();
+  }
+  protocol::PoseRecipe& frame_recipe(const FramePlan& plan) {
+    return recipe_slots_[plan.recipe_source.recipe_slot];
+  }
+
+  enum class TargetOutcome : uint8_t {
+    kComputed,  // the target is in shown_ (or the scratch when plan.fading)
+    kReused,    // the last frame's source: shown_ and palette_ already hold it
+    kFailed,    // the pose source could not be computed
+  };
+  inline TargetOutcome compute_target(FramePlan& plan, const Skeleton& skeleton,
+                                      const RecipeSource& recipes, PresentScratch& work);
+  // Captures the jump from the last frame's pose to the new source into delta_.
+  inline void start_correction(const FramePlan& plan, const Skeleton& skeleton,
+                               const RecipeSource& recipes, PresentScratch& work,
+                               std::span<const Transform> target, int64_t render_us);
+  inline void fade_into_shown(std::span<const Transform> target, bool fading,
+                              const PresentSettings& settings, int64_t render_us);
+  // LocalToModelJob and PaletteJob on shown_ into palette_ and mesh_model_; false when they
+  // refuse the skeleton.
+  inline bool write_palette(const Skeleton& skeleton, PresentScratch& work);
 
   bool continues_from_last(PresentMode mode, uint32_t before_tick, uint32_t after_tick,
                            bool recipe) const;
@@ -218,7 +286,7 @@ class PoseTrack {
 
   std::vector<Transform> shown_;   // the target plus the fading correction: last frame's pose
   std::vector<Transform> delta_;   // the correction captured at correction_start_us_
-  RecipeEvaluator evaluator_;      // this entity's clip sampling (cursors kept between frames)
+  sim::RecipeEvaluator evaluator_;  // this entity's clip sampling (cursors kept between frames)
   std::vector<glm::mat4> palette_;
   bool palette_pending_ = false;    // present(defer_palette) left palette_ to the caller
   bool palette_refused_ = false;    // finish_palette(false) since the last present()
@@ -238,12 +306,14 @@ class PoseTrack {
   bool recipe_ = false;  // the last frame's target came from a recipe
   uint64_t recipe_frames_ = 0;
   RecipeMiss recipe_miss_ = RecipeMiss::kNone;  // of the last present()
-  RecipeMiss miss_ = RecipeMiss::kNone;         // of the last evaluate_recipe()
+  RecipeMiss miss_ = RecipeMiss::kNone;         // of the last recipe_between()
   int64_t last_render_us_ = 0;  // render time of the last present()
   int64_t correction_start_us_ = 0;
   int64_t extrapolated_us_ = 0;
   uint64_t corrections_ = 0;
   uint64_t reused_frames_ = 0;
+  // The mesh node's model matrix of palette_'s pose. Last: read once a frame, after the rest.
+  glm::mat4 mesh_model_{1.0f};
 };
 
 }  // namespace posecast::client

@@ -23,6 +23,7 @@
 #include "posecast/client/pose_pool.h"
 #include "posecast/client/pose_track.h"
 #include "posecast/protocol/messages.h"
+#include "posecast/protocol/pose_codec.h"
 #include "posecast/protocol/quantization.h"
 
 namespace posecast::client {
@@ -141,6 +142,14 @@ class SnapshotBuffer {
     const SnapshotView* older = nullptr;
   };
   ReferenceViews reference_views(const SnapshotView& view) const;
+  // The poses `record` is coded against, as this buffer holds them (null where it lacks one).
+  protocol::PoseReference record_references(const SnapshotView& view,
+                                            const ReferenceViews& references,
+                                            const protocol::EntityPose& record,
+                                            std::size_t hint) const;
+  // A decoded record's locals (or their deferral) and recipe verdict.
+  void finish_sample(PoseSample& sample, const ClientEntity& entity,
+                     const protocol::PoseDecodeInfo& info);
   void decode_record(SnapshotView& view, const ReferenceViews& references,
                      const protocol::EntityPose& record, const EntityRegistry& registry,
                      PartResult& result);

@@ -1,15 +1,13 @@
-#include "posecast/client/recipe_evaluator.h"
+#include "posecast/sim/recipe_evaluator.h"
 
 #include <cmath>
 
 #include "posecast/blending.h"
-#include "posecast/protocol/recipe_motions.h"
+#include "recipe_motions.h"
 #include "posecast/sampling.h"
 
-namespace posecast::client {
+namespace posecast::sim {
 
-using protocol::kMaxRecipeInputs;
-using protocol::kMaxRecipeMotionInputs;
 
 void RecipeEvaluator::reset(std::size_t node_count, std::size_t max_tracks, bool own_blend_scratch) {
   nodes_ = node_count;
@@ -22,7 +20,7 @@ void RecipeEvaluator::reset(std::size_t node_count, std::size_t max_tracks, bool
   }
 }
 
-std::size_t RecipeEvaluator::cursor_row(const protocol::PoseRecipe& recipe, uint8_t i) {
+std::size_t RecipeEvaluator::cursor_row(const PoseRecipe& recipe, uint8_t i) {
   if (!recipe.frozen()) return i;  // < 2 x kMaxRecipeMotionInputs = kCursorRows
   // The moving target keeps rows of its own; the frozen inputs (fixed times) share the rest:
   // two of them on one row cost a key search when they alternate, never other bits.
@@ -31,7 +29,7 @@ std::size_t RecipeEvaluator::cursor_row(const protocol::PoseRecipe& recipe, uint
 }
 
 bool RecipeEvaluator::evaluate_motion(const Skeleton& skeleton, std::span<const Clip> clips,
-                                      bool assets_validated, const protocol::PoseRecipe& recipe,
+                                      bool assets_validated, const PoseRecipe& recipe,
                                       uint8_t first, uint8_t end, std::span<Transform> scratch,
                                       std::span<Transform> out) {
   uint8_t contributing = 0;
@@ -39,7 +37,7 @@ bool RecipeEvaluator::evaluate_motion(const Skeleton& skeleton, std::span<const 
     if (recipe.inputs[i].weight > 0.0f) ++contributing;
   }
   const auto sample = [&](uint8_t i, std::span<Transform> into) {
-    const protocol::PoseRecipe::Input& in = recipe.inputs[i];
+    const PoseRecipe::Input& in = recipe.inputs[i];
     const Clip& clip = clips[in.clip];
     SampleJob job{&skeleton, &clip, in.time_us,
                   std::span<uint32_t>(cursors_).subspan(cursor_row(recipe, i) * max_tracks_, clip.tracks.size()),
@@ -67,14 +65,14 @@ bool RecipeEvaluator::evaluate_motion(const Skeleton& skeleton, std::span<const 
 }
 
 bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> clips,
-                               bool assets_validated, const protocol::PoseRecipe& recipe,
+                               bool assets_validated, const PoseRecipe& recipe,
                                std::span<Transform> out, std::span<Transform> blend_scratch) {
-  if (!protocol::recipe_shape_valid(recipe) || nodes_ == 0 || max_tracks_ == 0 ||
+  if (!recipe_shape_valid(recipe) || nodes_ == 0 || max_tracks_ == 0 ||
       out.size() != nodes_ || skeleton.node_count() != nodes_) {
     return false;
   }
   for (uint8_t i = 0; i < recipe.count; ++i) {
-    const protocol::PoseRecipe::Input& in = recipe.inputs[i];
+    const PoseRecipe::Input& in = recipe.inputs[i];
     if (in.clip >= clips.size() || clips[in.clip].tracks.size() > max_tracks_ ||
         !std::isfinite(in.weight) || in.weight < 0.0f) {
       return false;
@@ -85,7 +83,7 @@ bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> c
       blend_scratch.empty() ? std::span<Transform>(samples_) : blend_scratch;
   if (scratch.size() < kRecipeScratchPoses * nodes_) return false;
   const std::span<Transform> target = scratch.subspan(kMaxRecipeInputs * nodes_, nodes_);
-  return protocol::evaluate_recipe_motions(
+  return evaluate_recipe_motions(
       recipe,
       [&](uint8_t first, uint8_t end, std::span<Transform> into) {
         return evaluate_motion(skeleton, clips, assets_validated, recipe, first, end, scratch, into);
@@ -93,4 +91,4 @@ bool RecipeEvaluator::evaluate(const Skeleton& skeleton, std::span<const Clip> c
       target, out);
 }
 
-}  // namespace posecast::client
+}  // namespace posecast::sim

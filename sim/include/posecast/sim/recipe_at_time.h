@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <span>
 
-#include "posecast/protocol/quantization.h"
+#include "posecast/sim/pose_recipe.h"
 
-namespace posecast::client {
+namespace posecast::sim {
 
 enum class RecipeTiming : uint8_t {
   kOk,
@@ -70,9 +70,9 @@ inline constexpr int64_t kMaxRecipeSpanUs = int64_t{1} << 30;
 // motions that reach a clip end between a and b are shown going linearly through it; with two
 // commands between a and b, the motion between them is a's continued.
 // `out` is written only on kOk.
-RecipeTiming recipe_at_time(const protocol::PoseRecipe& a, int64_t a_us,
-                            const protocol::PoseRecipe& b, int64_t b_us, int64_t render_us,
+RecipeTiming recipe_at_time(const PoseRecipe& a, int64_t a_us,
+                            const PoseRecipe& b, int64_t b_us, int64_t render_us,
                             std::span<const int64_t> clip_durations_us,
-                            protocol::PoseRecipe& out);
+                            PoseRecipe& out);
 
-}  // namespace posecast::client
+}  // namespace posecast::sim

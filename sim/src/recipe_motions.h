@@ -1,18 +1,17 @@
 #pragma once
 // The order in which a recipe's motions are evaluated and mixed: the animator's layer 0
 // (sim/src/evaluator.cpp evaluate_layer; a frozen source is the interrupted fade it froze,
-// sim/src/world_commands.cpp). One definition for every evaluator of recipes
-// (ClipDictionary on the server's side, client::RecipeEvaluator at render time), so they
-// cannot drift apart: the same jobs in the same order give the server's pose bit for bit.
+// sim/src/world_commands.cpp): the same jobs in the same order give the server's pose bit for
+// bit. RecipeEvaluator's (recipe_evaluator.h) order of work.
 
 #include <cstdint>
 #include <span>
 
 #include "posecast/blending.h"
-#include "posecast/protocol/quantization.h"
+#include "posecast/sim/pose_recipe.h"
 #include "posecast/transform.h"
 
-namespace posecast::protocol {
+namespace posecast::sim {
 
 // Evaluates `recipe` (shape already checked: recipe_shape_valid) into `out`:
 //  - plain: motion(0, count, out);
@@ -51,4 +50,4 @@ bool evaluate_recipe_motions(const PoseRecipe& recipe, EvaluateMotion&& motion,
   return mix_over(recipe.source_count, recipe.count, recipe_fade_alpha(recipe));
 }
 
-}  // namespace posecast::protocol
+}  // namespace posecast::sim

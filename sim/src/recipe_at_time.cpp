@@ -1,8 +1,8 @@
-#include "posecast/client/recipe_at_time.h"
+#include "posecast/sim/recipe_at_time.h"
 
 #include <algorithm>
 
-namespace posecast::client {
+namespace posecast::sim {
 namespace {
 
 int64_t floor_div(int64_t n, int64_t d) {  // d > 0
@@ -30,13 +30,10 @@ const char* to_string(RecipeTiming timing) {
 
 namespace {
 
-using protocol::kMaxRecipeInputs;
-using protocol::kMaxRecipeTimeUs;
-using protocol::PoseRecipe;
 
 // A recipe whose inputs name known clips with times in range (and a valid shape).
 bool well_formed(const PoseRecipe& r, std::span<const int64_t> clip_durations_us) {
-  if (!protocol::recipe_shape_valid(r)) return false;
+  if (!recipe_shape_valid(r)) return false;
   for (uint8_t i = 0; i < r.count; ++i) {
     const PoseRecipe::Input& in = r.inputs[i];
     if (in.clip >= clip_durations_us.size() || clip_durations_us[in.clip] < 0 ||
@@ -107,13 +104,13 @@ bool any_weight(const PoseRecipe& r, uint8_t first, uint8_t end) {
 }
 
 // Each motion of `r` shows something: its inputs carry weight. A crossfade's source may be
-// the rest pose instead (protocol::kRestInput: a fade in from rest), and so may a frozen
+// the rest pose instead (kRestInput: a fade in from rest), and so may a frozen
 // chain's base; the target and a frozen chain's mixes never are.
 bool motions_show_something(const PoseRecipe& r) {
   if (!any_weight(r, r.source_count, r.count)) return false;
   if (!r.crossfade()) return true;
   const uint8_t base_end = r.frozen() ? r.frozen_source_count : r.source_count;
-  if (!any_weight(r, 0, base_end) && !protocol::recipe_motion_is_rest(r, 0, base_end)) return false;
+  if (!any_weight(r, 0, base_end) && !recipe_motion_is_rest(r, 0, base_end)) return false;
   for (uint8_t k = 0; k < r.frozen_mix_count; ++k) {
     if (!any_weight(r, r.frozen_mix_begin(k), r.frozen_mixes[k].end)) return false;
   }
@@ -183,10 +180,10 @@ void interpolate_recipe(const PoseRecipe& a, const PoseRecipe& b, int64_t span, 
 
 }  // namespace
 
-RecipeTiming recipe_at_time(const protocol::PoseRecipe& a, int64_t a_us,
-                            const protocol::PoseRecipe& b, int64_t b_us, int64_t render_us,
+RecipeTiming recipe_at_time(const PoseRecipe& a, int64_t a_us,
+                            const PoseRecipe& b, int64_t b_us, int64_t render_us,
                             std::span<const int64_t> clip_durations_us,
-                            protocol::PoseRecipe& out) {
+                            PoseRecipe& out) {
   if (a.count == 0 || b.count == 0) return RecipeTiming::kMissing;
   if (!well_formed(a, clip_durations_us) || !well_formed(b, clip_durations_us)) {
     return RecipeTiming::kInvalid;
@@ -229,4 +226,4 @@ RecipeTiming recipe_at_time(const protocol::PoseRecipe& a, int64_t a_us,
   return RecipeTiming::kOk;
 }
 
-}  // namespace posecast::client
+}  // namespace posecast::sim
