@@ -19,7 +19,9 @@ namespace posecast::soak {
 struct SoakReport {
   // Churn, as the clients saw it.
   uint64_t joins = 0, connects = 0, failed_connects = 0, leaves = 0, vanishes = 0;
-  uint64_t vanishes_timeout_due = 0;  // vanished early enough that the server must have timed them out
+  uint64_t vanishes_timeout_due = 0;    // sessions of vanished clients whose timeout fell before the end
+  uint64_t vanishes_timed_out = 0;      // of those, timed out by the server in time (all, or a violation)
+  uint64_t vanishes_before_session = 0; // vanished before the server opened a session for them
   uint64_t dropped_by_server = 0;     // live clients the server disconnected (kicked, timed out)
   uint64_t pending_welcomes = 0;      // retired after answering the challenge, before the Welcome
   uint64_t respawns = 0;
