@@ -411,7 +411,14 @@ class SoakRun {
                   " whose Welcome was still on the way)");
     // The timeout invariant, session by session (session_ledger.h): every session of a client
     // that vanished ends by a timeout within timeout + tolerance of the vanish; one whose
-    // deadline fell before the end and is still open is a leak.
+    // deadline fell before the end and is still open is a leak. Not "server timeouts >=
+    // vanishes due": the server knows a client by its address only, and a newcomer on a
+    // vanished client's port ends that session as replaced, not timed out. Retired clients
+    // keep their ports bound while the server holds their session (tend_retired), so that
+    // cannot happen here; a vanished client's queued datagrams die with its simulator, and
+    // what it had sent reaches the server by its next tick, well inside the tolerance. The
+    // check depends on neither the kernel's port choice nor the moment a datagram is read
+    // (soak_run.h, "Determinism").
     const LedgerCounts ledger = ledger_->finish(end, report_.violations);
     report_.vanishes_timeout_due = ledger.timeout_due;
     report_.vanishes_timed_out = ledger.timed_out_in_time;
