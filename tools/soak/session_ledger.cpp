@@ -35,7 +35,7 @@ void SessionLedger::session_closed(const net::Endpoint& address, uint32_t sessio
                                    protocol::DisconnectReason reason, int64_t now_us) {
   auto it = open_.find(address);
   if (it == open_.end() || it->second.id != session_id) {
-    violations_.push_back("server closed session " + std::to_string(session_id) + " of " +
+    violations_.push_back("server closed session #" + std::to_string(session_id) + " of " +
                           net::to_string(address) + ", which the ledger did not hold open");
     return;
   }
@@ -46,7 +46,7 @@ void SessionLedger::session_closed(const net::Endpoint& address, uint32_t sessio
   const bool in_time = now_us - *vanished_at <= timeout_us_ + tolerance_us_;
   closed_vanished_.push_back(ClosedVanish{*vanished_at, timed_out && in_time});
   if (!timed_out || !in_time) {
-    violations_.push_back("session " + std::to_string(session_id) + " of " + net::to_string(address) +
+    violations_.push_back("session #" + std::to_string(session_id) + " of " + net::to_string(address) +
                           ", silent since " + seconds(*vanished_at) + ", ended as " +
                           protocol::to_string(reason) + " at " + seconds(now_us) +
                           " (expected a timeout within " + seconds(timeout_us_ + tolerance_us_) + ")");
@@ -85,7 +85,7 @@ LedgerCounts SessionLedger::finish(int64_t end_us, std::vector<std::string>& vio
   for (const auto& [address, session] : open_) {
     if (!session.vanished_at || !due(*session.vanished_at, end_us)) continue;
     ++counts.timeout_due;
-    violations.push_back("server still holds session " + std::to_string(session.id) + " of " +
+    violations.push_back("server still holds session #" + std::to_string(session.id) + " of " +
                          net::to_string(address) + ", silent since " + seconds(*session.vanished_at) +
                          ", at the end (" + seconds(end_us) + ")");
   }
