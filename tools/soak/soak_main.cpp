@@ -18,6 +18,8 @@ void print_text(const posecast::soak::SoakOptions& o, const posecast::soak::Soak
   std::printf("churn: joins %llu, connected %llu, failed %llu, left %llu, vanished %llu, dropped by server %llu, entity respawns %llu\n",
               u(r.joins), u(r.connects), u(r.failed_connects), u(r.leaves), u(r.vanishes), u(r.dropped_by_server),
               u(r.respawns));
+  std::printf("vanished: %llu timed out in time of %llu due before the end, %llu before the server opened a session\n",
+              u(r.vanishes_timed_out), u(r.vanishes_timeout_due), u(r.vanishes_before_session));
   std::printf("server: connections %llu, clean disconnects %llu, timeouts %llu, snapshots %llu (%llu packets), records %llu, spawns %llu, despawns %llu, bytes out %llu, drops %llu\n",
               u(m.connections), u(m.disconnects_client), u(m.timeouts), u(m.snapshots), u(m.snapshot_packets),
               u(m.records), u(m.spawn_messages), u(m.despawn_messages), u(m.bytes_out), u(m.drops_total()));
@@ -51,12 +53,13 @@ void print_json(const posecast::soak::SoakOptions& o, const posecast::soak::Soak
   auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   std::printf("{\"clients\":%u,\"duration_s\":%.3f,\"loss_percent\":%.3f,\"latency_ms\":%.3f,\"jitter_ms\":%.3f,"
               "\"seed\":%llu,\"entities\":%u,\"joins\":%llu,\"connections\":%llu,\"server_connections\":%llu,"
-              "\"leaves\":%llu,\"vanishes\":%llu,\"timeouts\":%llu,\"failed_connects\":%llu,\"decode_errors\":%llu,"
+              "\"leaves\":%llu,\"vanishes\":%llu,\"vanishes_timeout_due\":%llu,\"vanishes_timed_out\":%llu,\"timeouts\":%llu,\"failed_connects\":%llu,\"decode_errors\":%llu,"
               "\"missing_references\":%llu,\"palettes_compared\":%llu,\"palette_mismatches\":%llu,"
               "\"max_palette_error\":%g,\"bytes_in\":%llu,\"bytes_out\":%llu,\"kbit_per_s_per_client\":%.3f,"
               "\"mean_delay_ms\":%.3f,\"max_delay_ms\":%.3f,\"violations\":%zu}\n",
               o.clients, o.duration_s, o.loss_percent, o.latency_ms, o.jitter_ms, u(o.seed), o.entities,
-              u(r.joins), u(r.connects), u(m.connections), u(r.leaves), u(r.vanishes), u(m.timeouts),
+              u(r.joins), u(r.connects), u(m.connections), u(r.leaves), u(r.vanishes), u(r.vanishes_timeout_due),
+              u(r.vanishes_timed_out), u(m.timeouts),
               u(r.failed_connects), u(r.decode_errors), u(r.missing_reference), u(r.palettes_compared),
               u(r.palette_mismatches), r.max_palette_error, u(r.bytes_in), u(r.bytes_out), r.kbit_in_per_client,
               r.mean_delay_ms, r.max_delay_ms, r.violations.size());
