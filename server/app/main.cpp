@@ -173,7 +173,7 @@ void run_loop(asio::io_context& io, const ServerConfig& config, Server& server, 
       if (fleet_service != nullptr) fleet_service->mark_draining();
       drain_deadline = drain_end();
       check_drain();
-      wait_signal();
+      if (!stopping) wait_signal();  // a second signal ends the drain at once
     });
   };
   wait_signal();
