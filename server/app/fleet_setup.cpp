@@ -26,18 +26,21 @@ Result<std::optional<fleet::FleetOptions>> fleet_options(const ServerConfig& con
 }
 
 Result<std::unique_ptr<fleet::FleetService>> start_fleet(const ServerConfig& config,
-                                                         const fleet::FleetOptions& options, Server& server) {
-  Result<std::unique_ptr<fleet::FleetService>> started = fleet::FleetService::start(options, server);
+                                                         const std::optional<fleet::FleetOptions>& options,
+                                                         Server& server, bool recording) {
+  if (!options) return std::unique_ptr<fleet::FleetService>();
+  Result<std::unique_ptr<fleet::FleetService>> started = fleet::FleetService::start(*options, server);
   if (!started) return started;
   fleet::FleetService& service = *started.value();
+  service.recording().active = recording;
   if (const std::optional<net::Endpoint> http = service.http_endpoint()) {
     spdlog::info("metrics on http://{}/metrics (/healthz, /readyz)", net::to_string(*http));
     // A parseable line, like "listening", for scripts and tests that ask for port 0.
     std::printf("metrics %s\n", net::to_string(*http).c_str());
     std::fflush(stdout);
   }
-  if (options.agones) {
-    spdlog::info("Agones SDK at {}", net::to_string(options.agones->sidecar));
+  if (options->agones) {
+    spdlog::info("Agones SDK at {}", net::to_string(options->agones->sidecar));
   }
   if (config.wait_allocation) {
     server.refuse_new_clients(protocol::DisconnectReason::kUnspecified, "game server not allocated yet");

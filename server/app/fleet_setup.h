@@ -15,9 +15,11 @@ namespace posecast::server {
 // nullopt: neither. Error: a port in `agones_env` that is not one, --wait-allocation without Agones.
 Result<std::optional<fleet::FleetOptions>> fleet_options(const ServerConfig& config, const char* agones_env);
 
-// Starts the fleet service for `options` on `server`. With --wait-allocation, new clients are
-// refused until the GameServer is Allocated. Error: the listener cannot bind (exit 1).
+// Starts the fleet service for `options` on `server` (null when `options` is nullopt);
+// `recording`: --record is on (its counters are exported). With --wait-allocation, new clients
+// are refused until the GameServer is Allocated. Error: the listener cannot bind (exit 1).
 Result<std::unique_ptr<fleet::FleetService>> start_fleet(const ServerConfig& config,
-                                                         const fleet::FleetOptions& options, Server& server);
+                                                         const std::optional<fleet::FleetOptions>& options,
+                                                         Server& server, bool recording);
 
 }  // namespace posecast::server

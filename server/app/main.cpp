@@ -81,9 +81,11 @@ Result<Drivers> load_drivers(ServerConfig& config) {
 }
 
 // --record: after every World tick the recorder logs the tick's applied commands and world
-// hash (docs/recording-format.md).
+// hash (docs/recording-format.md). Null without --record.
 Result<std::unique_ptr<replay::Recorder>> open_recorder(const ServerConfig& config, Server& server,
                                                         const std::vector<std::shared_ptr<const Model>>& models) {
+  if (config.record.empty()) return std::unique_ptr<replay::Recorder>();
+  spdlog::info("recording to {}", config.record);
   std::vector<std::string> sources;
   for (const auto& model : models) {
     const bool generated = rig::is_generated_rig_source(model->source);
@@ -267,26 +269,18 @@ int run(const std::vector<std::string>& args) {
     spdlog::critical("{}", s.error().message);
     return 2;
   }
-  std::unique_ptr<replay::Recorder> recorder;
-  if (!config.record.empty()) {
-    Result<std::unique_ptr<replay::Recorder>> opened = open_recorder(config, server, drivers.models);
-    if (!opened) {
-      spdlog::critical("--record: {}", opened.error().message);
-      return 1;
-    }
-    recorder = std::move(opened).value();
-    spdlog::info("recording to {}", config.record);
+  Result<std::unique_ptr<replay::Recorder>> opened = open_recorder(config, server, drivers.models);
+  if (!opened) {
+    spdlog::critical("--record: {}", opened.error().message);
+    return 1;
   }
-  std::unique_ptr<fleet::FleetService> fleet_service;
-  if (fleet_wanted.value()) {
-    Result<std::unique_ptr<fleet::FleetService>> started = start_fleet(config, *fleet_wanted.value(), server);
-    if (!started) {
-      spdlog::critical("{}", started.error().message);
-      return 1;
-    }
-    fleet_service = std::move(started).value();
-    if (recorder) fleet_service->recording().active = true;
+  std::unique_ptr<replay::Recorder> recorder = std::move(opened).value();
+  Result<std::unique_ptr<fleet::FleetService>> started = start_fleet(config, fleet_wanted.value(), server, recorder != nullptr);
+  if (!started) {
+    spdlog::critical("{}", started.error().message);
+    return 1;
   }
+  std::unique_ptr<fleet::FleetService> fleet_service = std::move(started).value();
   // start_loop's before_tick hook runs on the tick thread before tick N, when the World has
   // just finished tick N-1; the last tick is recorded after the loop ends.
   bool record_failed = false;
