@@ -13,6 +13,21 @@
 #include <cstring>
 
 namespace posecast::test {
+namespace {
+
+// Waits up to `poll_ms` for bytes on `fd` and appends them to `into`; false when the peer has
+// closed (or the socket failed).
+bool read_available(int fd, std::string& into, int poll_ms) {
+  pollfd p{fd, POLLIN, 0};
+  if (::poll(&p, 1, poll_ms) <= 0) return true;
+  char buffer[4096];
+  const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+  if (n <= 0) return false;
+  into.append(buffer, static_cast<std::size_t>(n));
+  return true;
+}
+
+}  // namespace
 
 ChildProcess::ChildProcess(const std::string& program, const std::vector<std::string>& args,
                            const std::vector<std::string>& env) {
@@ -105,13 +120,7 @@ HttpReply http_exchange(uint16_t port, const std::string& raw) {
   }
   std::string received;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    char buffer[4096];
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n <= 0) break;
-    received.append(buffer, static_cast<std::size_t>(n));
+  while (std::chrono::steady_clock::now() < deadline && read_available(fd, received, 100)) {
   }
   ::close(fd);
   const std::size_t head_end = received.find("\r\n\r\n");
@@ -167,13 +176,7 @@ void StandInSidecar::serve() {
     std::string received;
     std::size_t head_end = std::string::npos, length = 0;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd q{fd, POLLIN, 0};
-      if (::poll(&q, 1, 50) <= 0) continue;
-      char buffer[2048];
-      const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-      if (n <= 0) break;
-      received.append(buffer, static_cast<std::size_t>(n));
+    while (std::chrono::steady_clock::now() < deadline && read_available(fd, received, 50)) {
       head_end = received.find("\r\n\r\n");
       if (head_end != std::string::npos) {
         const std::size_t cl = received.find("Content-Length: ");
