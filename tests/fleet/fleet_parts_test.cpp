@@ -2,8 +2,15 @@
 // strict checker, and the checker refusing invalid text.
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include <asio/io_context.hpp>
+
 #include "exposition_checker.h"
+#include "fleet_test_support.h"
+#include "http_client.h"
 #include "http_message.h"
+#include "http_server.h"
 #include "prometheus_text.h"
 
 namespace posecast::server::fleet {
@@ -68,6 +75,65 @@ TEST(PrometheusText, EscapesAndWritesHistogramsTheCheckerAccepts) {
   EXPECT_EQ(checked.value("demo_seconds_sum"), 1.25);
   EXPECT_EQ(format_sample_value(1e20), "1e+20");
   EXPECT_EQ(format_sample_value(-INFINITY), "-Inf");
+}
+
+// An HttpServer on its own thread with a short request timeout, and the client against it.
+class Listener : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HttpLimits limits;
+    limits.request_timeout = std::chrono::milliseconds(300);
+    limits.max_connections = 4;
+    auto opened = HttpServer::open(io_, net::Endpoint(asio::ip::make_address("127.0.0.1"), 0), limits);
+    ASSERT_TRUE(opened.ok()) << opened.error().message;
+    server_ = std::move(opened).value();
+    server_->route("/hello", [] { return Response{200, "text/plain", "hi\n", {}}; });
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    asio::post(io_, [this] { server_->close(); });
+    work_.reset();
+    thread_.join();
+  }
+  uint16_t port() const { return server_->local_endpoint().port(); }
+
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
+  std::unique_ptr<HttpServer> server_;
+  std::thread thread_;
+};
+
+TEST_F(Listener, ASlowClientGets408AndOthersAreServedMeanwhile) {
+  std::thread slow([this] {
+    const test::HttpReply reply = test::http_exchange(port(), "GET /hello HTTP/1.1\r\nHost: x");  // never ends its head
+    EXPECT_EQ(reply.status, 408);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(test::http_get(port(), "/hello").body, "hi\n");
+  slow.join();
+}
+
+TEST_F(Listener, TheClientReadsAnswersAndReportsRefusedConnections) {
+  asio::io_context client_io;
+  std::optional<Result<Response>> got;
+  http_request(client_io, server_->local_endpoint(), "GET", "/hello", "", std::chrono::seconds(2),
+               [&](Result<Response> r) { got.emplace(std::move(r)); });
+  client_io.run();
+  ASSERT_TRUE(got.has_value() && got->ok()) << (got && !got->ok() ? got->error().message : "no answer");
+  EXPECT_EQ(got->value().status, 200);
+  EXPECT_EQ(got->value().body, "hi\n");
+
+  const uint16_t closed_port = server_->local_endpoint().port();
+  asio::post(io_, [this] { server_->close(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  got.reset();
+  client_io.restart();
+  http_request(client_io, net::Endpoint(asio::ip::make_address("127.0.0.1"), closed_port), "POST", "/ready", "{}",
+               std::chrono::seconds(2), [&](Result<Response> r) { got.emplace(std::move(r)); });
+  client_io.run();
+  ASSERT_TRUE(got.has_value());
+  ASSERT_FALSE(got->ok());
+  EXPECT_NE(got->error().message.find("connect"), std::string::npos) << got->error().message;
 }
 
 TEST(ExpositionChecker, RefusesWhatIsNotValid) {
