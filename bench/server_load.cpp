@@ -8,7 +8,9 @@
 // under 16.7 ms (doubling, then bisecting; bounded total time) and prints ONE JSON object with
 // the figures of that N and the search trail.
 //
-//   server_load [--entities N] [--seconds S] [--max-total-seconds T] [--clients C]
+//   server_load [--entities N] [--seconds S] [--max-total-seconds T] [--clients C] [--scrape HZ]
+// --scrape HZ serves /metrics (the fleet module, docs/fleet.md) and scrapes it HZ times a second
+// over HTTP from another thread during the run: the tick's cost of being scraped.
 // --entities runs one N only. CPU percent is process CPU time over wall time minus the client
 // thread's own CPU time (100 = one core); the client thread's share is reported apart.
 
@@ -39,6 +41,7 @@
 #include "posecast/protocol/messages.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/server/server.h"
+#include "fleet_service.h"
 
 namespace {
 
@@ -76,6 +79,48 @@ struct Settings {
   std::string criterion = "wall";
   bool spread = true;   // ServerOptions::spread_send_phases (its default)
   bool recipes = true;  // ServerOptions::attach_recipes
+  double scrape_hz = 0;  // > 0: /metrics served and scraped this often
+};
+
+// --scrape: the fleet service's listener on the server, and a thread GETting /metrics.
+class Scraper {
+ public:
+  Scraper(const server::Server& server, double hz) {
+    server::fleet::FleetOptions options;
+    options.http_listen = net::Endpoint(asio::ip::make_address("127.0.0.1"), 0);
+    auto started = server::fleet::FleetService::start(options, server);
+    if (!started) {
+      std::fprintf(stderr, "server_load: %s\n", started.error().message.c_str());
+      return;
+    }
+    service_ = std::move(started).value();
+    const net::Endpoint at = *service_->http_endpoint();
+    thread_ = std::thread([this, at, hz] {
+      asio::io_context io;
+      const auto period = std::chrono::microseconds(static_cast<int64_t>(1e6 / hz));
+      while (!stop_) {
+        io.restart();
+        server::fleet::http_request(io, at, "GET", "/metrics", "", std::chrono::milliseconds(1000),
+                                    [this](Result<server::fleet::Response> r) {
+                                      if (r.ok() && r->status == 200) ++scrapes_;
+                                    });
+        io.run();
+        std::this_thread::sleep_for(period);
+      }
+    });
+  }
+  ~Scraper() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    if (service_) service_->finish(Clock::now());
+  }
+  uint64_t scrapes() const { return scrapes_; }
+
+ private:
+  std::unique_ptr<server::fleet::FleetService> service_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> scrapes_{0};
 };
 
 // ---- The 64 clients, on one thread -------------------------------------------------------
@@ -215,6 +260,7 @@ struct Trial {
   double kbit_per_client_nominal = 0;
   int connected = 0;
   uint64_t deferred = 0, records = 0, encodes = 0;
+  uint64_t scrapes = 0;  // --scrape: /metrics answers during the trial
   // Mean wall milliseconds per tick in each tick phase.
   double network_ms = 0, world_ms = 0, build_ms = 0, send_ms = 0, other_ms = 0;
   // Local poses the World evaluated per tick: only those some due client may receive
@@ -281,6 +327,8 @@ Trial run_trial(const std::shared_ptr<const Model>& model, int entities, const S
     return t;
   }
   server::Server& server = *created.value();
+  std::unique_ptr<Scraper> scraper;
+  if (s.scrape_hz > 0) scraper = std::make_unique<Scraper>(server, s.scrape_hz);
   const Motions motions = find_motions(*model);
   std::vector<sim::EntityId> ids;
   ids.reserve(static_cast<std::size_t>(entities));
@@ -396,6 +444,8 @@ Trial run_trial(const std::shared_ptr<const Model>& model, int entities, const S
   t.poses_evaluated_per_tick =
       static_cast<double>(server.world().stats().poses_evaluated - evaluated_start) / ticks;
   t.ok = t.connected == s.clients;
+  if (scraper) t.scrapes = scraper->scrapes();
+  scraper.reset();
   server.shutdown(now_us());
   return t;
 }
@@ -448,6 +498,7 @@ int main(int argc, char** argv) {
     else if (flag == "--seconds") s.seconds = v;
     else if (flag == "--max-total-seconds") s.max_total = v;
     else if (flag == "--clients") s.clients = static_cast<int>(v);
+    else if (flag == "--scrape") s.scrape_hz = v;
     else {
       std::fprintf(stderr, "server_load: unknown option %s\n", flag.c_str());
       return 1;
@@ -521,13 +572,13 @@ int main(int argc, char** argv) {
       "\"tick_max_ms\":%.3f,\"tick_main_thread_cpu_p50_ms\":%.3f,\"tick_main_thread_cpu_p99_ms\":%.3f,"
       "\"tick_server_cpu_p99_ms\":%.3f,\"cpu_percent\":%.1f,\"client_cpu_percent\":%.1f,"
       "\"kbit_per_s_per_client\":%.1f,\"kbit_per_s_per_client_at_send_rate\":%.1f,\"passed\":%s,"
-      "\"max_rss_mb\":%.1f,\"search\":%s,\"search_seconds\":%.1f%s}\n",
+      "\"max_rss_mb\":%.1f,\"scrape_hz\":%.1f,\"scrapes\":%llu,\"search\":%s,\"search_seconds\":%.1f%s}\n",
       model_name.c_str(), b.entities, s.clients, s.subscribed, s.send_rate, s.spread ? "true" : "false",
       s.recipes ? "true" : "false",
       s.criterion.c_str(), b.p50_ms,
       b.p99_ms, b.max_ms, b.main_cpu_p50_ms, b.main_cpu_p99_ms, b.server_cpu_p99_ms, b.cpu_percent,
       b.client_cpu_percent, b.kbit_per_client, b.kbit_per_client_nominal, passed ? "true" : "false",
-      max_rss_mb(), search.c_str(), elapsed(),
+      max_rss_mb(), s.scrape_hz, static_cast<unsigned long long>(b.scrapes), search.c_str(), elapsed(),
       fallback_note.empty() ? "" : (",\"note\":\"" + fallback_note + "\"").c_str());
   return 0;
 }

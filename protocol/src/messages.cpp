@@ -398,6 +398,17 @@ Result<std::vector<uint8_t>> encode_snapshot(const Snapshot& header,
   return encoder.snapshot(header, entities);
 }
 
+// The payload union's types are 1 + the Message alternative, in the same order.
+static_assert(static_cast<std::size_t>(w::Payload::MAX) == std::variant_size_v<Message>,
+              "the payload union and Message list the same kinds");
+
+std::optional<std::size_t> encoded_message_kind(std::span<const uint8_t> bytes) {
+  if (bytes.size() < 8 || !fb::BufferHasIdentifier(bytes.data(), w::EnvelopeIdentifier())) return std::nullopt;
+  const auto type = static_cast<std::size_t>(w::GetEnvelope(bytes.data())->payload_type());
+  if (type == 0 || type > std::variant_size_v<Message>) return std::nullopt;
+  return type - 1;
+}
+
 Result<Message> decode_message(std::span<const uint8_t> bytes) {
   if (bytes.size() > kMaxDecodeBytes) {
     return Error{"message: " + std::to_string(bytes.size()) + " bytes is over the " +

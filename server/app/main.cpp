@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
+#include "fleet_setup.h"
 #include "metrics_line.h"
 #include "ownership_granter.h"
 #include "posecast/replay/recorder.h"
@@ -79,9 +81,11 @@ Result<Drivers> load_drivers(ServerConfig& config) {
 }
 
 // --record: after every World tick the recorder logs the tick's applied commands and world
-// hash (docs/recording-format.md).
+// hash (docs/recording-format.md). Null without --record.
 Result<std::unique_ptr<replay::Recorder>> open_recorder(const ServerConfig& config, Server& server,
                                                         const std::vector<std::shared_ptr<const Model>>& models) {
+  if (config.record.empty()) return std::unique_ptr<replay::Recorder>();
+  spdlog::info("recording to {}", config.record);
   std::vector<std::string> sources;
   for (const auto& model : models) {
     const bool generated = rig::is_generated_rig_source(model->source);
@@ -123,15 +127,20 @@ void log_startup(const ServerConfig& config, const Server& server, const Drivers
   std::fflush(stdout);
 }
 
-// Runs the server's loop on `io` until SIGINT/SIGTERM or --duration, with the metrics line
-// every --metrics-interval. `before_tick` runs on the tick thread before each tick.
+// Runs the server's loop on `io` until --duration, or a signal and the drain after it, with
+// the metrics line every --metrics-interval. `before_tick` runs on the tick thread before each
+// tick. A first SIGINT/SIGTERM drains (docs/fleet.md): new clients are refused and /readyz
+// says so; connected clients are served until they have all left or --drain-grace has passed,
+// then shutdown() tells them ServerShutdown. A second signal, or a grace of 0, ends it at once.
 void run_loop(asio::io_context& io, const ServerConfig& config, Server& server, const Drivers& drivers,
-              std::function<void(uint64_t)> before_tick) {
+              fleet::FleetService* fleet_service, std::function<void(uint64_t)> before_tick) {
   asio::signal_set signals(io, SIGINT, SIGTERM);
   asio::steady_timer metrics_timer(io);
   asio::steady_timer duration_timer(io);
+  asio::steady_timer drain_timer(io);
   bool stopping = false;
-  auto stop = [&](const char* why) {
+  bool draining = false;
+  auto stop = [&](const std::string& why) {
     if (stopping) return;
     stopping = true;
     spdlog::info("shutting down ({})", why);
@@ -139,10 +148,37 @@ void run_loop(asio::io_context& io, const ServerConfig& config, Server& server, 
     signals.cancel();
     metrics_timer.cancel();
     duration_timer.cancel();
+    drain_timer.cancel();
   };
-  signals.async_wait([&](const std::error_code& error, int signal) {
-    if (!error) stop(signal == SIGINT ? "SIGINT" : "SIGTERM");
-  });
+  const auto drain_end = [&] {
+    return std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<int64_t>(config.drain_grace_s * 1e6));
+  };
+  std::chrono::steady_clock::time_point drain_deadline;
+  std::function<void()> check_drain = [&] {
+    if (stopping) return;
+    if (server.metrics().clients == 0) return stop("drained: every client has left");
+    if (std::chrono::steady_clock::now() >= drain_deadline) return stop("drain grace period over");
+    drain_timer.expires_after(std::chrono::milliseconds(100));
+    drain_timer.async_wait([&](const std::error_code& error) {
+      if (!error) check_drain();
+    });
+  };
+  std::function<void()> wait_signal = [&] {
+    signals.async_wait([&](const std::error_code& error, int signal) {
+      if (error || stopping) return;
+      const char* name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+      if (draining || config.drain_grace_s <= 0) return stop(std::string(name) + (draining ? " while draining" : ""));
+      draining = true;
+      spdlog::info("draining ({}): new clients refused; {} connected, served for up to {} s", name,
+                   server.metrics().clients, config.drain_grace_s);
+      server.refuse_new_clients(protocol::DisconnectReason::kServerShutdown, "server draining");
+      if (fleet_service != nullptr) fleet_service->mark_draining();
+      drain_deadline = drain_end();
+      check_drain();
+      if (!stopping) wait_signal();  // a second signal ends the drain at once
+    });
+  };
+  wait_signal();
   if (config.duration_s > 0) {
     duration_timer.expires_after(std::chrono::microseconds(static_cast<int64_t>(config.duration_s * 1e6)));
     duration_timer.async_wait([&](const std::error_code& error) {
@@ -167,6 +203,12 @@ void run_loop(asio::io_context& io, const ServerConfig& config, Server& server, 
   arm_metrics();
   server.start_loop(std::move(before_tick));
   io.run();
+}
+
+void publish_recording(const replay::RecorderStats& stats, fleet::RecordingCounters& out) {
+  out.ticks.store(stats.ticks, std::memory_order_relaxed);
+  out.bytes.store(stats.bytes, std::memory_order_relaxed);
+  out.flushes.store(stats.flushes, std::memory_order_relaxed);
 }
 
 void log_final(const ServerConfig& config, Server& server, const Drivers& drivers, replay::Recorder* recorder) {
@@ -198,6 +240,11 @@ int run(const std::vector<std::string>& args) {
     return 0;
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));
+  Result<std::optional<fleet::FleetOptions>> fleet_wanted = fleet_options(config, std::getenv("AGONES_SDK_HTTP_PORT"));
+  if (!fleet_wanted) {
+    std::fprintf(stderr, "posecast-server: %s\n", fleet_wanted.error().message.c_str());
+    return 1;
+  }
   Result<Drivers> loaded = load_drivers(config);
   if (!loaded) {
     spdlog::critical("{}", loaded.error().message);
@@ -222,16 +269,18 @@ int run(const std::vector<std::string>& args) {
     spdlog::critical("{}", s.error().message);
     return 2;
   }
-  std::unique_ptr<replay::Recorder> recorder;
-  if (!config.record.empty()) {
-    Result<std::unique_ptr<replay::Recorder>> opened = open_recorder(config, server, drivers.models);
-    if (!opened) {
-      spdlog::critical("--record: {}", opened.error().message);
-      return 1;
-    }
-    recorder = std::move(opened).value();
-    spdlog::info("recording to {}", config.record);
+  Result<std::unique_ptr<replay::Recorder>> opened = open_recorder(config, server, drivers.models);
+  if (!opened) {
+    spdlog::critical("--record: {}", opened.error().message);
+    return 1;
   }
+  std::unique_ptr<replay::Recorder> recorder = std::move(opened).value();
+  Result<std::unique_ptr<fleet::FleetService>> started = start_fleet(config, fleet_wanted.value(), server, recorder != nullptr);
+  if (!started) {
+    spdlog::critical("{}", started.error().message);
+    return 1;
+  }
+  std::unique_ptr<fleet::FleetService> fleet_service = std::move(started).value();
   // start_loop's before_tick hook runs on the tick thread before tick N, when the World has
   // just finished tick N-1; the last tick is recorded after the loop ends.
   bool record_failed = false;
@@ -242,21 +291,25 @@ int run(const std::vector<std::string>& args) {
       spdlog::error("recording stopped: {}", s.error().message);
       record_failed = true;
     }
+    if (fleet_service) publish_recording(recorder->stats(), fleet_service->recording());
   };
   log_startup(config, server, drivers);
+  if (fleet_service) fleet_service->mark_ready();
   OwnershipGranter granter(server, config.grant_per_client);
   if (config.grant_per_client > 0) {
     server.on_client_connected([&](const ClientInfo& client) { granter.on_connected(client); });
     server.on_client_disconnected(
         [&](const ClientInfo& client, protocol::DisconnectReason) { granter.on_disconnected(client); });
   }
-  run_loop(io, config, server, drivers, [&](uint64_t tick) {
+  run_loop(io, config, server, drivers, fleet_service.get(), [&](uint64_t tick) {
     record_ticks();
     if (drivers.scenario) drivers.scenario->submit_due(tick, server, [&](sim::EntityId id) { return granter.owned(id); });
     if (drivers.replay) drivers.replay->before_tick();
   });
   record_ticks();
   log_final(config, server, drivers, recorder.get());
+  // Agones hears Shutdown once the clients are told and the recording is closed.
+  if (fleet_service) fleet_service->finish(std::chrono::steady_clock::now() + std::chrono::seconds(3));
   return 0;
 }
 

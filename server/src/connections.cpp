@@ -110,6 +110,8 @@ void Connections::handle_datagram(std::span<const uint8_t> bytes, const net::End
     return;
   }
   protocol::Message& message = decoded.value();
+  ++counters_.received.datagrams[message.index()];
+  counters_.received.bytes[message.index()] += bytes.size();
   if (auto* hello = std::get_if<protocol::ClientHello>(&message)) {
     handle_hello(*hello, bytes.size(), from, now_us);
     return;
@@ -178,6 +180,17 @@ bool Connections::send_raw(std::span<const uint8_t> bytes, const net::Endpoint& 
   if (!channel_.send_to(payload, to)) return false;
   ++counters_.datagrams_out;
   counters_.bytes_out += bytes.size() + net::kUdpIpv4HeaderBytes;
+  if (const std::optional<std::size_t> kind = protocol::encoded_message_kind(bytes)) {
+    ++counters_.sent.datagrams[*kind];
+    counters_.sent.bytes[*kind] += bytes.size();
+  }
+  return true;
+}
+
+bool Connections::refuse_new(std::size_t request_bytes, const net::Endpoint& from) {
+  if (!refusal_ || find(from) != nullptr) return false;
+  drop(DropReason::kRefused);
+  reply_unverified(*refusal_, request_bytes, from);
   return true;
 }
 
@@ -225,6 +238,7 @@ void Connections::handle_hello(const protocol::ClientHello& hello, std::size_t s
                      size, from);
     return;
   }
+  if (refuse_new(size, from)) return;
   if (clients_.size() >= options_.max_clients && find(from) == nullptr) {
     drop(DropReason::kServerFull);
     reply_unverified(protocol::Disconnect{protocol::DisconnectReason::kServerFull,
@@ -242,6 +256,7 @@ void Connections::handle_response(const protocol::ChallengeResponse& response, s
     drop(DropReason::kBadChallenge);
     return;
   }
+  if (refuse_new(size, from)) return;
   if (ClientConnection* existing = find(from)) {
     existing->last_receive_us = now_us;
     if (existing->nonce == response.client_nonce) {

@@ -103,6 +103,10 @@ class Connections {
   std::size_t index_of(const ClientConnection& client) const;  // clients().size() when absent
   // The encoded size of the largest ServerChallenge: a Hello must be at least this large.
   std::size_t challenge_bytes() const { return challenge_bytes_; }
+  // Admission: while `refusal` is set, a Hello or ChallengeResponse from an address that is
+  // not connected is answered with it (fitted to the request, as every unverified reply) and
+  // counted as DropReason::kRefused; connected clients go on. nullopt: new clients welcome.
+  void set_refusal(std::optional<protocol::Disconnect> refusal) { refusal_ = std::move(refusal); }
 
  private:
   void drop(DropReason reason) { ++counters_.drops[static_cast<std::size_t>(reason)]; }
@@ -124,6 +128,8 @@ class Connections {
   void reply_unverified(const protocol::Message& message, std::size_t request_bytes,
                         const net::Endpoint& to);
   bool send_raw(std::span<const uint8_t> bytes, const net::Endpoint& to);
+  // True (and answered) when new clients are refused and `from` is not connected.
+  bool refuse_new(std::size_t request_bytes, const net::Endpoint& from);
 
   const ServerOptions& options_;
   net::DatagramChannel& channel_;
@@ -132,6 +138,7 @@ class Connections {
   std::vector<protocol::AssetInfo> manifest_;
   ChallengeCookie cookie_;
   std::size_t challenge_bytes_ = 0;
+  std::optional<protocol::Disconnect> refusal_;
   std::vector<std::byte> receive_buffer_;
   std::vector<std::unique_ptr<ClientConnection>> clients_;  // in connection order
   uint32_t next_client_id_ = 1;

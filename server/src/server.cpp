@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <variant>
 
 #include <spdlog/spdlog.h>
 
@@ -85,8 +86,20 @@ const char* to_string(DropReason reason) {
     case DropReason::kBadCommand: return "bad_command";
     case DropReason::kBadAck: return "bad_ack";
     case DropReason::kRateLimited: return "rate_limited";
+    case DropReason::kRefused: return "refused";
   }
   return "?";
+}
+
+static_assert(kMessageKindCount == std::variant_size_v<protocol::Message>,
+              "a message kind was added: name it in message_kind_name");
+
+const char* message_kind_name(std::size_t kind) {
+  static constexpr const char* kNames[kMessageKindCount] = {
+      "client_hello",  "server_challenge", "challenge_response", "welcome",
+      "snapshot",      "ack",              "client_command",     "entity_spawn",
+      "entity_despawn", "disconnect",      "session_status",     "replay_control"};
+  return kind < kMessageKindCount ? kNames[kind] : "?";
 }
 
 Server::Impl::Impl(asio::io_context& io_context, const ServerOptions& opts)
@@ -222,7 +235,7 @@ void Server::poll_network(int64_t now_us) {
   impl_->last_now_us = std::max(impl_->last_now_us, now_us);
   impl_->poll(impl_->last_now_us);
   impl_->channel->pump(impl_->last_now_us);
-  impl_->publish();
+  impl_->publish(/*may_skip=*/true);
 }
 
 // The stages in tick order: the network, the API's commands, the World tick (quantising the
@@ -254,7 +267,7 @@ void Server::tick(int64_t now_us) {
   ++impl.tick_count;
   ++impl.counters.ticks;
   impl.record_phases(started, polled, world_start, world_end);
-  impl.publish();
+  impl.publish(/*may_skip=*/true);
 }
 
 uint32_t Server::Impl::begin_session_tick() {
@@ -287,9 +300,13 @@ void Server::Impl::record_phases(int64_t started, int64_t polled, int64_t world_
   counters.phase_build_us += static_cast<uint64_t>(build_us);
   counters.phase_send_us += static_cast<uint64_t>(send_us);
   interval_stats.record(duration);
+  std::size_t bucket = 0;
+  while (bucket < kTickBucketBoundsUs.size() && duration > kTickBucketBoundsUs[bucket]) ++bucket;
+  ++counters.tick_buckets[bucket];
+  counters.tick_duration_sum_us += static_cast<uint64_t>(std::max<int64_t>(0, duration));
 }
 
-void Server::Impl::publish() {
+void Server::Impl::publish(bool may_skip) {
   counters.clients = static_cast<uint32_t>(connections->clients().size());
   counters.entities = static_cast<uint32_t>(mirror->records().size());
   counters.poses_quantized = mirror->poses_quantized();
@@ -299,7 +316,14 @@ void Server::Impl::publish() {
   counters.bytes_in = io_counters.bytes_received;
   counters.pose_encodes = replicator->pose_encodes();
   counters.send_failures = io_counters.send_failures + (simulator ? simulator->counters().send_failures : 0);
-  std::lock_guard lock(published_mutex);
+  // The tick never waits for a reader (a metrics scrape copying the published values): when
+  // the lock is taken, this publication is skipped and the next one carries it.
+  std::unique_lock lock(published_mutex, std::defer_lock);
+  if (may_skip) {
+    if (!lock.try_lock()) return;
+  } else {
+    lock.lock();
+  }
   const double p50 = published.tick_p50_ms, p99 = published.tick_p99_ms, max = published.tick_max_ms;
   published = counters;
   published.tick_p50_ms = p50;

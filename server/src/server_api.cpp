@@ -59,6 +59,10 @@ void Server::set_interest(uint32_t client_id, Interest interest) {
 void Server::set_client_bandwidth(uint32_t client_id, uint32_t kbit) { impl_->queue(OpBandwidth{client_id, kbit}); }
 void Server::set_client_send_rate(uint32_t client_id, uint32_t hz) { impl_->queue(OpSendRate{client_id, hz}); }
 void Server::kick(uint32_t client_id, std::string reason) { impl_->queue(OpKick{client_id, std::move(reason)}); }
+void Server::refuse_new_clients(protocol::DisconnectReason reason, std::string message) {
+  impl_->queue(OpAdmission{protocol::Disconnect{reason, std::move(message)}});
+}
+void Server::accept_new_clients() { impl_->queue(OpAdmission{std::nullopt}); }
 
 void Server::on_client_connected(std::function<void(const ClientInfo&)> callback) {
   impl_->connected_callback = std::move(callback);
@@ -107,6 +111,8 @@ void Server::Impl::apply_entity_ops(int64_t now_us) {
       if (ClientReplica* c = replicator->find(b->client)) c->bandwidth_kbit = b->kbit;
     } else if (auto* s = std::get_if<OpSendRate>(&op)) {
       if (ClientReplica* c = replicator->find(s->client)) replicator->set_send_rate(*c, s->hz);
+    } else if (auto* a = std::get_if<OpAdmission>(&op)) {
+      connections->set_refusal(std::move(a->refusal));
     } else if (auto* k = std::get_if<OpKick>(&op)) {
       if (ClientConnection* c = connections->find(k->client)) {
         ++counters.kicks;

@@ -9,10 +9,12 @@
 namespace posecast::server {
 namespace {
 
-// Flags that take a value, and the JSON key each one corresponds to.
+// Flags, and the JSON key each one corresponds to. A flag takes a value, but for a switch
+// (`implied` set), which may be given alone: `--agones` means `--agones on`.
 struct Flag {
   const char* flag;
   const char* key;
+  const char* implied = nullptr;
 };
 constexpr Flag kFlags[] = {
     {"--models", "models"},           {"--listen", "listen"},
@@ -26,6 +28,9 @@ constexpr Flag kFlags[] = {
     {"--assets", "assets"},           {"--client-timeout", "client_timeout"},
     {"--sim-latency", "sim_latency_ms"}, {"--sim-jitter", "sim_jitter_ms"},
     {"--sim-loss", "sim_loss_percent"},
+    {"--metrics", "metrics"},         {"--agones", "agones", "on"},
+    {"--health-period", "health_period"}, {"--drain-grace", "drain_grace"},
+    {"--wait-allocation", "wait_allocation", "on"},
     {"--config", nullptr},
 };
 
@@ -99,7 +104,7 @@ Status set_log_level(const std::string&, const std::string& where, const std::st
   return Error{where + ": '" + value + "' is not one of trace, debug, info, warn, error, critical, off"};
 }
 
-// recipes, spread_phases: on or off.
+// recipes, spread_phases, agones, wait_allocation: on or off.
 Status set_switch(const std::string& key, const std::string& where, const std::string& value, ServerConfig& c) {
   bool flag;
   if (value == "on" || value == "true" || value == "1") {
@@ -109,7 +114,32 @@ Status set_switch(const std::string& key, const std::string& where, const std::s
   } else {
     return Error{where + ": '" + value + "' is not on or off"};
   }
-  (key == "recipes" ? c.server.attach_recipes : c.server.spread_send_phases) = flag;
+  if (key == "agones") {
+    c.agones = flag;
+  } else if (key == "wait_allocation") {
+    c.wait_allocation = flag;
+  } else {
+    (key == "recipes" ? c.server.attach_recipes : c.server.spread_send_phases) = flag;
+  }
+  return {};
+}
+
+// metrics: the HTTP listener's address (port 0: any free port).
+Status set_metrics(const std::string&, const std::string& where, const std::string& value, ServerConfig& c) {
+  Result<net::Endpoint> endpoint = net::parse_endpoint(value);
+  if (!endpoint) return Error{where + ": " + endpoint.error().message};
+  c.metrics_listen = endpoint.value();
+  return {};
+}
+
+// health_period (0.1..60 s), drain_grace (0..3600 s).
+Status set_fleet_seconds(const std::string& key, const std::string& where, const std::string& value,
+                         ServerConfig& c) {
+  const bool health = key == "health_period";
+  Result<double> seconds = health ? parse_real(where, value, 0.1, 60.0, "a number of seconds in 0.1..60")
+                                  : parse_real(where, value, 0.0, 3600.0, "a number of seconds in 0..3600");
+  if (!seconds) return seconds.error();
+  (health ? c.health_period_s : c.drain_grace_s) = seconds.value();
   return {};
 }
 
@@ -209,7 +239,9 @@ constexpr Setting kSettings[] = {
     {"metrics_interval", set_seconds}, {"tick_rate", set_number},
     {"send_rate", set_number},        {"max_clients", set_number},
     {"bandwidth_kbit", set_number},   {"threads", set_number},
-    {"grant", set_number},
+    {"grant", set_number},            {"metrics", set_metrics},
+    {"agones", set_switch},           {"wait_allocation", set_switch},
+    {"health_period", set_fleet_seconds}, {"drain_grace", set_fleet_seconds},
 };
 
 // Applies one setting given as text (a flag value, or a JSON value rendered as text).
@@ -242,8 +274,8 @@ Status apply_config_json(const std::string& text, const std::string& file_name, 
     } else if (value.is_number_unsigned() || value.is_number_integer()) {
       rendered = value.dump();
     } else if (value.is_number_float() && (it.key() == "duration" || it.key() == "metrics_interval" ||
-                                           it.key() == "client_timeout" ||
-                                           is_simulated_link_key(it.key()))) {
+                                           it.key() == "client_timeout" || it.key() == "health_period" ||
+                                           it.key() == "drain_grace" || is_simulated_link_key(it.key()))) {
       rendered = value.dump();
     } else {
       return Error{where + ": has the wrong type"};
@@ -277,7 +309,10 @@ Result<ServerConfig> parse_server_config(std::span<const std::string> args) {
       if (name == f.flag) flag = &f;
     }
     if (flag == nullptr) return Error{"unknown option '" + arg + "' (see --help)"};
-    if (!has_value) {
+    if (!has_value && flag->implied != nullptr) {
+      // A switch takes on/off only with '=': `--agones` alone, or followed by anything else, is on.
+      value = flag->implied;
+    } else if (!has_value) {
       if (i + 1 >= args.size()) return Error{name + ": needs a value"};
       value = args[++i];
     }
@@ -307,6 +342,9 @@ Result<ServerConfig> parse_server_config(std::span<const std::string> args) {
     if (!other.empty()) return Error{"--replay cannot be combined with " + other};
   } else if (!config.assets.empty()) {
     return Error{"--assets only applies to --replay (where to find a recording's models)"};
+  }
+  if (config.wait_allocation && config.agones == false) {
+    return Error{"--wait-allocation needs Agones (it waits for the GameServer's Allocated state)"};
   }
   if (config.server.send_rate_hz > config.server.tick_rate_hz) {
     return Error{"send rate " + std::to_string(config.server.send_rate_hz) + " Hz exceeds the tick rate " +
@@ -349,11 +387,23 @@ std::string server_usage() {
   --sim-latency MS       simulate a worse link in the server itself, each direction: fixed
   --sim-jitter MS          delay, +- uniform jitter (reorders) and loss in percent (default
   --sim-loss PCT           none); to try clients and the viewer's overlay (docs/server.md)
+  --metrics ADDR:PORT    serve Prometheus /metrics, /healthz and /readyz over HTTP on this
+                         address (default: off; port 0 = any; docs/fleet.md)
+  --agones[=on|off]      report Ready, Health and Shutdown to the Agones SDK sidecar's REST
+                         port on localhost (AGONES_SDK_HTTP_PORT, default 9358); default: on
+                         when AGONES_SDK_HTTP_PORT is set
+  --health-period S      seconds between Agones Health pings (0.1..60, default 2)
+  --drain-grace S        on SIGTERM/SIGINT: refuse new clients, serve connected ones at most
+                         S seconds more (until all left), then disconnect them and exit
+                         (0..3600, default 10; a second signal ends it at once)
+  --wait-allocation[=on|off]  refuse clients until the GameServer is Allocated (Agones;
+                         default off)
   --config FILE          JSON file with the same settings (keys: models, listen, tick_rate,
                          send_rate, max_clients, bandwidth_kbit, threads, log_level, scenario,
                          duration, metrics_interval, client_timeout, record, recipes,
                          spread_phases, grant, replay, assets, sim_latency_ms,
-                         sim_jitter_ms, sim_loss_percent);
+                         sim_jitter_ms, sim_loss_percent, metrics, agones, health_period,
+                         drain_grace, wait_allocation);
                          flags win over the file
   --help                 this text
 

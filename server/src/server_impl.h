@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -44,8 +45,9 @@ struct OpInterest { uint32_t client; std::shared_ptr<Interest> interest; };
 struct OpBandwidth { uint32_t client; uint32_t kbit; };
 struct OpSendRate { uint32_t client; uint32_t hz; };
 struct OpKick { uint32_t client; std::string reason; };
+struct OpAdmission { std::optional<protocol::Disconnect> refusal; };  // nullopt: accept
 using ApiOp = std::variant<sim::Command, OpSetPosition, OpGrant, OpRevoke, OpInterest,
-                           OpBandwidth, OpSendRate, OpKick>;
+                           OpBandwidth, OpSendRate, OpKick, OpAdmission>;
 
 // ---- The server ------------------------------------------------------------------------------
 
@@ -117,7 +119,9 @@ struct Server::Impl final : ConnectionEvents {
   uint32_t next_session_tick() const;
   void record_phases(int64_t started, int64_t polled, int64_t world_start, int64_t world_end);
   void arm_readable();
-  void publish();
+  // Copies the live counters to what metrics() and clients() return. `may_skip` (the tick
+  // path): skipped when a reader holds the lock; the next publication carries the values.
+  void publish(bool may_skip = false);
   void loop_step();
   ClientInfo info(const ClientConnection& connection, const ClientReplica* replica) const;
   // server_api.cpp

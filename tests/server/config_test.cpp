@@ -107,6 +107,61 @@ TEST(ServerConfig, ErrorsNameTheFlagOrKeyAndTheReason) {
   }
 }
 
+TEST(ServerConfig, FleetSettingsDefaultOffAndParse) {
+  auto defaults = parse({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_FALSE(defaults->metrics_listen.has_value());
+  EXPECT_FALSE(defaults->agones.has_value());  // the environment decides
+  EXPECT_DOUBLE_EQ(defaults->health_period_s, 2.0);
+  EXPECT_DOUBLE_EQ(defaults->drain_grace_s, 10.0);
+  EXPECT_FALSE(defaults->wait_allocation);
+
+  auto config = parse({"--metrics", "127.0.0.1:0", "--agones", "--health-period=0.5", "--drain-grace", "3",
+                       "--wait-allocation"});
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  ASSERT_TRUE(config->metrics_listen.has_value());
+  EXPECT_EQ(net::to_string(*config->metrics_listen), "127.0.0.1:0");
+  EXPECT_EQ(config->agones, true);
+  EXPECT_DOUBLE_EQ(config->health_period_s, 0.5);
+  EXPECT_DOUBLE_EQ(config->drain_grace_s, 3.0);
+  EXPECT_TRUE(config->wait_allocation);
+
+  auto off = parse({"--agones=off"});
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_EQ(off->agones, false);
+
+  ServerConfig from_file;
+  ASSERT_TRUE(apply_config_json(R"({"metrics": "0.0.0.0:9100", "agones": true, "health_period": 1.5,
+                                    "drain_grace": 0, "wait_allocation": "off"})",
+                                "s.json", from_file)
+                  .ok());
+  EXPECT_EQ(net::to_string(*from_file.metrics_listen), "0.0.0.0:9100");
+  EXPECT_EQ(from_file.agones, true);
+  EXPECT_DOUBLE_EQ(from_file.health_period_s, 1.5);
+  EXPECT_DOUBLE_EQ(from_file.drain_grace_s, 0.0);
+}
+
+TEST(ServerConfig, FleetSettingErrorsNameTheFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {{"--metrics", "nowhere"}, "--metrics"},
+      {{"--metrics"}, "--metrics: needs a value"},
+      {{"--health-period", "0"}, "--health-period: '0' is not a number of seconds in 0.1..60"},
+      {{"--health-period", "61"}, "--health-period"},
+      {{"--drain-grace", "-1"}, "--drain-grace: '-1' is not a number of seconds in 0..3600"},
+      {{"--agones=maybe"}, "--agones: 'maybe' is not on or off"},
+      {{"--agones=off", "--wait-allocation"}, "--wait-allocation needs Agones"},
+  };
+  for (const Case& c : cases) {
+    auto config = parse(c.args);
+    ASSERT_FALSE(config.ok()) << c.args[0];
+    EXPECT_NE(config.error().message.find(c.expected), std::string::npos) << config.error().message;
+  }
+}
+
 TEST(ServerConfig, AssetsGoWithReplayOnly) {
   auto served = parse({"--replay", "r.pcrec", "--assets", "/data/models"});
   ASSERT_TRUE(served.ok()) << served.error().message;

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
@@ -225,6 +226,12 @@ Result<std::vector<uint8_t>> encode_message(const Message& message);
 // read): the same bytes, without copying the records into a Message first.
 Result<std::vector<uint8_t>> encode_snapshot(const Snapshot& header,
                                              std::span<const EntityPose> entities);
+
+// The Message alternative (its index()) that bytes made by encode_message() or
+// encode_snapshot() hold, read from the envelope's payload type without decoding the rest;
+// nullopt when the bytes are not a posecast envelope. Trusted input only (what this process
+// encoded; counting what it sends): it does not verify the buffer, decode_message() does.
+std::optional<std::size_t> encoded_message_kind(std::span<const uint8_t> bytes);
 
 // Parses one datagram. Any input (empty, truncated, random, malicious) gives a Message or an
 // Error such as "message: snapshot: records[3]: pose bytes run past the pose data".

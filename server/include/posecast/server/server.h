@@ -74,6 +74,12 @@ class Server {
   void set_client_bandwidth(uint32_t client_id, uint32_t kbit);  // 0 = unlimited
   void set_client_send_rate(uint32_t client_id, uint32_t hz);    // clamped to 1..tick rate
   void kick(uint32_t client_id, std::string reason);
+  // Admission of new clients (a draining server, a game server not yet allocated): from the
+  // next tick on, a Hello or ChallengeResponse from an address that is not connected gets
+  // Disconnect{reason, message} (shortened to fit the request) and is counted as
+  // DropReason::kRefused; connected clients are served as before. accept_new_clients() undoes it.
+  void refuse_new_clients(protocol::DisconnectReason reason, std::string message);
+  void accept_new_clients();
 
   // Called on the tick thread when a client connects (after its Welcome) or goes away.
   void on_client_connected(std::function<void(const ClientInfo&)> callback);

@@ -3,6 +3,7 @@
 // file (--config FILE); a flag given on the command line wins over the same key in the file.
 // docs/server.md lists every option.
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +25,15 @@ struct ServerConfig {
   double duration_s = 0;          // > 0: exit after this long (tests, CI); 0: until a signal
   double metrics_interval_s = 10; // > 0: a metrics line this often; 0: none
   uint32_t grant_per_client = 0;  // entities granted to each connecting client (0..64)
+  // Fleet operation (docs/fleet.md).
+  std::optional<net::Endpoint> metrics_listen;  // --metrics: HTTP /metrics, /healthz, /readyz; unset: off
+  // --agones: use the Agones SDK sidecar's REST port; unset: on when AGONES_SDK_HTTP_PORT is set.
+  std::optional<bool> agones;
+  double health_period_s = 2;     // Agones Health ping period, 0.1..60 s (Agones' default threshold is 5 s)
+  // After SIGTERM/SIGINT: new clients refused, connected ones served at most this long (until
+  // they have all left), then told ServerShutdown; 0..3600 s. A second signal ends it at once.
+  double drain_grace_s = 10;
+  bool wait_allocation = false;   // --wait-allocation: refuse clients until Agones says Allocated
   std::string config_file;
   bool help = false;
 };
@@ -35,7 +45,8 @@ Result<ServerConfig> parse_server_config(std::span<const std::string> args);
 // Parses a JSON config document into `config` (keys: models, listen, tick_rate, send_rate,
 // max_clients, bandwidth_kbit, threads, log_level, scenario, duration, metrics_interval,
 // client_timeout, recipes, spread_phases: booleans or "on"/"off"; grant, replay, assets;
-// sim_latency_ms, sim_jitter_ms, sim_loss_percent: ServerOptions::simulator, both directions).
+// sim_latency_ms, sim_jitter_ms, sim_loss_percent: ServerOptions::simulator, both directions;
+// metrics, agones, health_period, drain_grace, wait_allocation: fleet operation).
 // Unknown keys are errors. `file_name` prefixes messages.
 Status apply_config_json(const std::string& text, const std::string& file_name, ServerConfig& config);
 

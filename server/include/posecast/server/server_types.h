@@ -46,9 +46,26 @@ enum class DropReason : uint8_t {
   kBadCommand,         // a command the animator cannot express (unknown op value, bad layer)
   kBadAck,             // an ack naming a tick the server never sent that client
   kRateLimited,        // more than the per-source datagram allowance per second
+  kRefused,            // hello or response while new clients are refused (answered with a Disconnect)
 };
-inline constexpr std::size_t kDropReasonCount = 13;
+inline constexpr std::size_t kDropReasonCount = 14;
 const char* to_string(DropReason reason);
+
+// Datagrams and UDP payload bytes per message kind: index = protocol::Message's alternative
+// (message_kind_name() names it; server.cpp checks the count against the protocol).
+inline constexpr std::size_t kMessageKindCount = 12;
+struct MessageCounts {
+  std::array<uint64_t, kMessageKindCount> datagrams{};
+  std::array<uint64_t, kMessageKindCount> bytes{};
+};
+// "client_hello", "snapshot", ... (snake case of the schema's payload names); "?" out of range.
+const char* message_kind_name(std::size_t kind);
+
+// Upper bounds, in microseconds, of the tick-duration histogram's buckets (an implicit last
+// bucket holds the rest): from a quarter of a millisecond to twice a 60 Hz tick and beyond.
+inline constexpr std::array<int64_t, 10> kTickBucketBoundsUs{250,   500,   1'000,  2'000,  4'000,
+                                                             8'000, 16'667, 33'333, 66'667, 133'333};
+inline constexpr std::size_t kTickBucketCount = kTickBucketBoundsUs.size() + 1;
 
 struct ClientInfo {
   uint32_t id = 0;  // 1, 2, ... in connection order; never reused by one server
@@ -86,6 +103,12 @@ struct ServerMetrics {
   uint64_t despawn_messages = 0;
   uint64_t commands_applied = 0;   // client commands queued into the world
   uint64_t poses_quantized = 0;
+  MessageCounts received;  // decoded inbound datagrams by kind (undecodable ones: drops)
+  MessageCounts sent;      // datagrams the socket took, by kind
+  // Every tick's duration since start: counts per kTickBucketBoundsUs bucket (not cumulative)
+  // and their sum.
+  std::array<uint64_t, kTickBucketCount> tick_buckets{};
+  uint64_t tick_duration_sum_us = 0;
   // Wall time spent in each part of tick() since start, microseconds: reading the network, the
   // World tick (evaluation + quantisation), building snapshots (parallel), sending them, and
   // the rest (entity sync, history, timeouts). For profiling.
