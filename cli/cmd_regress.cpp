@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "args.h"
+#include "progress.h"
 #include "commands.h"
 #include "posecast/replay/regression.h"
 #include "posecast/rig/model_source.h"
@@ -72,8 +73,12 @@ int regress_command(int argc, char** argv) {
   };
   const auto start = std::chrono::steady_clock::now();
   std::vector<replay::ScenarioOutcome> outcomes;
-  for (const std::string& path : scenarios.value()) {
-    outcomes.push_back(replay::run_regression(path, dir, loader, options));
+  {
+    cli::Progress progress(scenarios->size(), true, "scenario");
+    for (const std::string& path : scenarios.value()) {
+      progress.update(outcomes.size());
+      outcomes.push_back(replay::run_regression(path, dir, loader, options));
+    }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "args.h"
+#include "progress.h"
 #include "commands.h"
 #include "posecast/hash.h"
 #include "posecast/replay/divergence.h"
@@ -138,7 +139,10 @@ int play(replay::Replayer& replayer, const Playback& p, uint64_t first, HashesFi
 
   const auto start = std::chrono::steady_clock::now();
   uint64_t played = 0;
+  // Verifying a long recording takes a while; plain replays print their figures only.
+  cli::Progress progress(p.to + 1 - p.from, p.verify);
   for (uint64_t t = p.from; t <= p.to; ++t) {
+    progress.update(t - p.from);
     if (p.speed > 0.0) {
       const double due_s = static_cast<double>(t - p.from) / (p.tick_rate_hz * p.speed);
       std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
