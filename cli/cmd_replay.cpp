@@ -67,8 +67,9 @@ bool print_recording_summary(const std::string& path, const replay::Recording& r
   if (!h.producer.empty()) std::printf("producer %s\n", h.producer.c_str());
   std::printf("end %s: %s\n", replay::to_string(rec.stop.reason), rec.stop.message.c_str());
   const bool damaged = !rec.stop.benign();
-  if (damaged) {
-    std::fprintf(stderr, "posecast replay: warning: %s; replaying the valid prefix (%zu ticks)\n",
+  // One line naming the file, the chunk (type and offset) and the reason.
+  if (damaged || rec.stop.reason == replay::StopReason::kTruncated) {
+    std::fprintf(stderr, "posecast replay: warning: %s: %s; replaying the valid prefix (%zu ticks)\n", path.c_str(),
                  rec.stop.message.c_str(), rec.ticks.size());
   }
   return damaged;

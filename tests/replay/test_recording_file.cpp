@@ -3,6 +3,12 @@
 // reason, the valid prefix kept and replayable, never a crash.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 
@@ -131,6 +137,28 @@ TEST(RecordingFile, FlippedByteStopsAtThatChunkAsDamaged) {
   const auto rec = read_ok(bytes);
   EXPECT_EQ(rec->stop.reason, StopReason::kDamaged);
   EXPECT_NE(rec->stop.message.find("checksum mismatch"), std::string::npos) << rec->stop.message;
+}
+
+TEST(RecordingFile, TheCommandLineNamesFileChunkAndReasonOnOneLine) {
+  const std::vector<ChunkInfo> chunks = list_chunks(session().bytes);
+  std::vector<uint8_t> bytes = session().bytes;
+  bytes[chunks[5].offset + 8 + chunks[5].length / 2] ^= 0x10;
+  TempFile file("damaged.pcrec");
+  TempFile err("damaged.err");
+  write_bytes(file.path, bytes);
+  // stderr is a file, not a terminal: the --verify progress bar must not appear in it either.
+  const std::string command = std::string(POSECAST_CLI) + " replay " + file.path + " --verify > /dev/null 2> " + err.path;
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::ifstream in(err.path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+  EXPECT_NE(text.find(file.path + ": " + chunks[5].type + " chunk at offset " + std::to_string(chunks[5].offset) +
+                      ": zstd frame: "),
+            std::string::npos)
+      << text;
 }
 
 TEST(RecordingFile, DamagedMiddleStillReplaysTheChunksBeforeIt) {
