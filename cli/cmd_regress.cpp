@@ -30,6 +30,7 @@ constexpr const char kUsage[] =
     "  --junit OUT.xml       also write the results as JUnit XML\n"
     "  --threads N           evaluation threads per scenario (default 1); results do not change\n"
     "  --palette-interval N  with --update: ticks between golden palette samples (default 60)\n"
+    "  A progress bar (scenarios done) appears on stderr when stderr is a terminal and the run is long.\n"
     "  Exit: 0 all pass (or skipped: sample assets absent), 1 any divergence, missing golden or\n"
     "  error, 2 bad command line. Format: docs/regression.md.\n";
 

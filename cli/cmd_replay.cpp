@@ -41,6 +41,7 @@ constexpr const char kUsage[] =
     "                (id order, 16 hex digits), as `posecast run --hashes` writes\n"
     "  --threads N   evaluation threads (default 1); results do not depend on it\n"
     "  --assets DIR  look for model files by name in DIR first (for moved recordings)\n"
+    "  With --verify a progress bar appears on stderr when stderr is a terminal and the work is long.\n"
     "  Exit: 0 replayed (a truncated tail is a warning), 1 divergence, damaged file or asset\n"
     "  mismatch, 2 bad command line.\n";
 

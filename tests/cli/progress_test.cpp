@@ -29,6 +29,20 @@ std::string drain(int fd) {
   return out;
 }
 
+// A pseudo-terminal: `terminal` is what a program sees as its terminal, `master` reads what it drew.
+struct Pty {
+  Pty() {
+    master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master >= 0 && grantpt(master) == 0 && unlockpt(master) == 0) terminal = open(ptsname(master), O_RDWR | O_NOCTTY);
+  }
+  ~Pty() {
+    if (terminal >= 0) close(terminal);
+    if (master >= 0) close(master);
+  }
+  int master = -1;
+  int terminal = -1;
+};
+
 void run_bar(int fd) {
   Progress progress(10, true, "tick", fd, std::chrono::milliseconds(0));
   for (uint64_t i = 0; i <= 10; ++i) {
@@ -47,33 +61,21 @@ TEST(Progress, APipeGetsNothing) {
 }
 
 TEST(Progress, ATerminalGetsTheBarAndItsErasure) {
-  const int master = posix_openpt(O_RDWR | O_NOCTTY);
-  ASSERT_GE(master, 0);
-  ASSERT_EQ(grantpt(master), 0);
-  ASSERT_EQ(unlockpt(master), 0);
-  const int terminal = open(ptsname(master), O_RDWR | O_NOCTTY);
-  ASSERT_GE(terminal, 0);
-  run_bar(terminal);
-  const std::string shown = drain(master);
+  Pty pty;
+  ASSERT_GE(pty.terminal, 0);
+  run_bar(pty.terminal);
+  const std::string shown = drain(pty.master);
   EXPECT_NE(shown.find("] 100% tick 10/10"), std::string::npos) << shown;
   EXPECT_NE(shown.find("tick 5/10"), std::string::npos) << shown;
   EXPECT_EQ(shown.back(), '\r');  // erased at the end
-  close(terminal);
-  close(master);
 }
 
 TEST(Progress, DisabledOrEmptyWorkDrawsNothingEvenOnATerminal) {
-  const int master = posix_openpt(O_RDWR | O_NOCTTY);
-  ASSERT_GE(master, 0);
-  ASSERT_EQ(grantpt(master), 0);
-  ASSERT_EQ(unlockpt(master), 0);
-  const int terminal = open(ptsname(master), O_RDWR | O_NOCTTY);
-  ASSERT_GE(terminal, 0);
-  EXPECT_FALSE(Progress(10, false, "tick", terminal).active());
-  EXPECT_FALSE(Progress(0, true, "tick", terminal).active());
-  EXPECT_TRUE(Progress(10, true, "tick", terminal).active());
-  close(terminal);
-  close(master);
+  Pty pty;
+  ASSERT_GE(pty.terminal, 0);
+  EXPECT_FALSE(Progress(10, false, "tick", pty.terminal).active());
+  EXPECT_FALSE(Progress(0, true, "tick", pty.terminal).active());
+  EXPECT_TRUE(Progress(10, true, "tick", pty.terminal).active());
 }
 
 }  // namespace

@@ -74,17 +74,21 @@ TEST(ZstdFrame, RoundTripsSnapshotsRandomAndEdgeInputs) {
   }
 }
 
-TEST(ZstdFrame, CompressesWorldSnapshots) {
-  const std::vector<uint8_t> snapshot = snapshot_like_bytes();
+// A world snapshot and its frame.
+struct PackedSnapshot {
+  PackedSnapshot() { FrameCompressor().compress(snapshot, packed); }
+  std::vector<uint8_t> snapshot = snapshot_like_bytes();
   std::vector<uint8_t> packed;
-  FrameCompressor().compress(snapshot, packed);
+};
+
+TEST(ZstdFrame, CompressesWorldSnapshots) {
+  const auto [snapshot, packed] = PackedSnapshot();
   EXPECT_LT(packed.size() * 3, snapshot.size() * 2) << packed.size() << " of " << snapshot.size();
 }
 
 TEST(ZstdFrame, RefusesFramesWithoutChecksumSizeOrWithTrailingBytes) {
-  const std::vector<uint8_t> snapshot = snapshot_like_bytes();
-  std::vector<uint8_t> packed, out;
-  FrameCompressor().compress(snapshot, packed);
+  const auto [snapshot, packed] = PackedSnapshot();
+  std::vector<uint8_t> out;
   FrameDecompressor decompressor;
   std::string why;
   // Above the caller's limit.
@@ -107,9 +111,8 @@ TEST(ZstdFrame, RefusesFramesWithoutChecksumSizeOrWithTrailingBytes) {
 }
 
 TEST(ZstdFrame, DamageIsAnErrorNeverWrongContent) {
-  const std::vector<uint8_t> snapshot = snapshot_like_bytes();
-  std::vector<uint8_t> packed, out;
-  FrameCompressor().compress(snapshot, packed);
+  const auto [snapshot, packed] = PackedSnapshot();
+  std::vector<uint8_t> out;
   FrameDecompressor decompressor;
   std::string why;
   // The checksum's own bytes (the last four).
