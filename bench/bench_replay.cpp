@@ -39,6 +39,8 @@
 //                                evaluated: Replayer::seek), setup_s (the time to record the
 //                                hour).
 //
+// POSECAST_BENCH_ZSTD_LEVEL sets the recorder's zstd level (default: the recorder's default).
+//
 //   BM_PaletteHash               hash_palette on 24-matrix palettes. Counter: ns_per_palette.
 //
 // Rates (ticks_per_s, x_realtime) use CPU time, Google Benchmark's default.
@@ -159,8 +161,16 @@ std::unique_ptr<World> make_world(const BenchModel& m, bool hash_palettes = true
   return world;
 }
 
+// The recorder's configuration: the defaults, with the zstd level from
+// POSECAST_BENCH_ZSTD_LEVEL when set (how the default level was chosen).
+RecorderConfig bench_config() {
+  RecorderConfig config;
+  if (const char* env = std::getenv("POSECAST_BENCH_ZSTD_LEVEL")) config.compression_level = std::atoi(env);
+  return config;
+}
+
 // Records `ticks` ticks to `path`; returns false on any error.
-bool record(const BenchModel& m, const std::string& path, uint64_t ticks, RecorderConfig config = {}) {
+bool record(const BenchModel& m, const std::string& path, uint64_t ticks, RecorderConfig config = bench_config()) {
   std::unique_ptr<World> world = make_world(m);
   if (!world) return false;
   auto rec = Recorder::create(path, *world, {m.source}, config);
@@ -190,7 +200,7 @@ void BM_RecordingSize(benchmark::State& state, const std::string& label) {
     return;
   }
   double checkpoint_bytes = 0;
-  for (const Checkpoint& c : rec.value()->checkpoints) checkpoint_bytes += static_cast<double>(c.stored_size + 16 + 12 * c.entity_hashes.size());
+  for (const Checkpoint& c : rec.value()->checkpoints) checkpoint_bytes += static_cast<double>(c.stored_size + kChunkOverhead);
   const double total = static_cast<double>(rec.value()->bytes.size());
   state.counters["KB_per_minute"] = total / 1000.0;
   state.counters["checkpoint_KB_per_minute"] = checkpoint_bytes / 1000.0;
@@ -214,7 +224,7 @@ void BM_RecordingOverhead(benchmark::State& state, const std::string& label) {
     // the same machine (it drifts by tens of per cent within minutes), and a World is evicted
     // by the other only at block boundaries. (Alternating every tick raised record_us by half.)
     std::unique_ptr<World> plain = make_world(m, false);
-    auto rec = Recorder::create(path, *world, {m.source});
+    auto rec = Recorder::create(path, *world, {m.source}, bench_config());
     if (!rec) {
       state.SkipWithError(rec.error().message.c_str());
       break;

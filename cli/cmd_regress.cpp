@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "args.h"
+#include "progress.h"
 #include "commands.h"
 #include "posecast/replay/regression.h"
 #include "posecast/rig/model_source.h"
@@ -29,6 +30,7 @@ constexpr const char kUsage[] =
     "  --junit OUT.xml       also write the results as JUnit XML\n"
     "  --threads N           evaluation threads per scenario (default 1); results do not change\n"
     "  --palette-interval N  with --update: ticks between golden palette samples (default 60)\n"
+    "  A progress bar (scenarios done) appears on stderr when stderr is a terminal and the run is long.\n"
     "  Exit: 0 all pass (or skipped: sample assets absent), 1 any divergence, missing golden or\n"
     "  error, 2 bad command line. Format: docs/regression.md.\n";
 
@@ -72,8 +74,12 @@ int regress_command(int argc, char** argv) {
   };
   const auto start = std::chrono::steady_clock::now();
   std::vector<replay::ScenarioOutcome> outcomes;
-  for (const std::string& path : scenarios.value()) {
-    outcomes.push_back(replay::run_regression(path, dir, loader, options));
+  {
+    cli::Progress progress(scenarios->size(), true, "scenario");
+    for (const std::string& path : scenarios.value()) {
+      progress.update(outcomes.size());
+      outcomes.push_back(replay::run_regression(path, dir, loader, options));
+    }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "args.h"
+#include "progress.h"
 #include "commands.h"
 #include "posecast/hash.h"
 #include "posecast/replay/divergence.h"
@@ -40,6 +41,7 @@ constexpr const char kUsage[] =
     "                (id order, 16 hex digits), as `posecast run --hashes` writes\n"
     "  --threads N   evaluation threads (default 1); results do not depend on it\n"
     "  --assets DIR  look for model files by name in DIR first (for moved recordings)\n"
+    "  With --verify a progress bar appears on stderr when stderr is a terminal and the work is long.\n"
     "  Exit: 0 replayed (a truncated tail is a warning), 1 divergence, damaged file or asset\n"
     "  mismatch, 2 bad command line.\n";
 
@@ -66,8 +68,9 @@ bool print_recording_summary(const std::string& path, const replay::Recording& r
   if (!h.producer.empty()) std::printf("producer %s\n", h.producer.c_str());
   std::printf("end %s: %s\n", replay::to_string(rec.stop.reason), rec.stop.message.c_str());
   const bool damaged = !rec.stop.benign();
-  if (damaged) {
-    std::fprintf(stderr, "posecast replay: warning: %s; replaying the valid prefix (%zu ticks)\n",
+  // One line naming the file, the chunk (type and offset) and the reason.
+  if (damaged || rec.stop.reason == replay::StopReason::kTruncated) {
+    std::fprintf(stderr, "posecast replay: warning: %s: %s; replaying the valid prefix (%zu ticks)\n", path.c_str(),
                  rec.stop.message.c_str(), rec.ticks.size());
   }
   return damaged;
@@ -138,7 +141,10 @@ int play(replay::Replayer& replayer, const Playback& p, uint64_t first, HashesFi
 
   const auto start = std::chrono::steady_clock::now();
   uint64_t played = 0;
+  // Verifying a long recording takes a while; plain replays print their figures only.
+  cli::Progress progress(p.to + 1 - p.from, p.verify);
   for (uint64_t t = p.from; t <= p.to; ++t) {
+    progress.update(t - p.from);
     if (p.speed > 0.0) {
       const double due_s = static_cast<double>(t - p.from) / (p.tick_rate_hz * p.speed);
       std::this_thread::sleep_until(start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -20,6 +20,7 @@
 #include "args.h"
 #include "commands.h"
 #include "posecast/hash.h"
+#include "progress.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/sim/scenario.h"
 #include "posecast/sim/scenario_runner.h"
@@ -60,37 +61,6 @@ std::string resolve_source(const std::string& source, const std::filesystem::pat
   if (p.is_absolute()) return source;
   return (scenario_dir / p).lexically_normal().string();
 }
-
-// A one-line progress bar on stderr, redrawn at most ten times a second; only on a terminal
-// and only once the run has taken half a second (short runs print nothing).
-class Progress {
- public:
-  Progress(uint64_t total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO) != 0) {}
-  void update(uint64_t done) {
-    if (!enabled_ || total_ == 0) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::milliseconds(500) || now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    const int width = 40;
-    const auto filled = static_cast<int>(done * width / total_);
-    std::string bar(static_cast<std::size_t>(filled), '#');
-    bar.resize(width, '.');
-    std::fprintf(stderr, "\r[%s] %3d%% tick %" PRIu64 "/%" PRIu64, bar.c_str(),
-                 static_cast<int>(done * 100 / total_), done, total_);
-    std::fflush(stderr);
-    shown_ = true;
-  }
-  ~Progress() {
-    if (shown_) std::fprintf(stderr, "\r%*s\r", 70, "");
-  }
-
- private:
-  uint64_t total_;
-  bool enabled_;
-  bool shown_ = false;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_{};
-};
 
 // Reads and parses the scenario file `path` (`name`: its file name, for messages) with its
 // models, sources resolved against its folder.
@@ -164,7 +134,7 @@ int run_command(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   uint64_t entity_ticks = 0;
   {
-    Progress progress(ticks, !args->has("no-progress"));
+    cli::Progress progress(ticks, !args->has("no-progress"));
     std::string line;
     for (uint64_t t = 0; t < ticks; ++t) {
       runner.step();

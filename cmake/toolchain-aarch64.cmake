@@ -13,6 +13,9 @@
 # builds a small prefix in the build tree holding links to just those headers and to their CMake
 # package files, and points find_package at it. tinygltf has no aarch64 library in Debian: the
 # core compiles its implementation from the header instead (POSECAST_TINYGLTF_FROM_SOURCE).
+# CLI11 is header-only (linked the same way). zstd's headers are shared by every architecture;
+# its aarch64 library comes from libzstd-dev:arm64 (scripts/install-deps.sh --matrix), linked
+# statically so that the programs run under QEMU without an aarch64 libzstd.so on its path.
 
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
@@ -45,7 +48,7 @@ set(_posecast_cross_prefix "${CMAKE_BINARY_DIR}/cross-prefix")
 if(NOT CMAKE_BINARY_DIR MATCHES "CMakeFiles/CMakeScratch|CMakeFiles/CMakeTmp")
   file(MAKE_DIRECTORY "${_posecast_cross_prefix}/include" "${_posecast_cross_prefix}/share/cmake"
        "${_posecast_cross_prefix}/lib/cmake/TinyGLTF")
-  foreach(_link glm nlohmann tiny_gltf.h)
+  foreach(_link glm nlohmann tiny_gltf.h CLI zstd.h zstd_errors.h)
     if(NOT EXISTS "${_posecast_cross_prefix}/include/${_link}")
       file(CREATE_LINK "/usr/include/${_link}" "${_posecast_cross_prefix}/include/${_link}" SYMBOLIC)
     endif()
@@ -67,6 +70,17 @@ if(NOT TARGET TinyGLTF::TinyGLTF)
 endif()
 set(TinyGLTF_FOUND TRUE)
 ")
+  file(MAKE_DIRECTORY "${_posecast_cross_prefix}/lib/cmake/zstd")
+  file(WRITE "${_posecast_cross_prefix}/lib/cmake/zstd/zstdConfig.cmake"
+"# zstd for cross builds: the shared headers and the aarch64 static library.
+if(NOT TARGET zstd::libzstd_static AND EXISTS /usr/lib/${POSECAST_CROSS_TRIPLE}/libzstd.a)
+  add_library(zstd::libzstd_static STATIC IMPORTED)
+  set_target_properties(zstd::libzstd_static PROPERTIES
+    IMPORTED_LOCATION /usr/lib/${POSECAST_CROSS_TRIPLE}/libzstd.a
+    INTERFACE_INCLUDE_DIRECTORIES \"${_posecast_cross_prefix}/include\")
+endif()
+set(zstd_FOUND TRUE)
+")
   set(POSECAST_TINYGLTF_FROM_SOURCE ON CACHE BOOL "Compile tinygltf from its header (cross builds)" FORCE)
 endif()
 
@@ -78,6 +92,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 set(glm_DIR "${_posecast_cross_prefix}/share/cmake/glm" CACHE PATH "" FORCE)
 set(nlohmann_json_DIR "${_posecast_cross_prefix}/share/cmake/nlohmann_json" CACHE PATH "" FORCE)
 set(TinyGLTF_DIR "${_posecast_cross_prefix}/lib/cmake/TinyGLTF" CACHE PATH "" FORCE)
+set(zstd_DIR "${_posecast_cross_prefix}/lib/cmake/zstd" CACHE PATH "" FORCE)
 
 # ctest and add_test run target programs through QEMU.
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-L;${POSECAST_CROSS_SYSROOT})

@@ -9,9 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include "posecast/replay/crc32c.h"
 #include "posecast/replay/recording.h"
 #include "posecast/replay/replayer.h"
+#include "posecast/replay/zstd_frame.h"
 #include "posecast/rig/model_source.h"
 
 namespace {
@@ -25,20 +25,40 @@ std::shared_ptr<const posecast::Model> generated_rig() {
   return model;
 }
 
-// Recomputes the CRC of every complete chunk, so mutations reach the payload parsers instead of
-// stopping at the checksum (the input as given is read too).
-std::vector<uint8_t> with_repaired_crcs(const uint8_t* data, size_t size) {
-  std::vector<uint8_t> bytes(data, data + size);
+// Compresses every complete chunk's payload that is not already a valid zstd frame (HEAD: the
+// bytes after its version), so mutations of plain contents reach the payload parsers instead
+// of stopping at the frame's checksum. fuzz_recording_seeds writes seeds with plain contents
+// for this; the input as given is read too.
+std::vector<uint8_t> with_compressed_payloads(const uint8_t* data, size_t size) {
+  using posecast::replay::kChunkOverhead;
+  std::vector<uint8_t> out;
   std::size_t pos = sizeof posecast::replay::kRecordingSignature;
-  while (pos + posecast::replay::kChunkOverhead <= bytes.size()) {
-    const std::size_t length = std::size_t{bytes[pos + 4]} | std::size_t{bytes[pos + 5]} << 8 |
-                               std::size_t{bytes[pos + 6]} << 16 | std::size_t{bytes[pos + 7]} << 24;
-    if (length > bytes.size() - pos - posecast::replay::kChunkOverhead) break;
-    const uint32_t crc = posecast::replay::crc32c(std::span<const uint8_t>(bytes).subspan(pos, 8 + length));
-    for (std::size_t i = 0; i < 4; ++i) bytes[pos + 8 + length + i] = static_cast<uint8_t>(crc >> (8 * i));
-    pos += posecast::replay::kChunkOverhead + length;
+  if (size < pos) return std::vector<uint8_t>(data, data + size);
+  out.assign(data, data + pos);
+  static posecast::replay::FrameCompressor compressor(1);
+  static posecast::replay::FrameDecompressor decompressor;
+  std::vector<uint8_t> scratch;
+  std::string why;
+  while (pos + kChunkOverhead <= size) {
+    const std::size_t length = std::size_t{data[pos + 4]} | std::size_t{data[pos + 5]} << 8 |
+                               std::size_t{data[pos + 6]} << 16 | std::size_t{data[pos + 7]} << 24;
+    if (length > size - pos - kChunkOverhead) break;
+    const bool head = out.size() == sizeof posecast::replay::kRecordingSignature;
+    const std::size_t plain = head ? std::min<std::size_t>(4, length) : 0;  // HEAD's version
+    const std::span<const uint8_t> body(data + pos + kChunkOverhead + plain, length - plain);
+    const std::size_t chunk_at = out.size();
+    out.insert(out.end(), data + pos, data + pos + kChunkOverhead + plain);
+    if (decompressor.decompress(body, 1u << 20, scratch, why) == posecast::replay::FrameError::kNone) {
+      out.insert(out.end(), body.begin(), body.end());
+    } else {
+      compressor.compress(body, out);
+    }
+    const std::size_t new_length = out.size() - chunk_at - kChunkOverhead;
+    for (std::size_t i = 0; i < 4; ++i) out[chunk_at + 4 + i] = static_cast<uint8_t>(new_length >> (8 * i));
+    pos += kChunkOverhead + length;
   }
-  return bytes;
+  out.insert(out.end(), data + pos, data + size);
+  return out;
 }
 
 void check(std::vector<uint8_t> bytes) {
@@ -69,6 +89,6 @@ void check(std::vector<uint8_t> bytes) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(std::vector<uint8_t>(data, data + size));
-  check(with_repaired_crcs(data, size));
+  check(with_compressed_payloads(data, size));
   return 0;
 }

@@ -1,12 +1,18 @@
 // Writes seed recordings for fuzz_recording_reader: small sessions of the generated rig
-// (every command kind, checkpoints, palettes, compressed and stored batches).
+// (every command kind, checkpoints, palettes, long and one-tick batches), each also as a
+// "content-" copy whose chunk payloads are their decompressed contents (the fuzz target
+// compresses those, so mutations of a seed's contents reach the payload parsers).
 // Usage: fuzz_recording_seeds <dir>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "posecast/replay/recorder.h"
+#include "posecast/replay/zstd_frame.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/sim/world.h"
 
@@ -52,6 +58,36 @@ bool write_seed(const std::string& path, std::shared_ptr<const Model> model, uin
   return rec.value()->close().ok();
 }
 
+// Writes `path`'s chunks with decompressed payloads to `dir`/content-`name`.
+bool write_content_copy(const std::string& dir, const std::string& name) {
+  using replay::kChunkOverhead;
+  std::ifstream in(dir + "/" + name, std::ios::binary);
+  const std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t pos = sizeof replay::kRecordingSignature;
+  if (file.size() < pos) return false;
+  std::vector<uint8_t> out(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(pos));
+  replay::FrameDecompressor decompressor;
+  std::vector<uint8_t> content;
+  std::string why;
+  while (pos + kChunkOverhead <= file.size()) {
+    const std::size_t length = std::size_t{file[pos + 4]} | std::size_t{file[pos + 5]} << 8 |
+                               std::size_t{file[pos + 6]} << 16 | std::size_t{file[pos + 7]} << 24;
+    const std::size_t plain = out.size() == sizeof replay::kRecordingSignature ? 4 : 0;  // HEAD's version
+    const auto frame = std::span<const uint8_t>(file).subspan(pos + kChunkOverhead + plain, length - plain);
+    if (decompressor.decompress(frame, replay::kMaxChunkContent, content, why) != replay::FrameError::kNone) return false;
+    const std::size_t new_length = plain + content.size();
+    out.insert(out.end(), file.begin() + static_cast<std::ptrdiff_t>(pos), file.begin() + static_cast<std::ptrdiff_t>(pos + 4));
+    for (std::size_t i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(new_length >> (8 * i)));
+    out.insert(out.end(), file.begin() + static_cast<std::ptrdiff_t>(pos + kChunkOverhead),
+               file.begin() + static_cast<std::ptrdiff_t>(pos + kChunkOverhead + plain));
+    out.insert(out.end(), content.begin(), content.end());
+    pos += kChunkOverhead + length;
+  }
+  std::ofstream(dir + "/content-" + name, std::ios::binary).write(reinterpret_cast<const char*>(out.data()),
+                                                                  static_cast<std::streamsize>(out.size()));
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,6 +104,9 @@ int main(int argc, char** argv) {
   written += write_seed(dir + "/palettes.pcrec", model, 2, 25, {8, 4, false, true, "seed", "a=1\n"});
   written += write_seed(dir + "/one_batch.pcrec", model, 4, 30, {30, 30, false, false, "", ""});
   written += write_seed(dir + "/every_tick.pcrec", model, 1, 12, {4, 1, false, false, "", ""});
+  for (const char* name : {"plain.pcrec", "palettes.pcrec", "one_batch.pcrec", "every_tick.pcrec"}) {
+    written += write_content_copy(dir, name);
+  }
   std::printf("fuzz_recording_seeds: %d seeds in %s\n", written, dir.c_str());
-  return written == 4 ? 0 : 1;
+  return written == 8 ? 0 : 1;
 }

@@ -6,13 +6,22 @@
 #   fuzz_gltf_import     glTF/.glb files: the importer, then sampling and palettes of what loads
 #   fuzz_scenario        scenario files: the parser, then a short run of what parses
 #   fuzz_server_config   posecast-server's command line and JSON config file
-# Usage: scripts/fuzz.sh [seconds per target]   (default 60; CI runs a short pass with 20)
+# Usage: scripts/fuzz.sh [seconds per target] [target...]   (default 60 s, every target; CI
+#        runs a short pass with 20). Naming targets builds and runs only those, e.g.
+#        scripts/fuzz.sh 600 fuzz_recording_reader
 # Builds in build-fuzz/, generates a seed corpus (valid messages and poses) in
 # build-fuzz/corpus/<target>, and fails on the first crash (the reproducer is left in
 # build-fuzz/artifacts/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
+shift || true
+all_targets=(fuzz_message_decode fuzz_pose_decode fuzz_recording_reader fuzz_gltf_import fuzz_scenario
+  fuzz_server_config)
+targets=("${@:-${all_targets[@]}}")
+for t in "${targets[@]}"; do
+  [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "fuzz.sh: unknown target '$t' (${all_targets[*]})" >&2; exit 2; }
+done
 if ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
   echo "fuzz.sh: seconds must be a whole number, got '$seconds'" >&2
   exit 2
@@ -28,17 +37,28 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" \
   -DPOSECAST_SANITIZERS=address,undefined -DPOSECAST_FUZZ=ON \
   -DPOSECAST_BUILD_TESTS=OFF -DPOSECAST_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target fuzz_message_decode fuzz_pose_decode fuzz_seed_corpus \
-  fuzz_recording_reader fuzz_recording_seeds fuzz_gltf_import fuzz_gltf_seeds fuzz_scenario \
-  fuzz_server_config
+# Each target with the program that writes its seeds.
+build_targets=()
+for t in "${targets[@]}"; do
+  build_targets+=("$t")
+  case $t in
+    fuzz_message_decode | fuzz_pose_decode) build_targets+=(fuzz_seed_corpus) ;;
+    fuzz_recording_reader) build_targets+=(fuzz_recording_seeds) ;;
+    fuzz_gltf_import) build_targets+=(fuzz_gltf_seeds) ;;
+  esac
+done
+cmake --build "$build" -j"$(nproc)" --target $(printf '%s\n' "${build_targets[@]}" | sort -u)
 
 corpus="$build/corpus"
 artifacts="$build/artifacts"
 mkdir -p "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode" "$corpus/fuzz_recording_reader" \
   "$corpus/fuzz_gltf_import" "$corpus/fuzz_scenario" "$corpus/fuzz_server_config" "$artifacts"
-"$build/fuzz/fuzz_seed_corpus" "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode"
-"$build/fuzz/fuzz_recording_seeds" "$corpus/fuzz_recording_reader"
-"$build/fuzz/fuzz_gltf_seeds" "$corpus/fuzz_gltf_import" >/dev/null
+wants() { [[ " ${targets[*]} " == *" $1 "* ]]; }
+if wants fuzz_message_decode || wants fuzz_pose_decode; then
+  "$build/fuzz/fuzz_seed_corpus" "$corpus/fuzz_message_decode" "$corpus/fuzz_pose_decode"
+fi
+if wants fuzz_recording_reader; then "$build/fuzz/fuzz_recording_seeds" "$corpus/fuzz_recording_reader"; fi
+if wants fuzz_gltf_import; then "$build/fuzz/fuzz_gltf_seeds" "$corpus/fuzz_gltf_import" >/dev/null; fi
 # The scenario seeds: every scenario file in the repository (golden, regression, the demo).
 for f in tests/golden/*.json tests/regress/*.json server/scenarios/*.json; do
   cp "$f" "$corpus/fuzz_scenario/seed-$(basename "$(dirname "$f")")-$(basename "$f")"
@@ -56,8 +76,7 @@ printf '{"scenario": "demo.json", "grant": 1, "log_level": "info", "threads": 2,
   >"$corpus/fuzz_server_config/seed-config-2.json"
 
 status=0
-for target in fuzz_message_decode fuzz_pose_decode fuzz_recording_reader fuzz_gltf_import \
-    fuzz_scenario fuzz_server_config; do
+for target in "${targets[@]}"; do
   echo "=== $target for ${seconds}s"
   max_len=4096  # every seed is smaller (the glTF seeds: 0.7-2 KB; the scenario seeds: 4 KB or less)
   if ! UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

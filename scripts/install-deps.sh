@@ -12,9 +12,12 @@ set -euo pipefail
 
 demo_packages=(build-essential cmake ninja-build pkg-config libasio-dev libflatbuffers-dev
   flatbuffers-compiler libglm-dev libtinygltf-dev libglfw3-dev libspdlog-dev libgl-dev
-  libopengl-dev libegl-dev libgl1-mesa-dri libstb-dev nlohmann-json3-dev libimgui-dev xvfb xauth)
+  libopengl-dev libegl-dev libgl1-mesa-dri libstb-dev nlohmann-json3-dev libimgui-dev xvfb xauth
+  libzstd-dev libcli11-dev)
 test_packages=(libgtest-dev libgmock-dev libbenchmark-dev python3)
-matrix_packages=(clang g++-aarch64-linux-gnu qemu-user libclang-rt-14-dev)
+# libzstd-dev:arm64: the aarch64 zstd library the cross-compiled cells link (the arm64
+# architecture is added to dpkg for it).
+matrix_packages=(clang g++-aarch64-linux-gnu qemu-user libclang-rt-14-dev libzstd-dev:arm64)
 
 packages=("${demo_packages[@]}")
 case "${1:-}" in
@@ -35,5 +38,8 @@ echo "install-deps: installing ${missing[*]}"
 sudo_cmd=()
 if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
+if [[ " ${missing[*]} " == *":arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  "${sudo_cmd[@]}" dpkg --add-architecture arm64
+fi
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

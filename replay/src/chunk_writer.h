@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "posecast/replay/zstd_frame.h"
 #include "posecast/result.h"
 
 namespace posecast::replay::detail {
@@ -44,8 +45,9 @@ class ChunkWriter {
     std::vector<uint8_t> prefix;
   };
 
-  // Starts the thread. `fd` must stay open until finish() returns.
-  ChunkWriter(int fd, std::string path, bool fsync);
+  // Starts the thread. `fd` must stay open until finish() returns. `level`: the zstd level of
+  // every chunk the writer frames.
+  ChunkWriter(int fd, std::string path, bool fsync, int level);
   ~ChunkWriter();  // finish()
   ChunkWriter(const ChunkWriter&) = delete;
   ChunkWriter& operator=(const ChunkWriter&) = delete;
@@ -74,9 +76,6 @@ class ChunkWriter {
   // On the writer thread: frames `job` into chunk_ and writes it; false after a failure.
   bool write_job(Job& job);
   bool write_all(const std::vector<uint8_t>& bytes);
-  // `raw` as a chunk stores it: lz-compressed (into compressed_) when that is smaller, else
-  // as is; `compressed` says which.
-  std::span<const uint8_t> stored_form(const std::vector<uint8_t>& raw, bool& compressed);
 
   const int fd_;
   const std::string path_;
@@ -93,8 +92,9 @@ class ChunkWriter {
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> bytes_{0};
 
-  // The writer thread's scratch.
-  std::vector<uint8_t> compressed_, payload_, chunk_;
+  // The writer thread's compressor and scratch.
+  FrameCompressor compressor_;
+  std::vector<uint8_t> content_, chunk_;
   std::thread thread_;  // last: starts after everything above is built
 };
 

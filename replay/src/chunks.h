@@ -8,28 +8,28 @@
 
 #include "posecast/byte_io.h"
 #include "posecast/replay/recording.h"
+#include "posecast/replay/zstd_frame.h"
 
 namespace posecast::replay::detail {
 
-// Appends type, length, payload and CRC32C to `out`.
-void append_chunk(std::vector<uint8_t>& out, const char (&type)[4], std::span<const uint8_t> payload);
+// Appends a chunk to `out`: type, u32 length, then `content` compressed as one zstd frame
+// (with its checksum) by `compressor`.
+void append_chunk(std::vector<uint8_t>& out, const char (&type)[4], std::span<const uint8_t> content,
+                  FrameCompressor& compressor);
 
-// HEAD payload:
-//   u32 format_version  u32 tick_rate_hz  u64 start_tick  u32 checkpoint_interval_ticks
-//   u32 flush_interval_ticks  u32 flags (bit 0: palettes)  str producer  str config
-//   varint models { str source  u64 content_hash }
-void write_header(ByteWriter& w, const RecordingHeader& header);
+// Appends the HEAD chunk: type, u32 length, u32 format_version (uncompressed, so that a reader
+// of any version can name a file's version), then one zstd frame of
+//   u32 tick_rate_hz  u64 start_tick  u32 checkpoint_interval_ticks  u32 flush_interval_ticks
+//   u32 flags (bit 0: palettes)  str producer  str config  varint models { str source  u64 content_hash }
+void append_header_chunk(std::vector<uint8_t>& out, const RecordingHeader& header, FrameCompressor& compressor);
 
-// CKPT payload:
-//   u64 tick  u8 encoding (0 stored, 1 lz)  varint raw_size  varint stored_size  snapshot bytes
-//   varint entities { varint id  u64 palette_hash }        (hashes of tick - 1)
-// TICK payload:
-//   u64 first_tick  varint tick_count  u8 encoding  varint raw_size  records (lz when 1)
-//   records = { u64 world_hash  varint command_count  command* }[tick_count]
-// PALS payload:
-//   u64 tick  varint entities { varint id  varint joints  f32[16 * joints] }
-// END payload:
-//   u64 end_tick
+// The content (what the zstd frame holds) of the other chunks:
+// CKPT:  u64 tick  varint entities { varint id  u64 palette_hash }  (hashes of tick - 1)
+//        snapshot bytes (World::snapshot(), the rest of the content)
+// TICK:  u64 first_tick  varint tick_count
+//        records = { u64 world_hash  varint command_count  command* }[tick_count]
+// PALS:  u64 tick  varint entities { varint id  varint joints  f32[16 * joints] }
+// END:   u64 end_tick
 
 // Limits the reader enforces on header fields.
 inline constexpr std::size_t kMaxTextBytes = 1u << 20;

@@ -49,15 +49,13 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, cons
 
   rec->fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (rec->fd_ < 0) return Error{"recorder: cannot create '" + path + "': " + std::strerror(errno)};
-  rec->writer_ = std::make_unique<detail::ChunkWriter>(rec->fd_, path, config.fsync);
+  rec->writer_ = std::make_unique<detail::ChunkWriter>(rec->fd_, path, config.fsync, config.compression_level);
 
   // Signature, header and first checkpoint go out in one write(), so the file is a usable
   // recording from its first byte on disk; create() returns once they are written.
   std::vector<uint8_t> prefix(std::begin(kRecordingSignature), std::end(kRecordingSignature));
-  std::vector<uint8_t> payload;
-  ByteWriter w(payload);
-  detail::write_header(w, h);
-  detail::append_chunk(prefix, kChunkHeader, payload);
+  FrameCompressor compressor(config.compression_level);
+  detail::append_header_chunk(prefix, h, compressor);
   rec->queue_checkpoint(world, std::move(prefix));
   if (Status s = rec->writer_->wait_idle(); !s) return s.error();
   ++rec->stats_.checkpoints;
@@ -190,10 +188,10 @@ Status Recorder::close() {
   hand_off_ticks();
   detail::ChunkWriter::Job end = writer_->take_job();
   end.kind = detail::ChunkWriter::Job::Kind::kBytes;
-  std::vector<uint8_t> payload;
-  ByteWriter w(payload);
-  w.u64(next_tick_);
-  detail::append_chunk(end.data, kChunkEnd, payload);
+  std::vector<uint8_t> content;
+  ByteWriter(content).u64(next_tick_);
+  FrameCompressor compressor(config_.compression_level);
+  detail::append_chunk(end.data, kChunkEnd, content, compressor);
   writer_->submit(std::move(end));
   writer_->finish();  // writes everything queued (nothing after a failure), then stops
   Status result = writer_->error();

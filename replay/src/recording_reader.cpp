@@ -9,9 +9,8 @@
 #include <limits>
 
 #include "chunks.h"
-#include "posecast/replay/crc32c.h"
-#include "posecast/replay/lz_codec.h"
 #include "posecast/replay/recording.h"
+#include "posecast/replay/zstd_frame.h"
 
 namespace posecast::replay {
 namespace {
@@ -44,11 +43,12 @@ struct Frame {
   std::size_t size = 0;  // whole chunk, overhead included
 };
 
-// Reads the chunk frame at `pos`; on failure sets `stop` (offset, reason, message).
+// Reads the chunk frame at `pos` (type, length, payload; the payload's zstd frame is checked
+// when it is decompressed); on failure sets `stop` (offset, reason, message).
 bool read_frame(std::span<const uint8_t> file, std::size_t pos, Frame& frame, RecordingStop& stop) {
   stop.offset = pos;
   const std::size_t left = file.size() - pos;
-  if (left < 8) {
+  if (left < kChunkOverhead) {
     stop.reason = StopReason::kTruncated;
     stop.message = "chunk at offset " + num(pos) + ": truncated (" + num(left) + " bytes of its frame)";
     return false;
@@ -67,29 +67,27 @@ bool read_frame(std::span<const uint8_t> file, std::size_t pos, Frame& frame, Re
     stop.message = where + ": truncated (" + num(left) + " of " + num(kChunkOverhead + length) + " bytes)";
     return false;
   }
-  const std::size_t crc_at = pos + 8 + length;
-  const uint32_t stored = static_cast<uint32_t>(file[crc_at]) | static_cast<uint32_t>(file[crc_at + 1]) << 8 |
-                          static_cast<uint32_t>(file[crc_at + 2]) << 16 | static_cast<uint32_t>(file[crc_at + 3]) << 24;
-  const uint32_t actual = crc32c(file.subspan(pos, 8 + length));
-  if (stored != actual) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, ": CRC32C mismatch (stored %08X, computed %08X)", stored, actual);
-    stop.reason = StopReason::kCrcMismatch;
-    stop.message = where + buf;
-    return false;
-  }
-  frame.payload = file.subspan(pos + 8, length);
+  frame.payload = file.subspan(pos + kChunkOverhead, length);
   frame.size = kChunkOverhead + length;
   return true;
 }
 
+// HEAD: the format version, uncompressed, then a zstd frame of the other fields.
 Status parse_header(std::span<const uint8_t> payload, RecordingHeader& h) {
-  ByteReader r(payload);
-  h.format_version = r.u32("format_version");
-  if (r.ok() && h.format_version != kRecordingFormatVersion) {
+  ByteReader version(payload);
+  h.format_version = version.u32("format_version");
+  if (!version.ok()) return Error{"HEAD: " + version.error()};
+  if (h.format_version != kRecordingFormatVersion) {
     return Error{"HEAD: format_version: wrong version " + num(h.format_version) + " (this build reads version " +
                  num(kRecordingFormatVersion) + ")"};
   }
+  std::vector<uint8_t> content;
+  std::string why;
+  if (FrameDecompressor().decompress(payload.subspan(version.position()), kMaxChunkContent, content, why) !=
+      FrameError::kNone) {
+    return Error{"HEAD: " + why};
+  }
+  ByteReader r(content);
   h.tick_rate_hz = r.u32("tick_rate_hz");
   h.start_tick = r.u64("start_tick");
   h.checkpoint_interval_ticks = r.u32("checkpoint_interval_ticks");
@@ -119,15 +117,11 @@ class ChunkParser {
 
   // Each parses one payload into the recording, all or nothing; false with `error` set
   // ("<field>: <reason>") when the contents are invalid.
-  bool checkpoint(std::span<const uint8_t> payload, std::string& error) {
-    ByteReader r(payload);
+  // `content` is the chunk's decompressed payload; `frame` its zstd frame in the file.
+  bool checkpoint(std::span<const uint8_t> content, std::span<const uint8_t> frame, std::string& error) {
+    ByteReader r(content);
     Checkpoint c;
     c.tick = r.u64("tick");
-    c.encoding = r.u8("encoding");
-    c.raw_size = static_cast<std::size_t>(r.varint("raw_size", kMaxChunkPayload));
-    c.stored_size = static_cast<std::size_t>(r.varint("stored_size", kMaxChunkPayload));
-    const std::size_t stored_at = r.position();
-    r.bytes(c.stored_size, "snapshot");
     const uint64_t count = r.varint("entities", detail::kMaxEntities);
     for (uint64_t i = 0; i < count && r.ok(); ++i) {
       const auto id = static_cast<uint32_t>(r.varint("entities.id", std::numeric_limits<uint32_t>::max()));
@@ -137,55 +131,30 @@ class ChunkParser {
       }
       c.entity_hashes.emplace_back(id, hash);
     }
-    if (r.ok() && r.remaining() != 0) r.fail("CKPT", num(r.remaining()) + " unexpected trailing bytes");
     if (r.ok() && c.tick != rec_.end_tick()) {
       r.fail("tick", num(c.tick) + " is not the next tick boundary " + num(rec_.end_tick()));
     }
     if (r.ok() && !rec_.checkpoints.empty() && rec_.checkpoints.back().tick == c.tick) {
       r.fail("tick", "a second checkpoint for tick " + num(c.tick));
     }
-    if (r.ok() && c.encoding > 1) r.fail("encoding", num(c.encoding) + " is not 0 (stored) or 1 (lz)");
-    if (r.ok() && c.encoding == 0 && c.stored_size != c.raw_size) r.fail("stored_size", "differs from raw_size for a stored snapshot");
     if (r.ok() && rec_.checkpoints.empty() && !c.entity_hashes.empty()) r.fail("entities", "the first checkpoint has entity hashes");
+    if (r.ok() && r.remaining() == 0) r.fail("snapshot", "missing");
     if (!r.ok()) {
       error = r.error();
       return false;
     }
-    c.offset = chunk_offset_ + 8 + stored_at;
-    if (c.encoding == 1) {
-      // Proves the snapshot decodes, so a replay never meets a checkpoint it cannot open.
-      std::string why;
-      if (!lz_decompress(std::span<const uint8_t>(rec_.bytes).subspan(c.offset, c.stored_size), c.raw_size, scratch_, why)) {
-        error = "snapshot: " + why;
-        return false;
-      }
-    }
+    c.offset = static_cast<std::size_t>(frame.data() - rec_.bytes.data());
+    c.stored_size = frame.size();
+    c.snapshot_at = r.position();
+    c.raw_size = r.remaining();
     rec_.checkpoints.push_back(std::move(c));
     return true;
   }
 
-  bool ticks(std::span<const uint8_t> payload, std::string& error) {
-    ByteReader head(payload);
-    const uint64_t first = head.u64("first_tick");
-    const uint64_t count = head.varint("tick_count", detail::kMaxTicksPerChunk);
-    const uint8_t encoding = head.u8("encoding");
-    const uint64_t raw_size = head.varint("raw_size", kMaxChunkPayload);
-    if (head.ok() && encoding > 1) head.fail("encoding", num(encoding) + " is not 0 (stored) or 1 (lz)");
-    if (head.ok() && encoding == 0 && raw_size != head.remaining()) head.fail("raw_size", "differs from the stored records");
-    if (!head.ok()) {
-      error = head.error();
-      return false;
-    }
-    std::span<const uint8_t> records = payload.subspan(head.position());
-    if (encoding == 1) {
-      std::string why;
-      if (!lz_decompress(records, static_cast<std::size_t>(raw_size), scratch_, why)) {
-        error = "records: " + why;
-        return false;
-      }
-      records = scratch_;
-    }
-    ByteReader r(records);
+  bool ticks(std::span<const uint8_t> content, std::string& error) {
+    ByteReader r(content);
+    const uint64_t first = r.u64("first_tick");
+    const uint64_t count = r.varint("tick_count", detail::kMaxTicksPerChunk);
     if (r.ok() && first != rec_.end_tick()) {
       r.fail("first_tick", num(first) + " does not continue the recording at tick " + num(rec_.end_tick()));
     }
@@ -274,12 +243,22 @@ class ChunkParser {
     return true;
   }
 
-  void set_chunk_offset(std::size_t offset) { chunk_offset_ = offset; }
+  // Decompresses a chunk's payload into content(); false with `stop` set (damaged, or too
+  // large to be a chunk) otherwise.
+  bool decompress(std::span<const uint8_t> payload, const std::string& where, RecordingStop& stop) {
+    std::string why;
+    const FrameError e = decompressor_.decompress(payload, kMaxChunkContent, content_, why);
+    if (e == FrameError::kNone) return true;
+    stop.reason = e == FrameError::kTooLarge ? StopReason::kInvalidChunk : StopReason::kDamaged;
+    stop.message = where + why;
+    return false;
+  }
+  std::span<const uint8_t> content() const { return content_; }
 
  private:
   Recording& rec_;
-  std::size_t chunk_offset_ = 0;
-  std::vector<uint8_t> scratch_;
+  FrameDecompressor decompressor_;
+  std::vector<uint8_t> content_;
 };
 
 }  // namespace
@@ -289,7 +268,7 @@ const char* to_string(StopReason reason) {
     case StopReason::kClosed: return "closed";
     case StopReason::kUnclosed: return "unclosed";
     case StopReason::kTruncated: return "truncated";
-    case StopReason::kCrcMismatch: return "crc-mismatch";
+    case StopReason::kDamaged: return "damaged";
     case StopReason::kUnknownChunk: return "unknown-chunk";
     case StopReason::kInvalidChunk: return "invalid-chunk";
   }
@@ -331,12 +310,15 @@ const PaletteSample* Recording::palettes_at(uint64_t tick) const {
 }
 
 Result<std::vector<uint8_t>> Recording::snapshot(const Checkpoint& c) const {
-  const std::span<const uint8_t> stored = std::span<const uint8_t>(bytes).subspan(c.offset, c.stored_size);
-  if (c.encoding == 0) return std::vector<uint8_t>(stored.begin(), stored.end());
-  std::vector<uint8_t> out;
+  std::vector<uint8_t> content;
   std::string why;
-  if (!lz_decompress(stored, c.raw_size, out, why)) return Error{"checkpoint at tick " + num(c.tick) + ": " + why};
-  return out;
+  if (FrameDecompressor().decompress(std::span<const uint8_t>(bytes).subspan(c.offset, c.stored_size),
+                                     kMaxChunkContent, content, why) != FrameError::kNone ||
+      content.size() != c.snapshot_at + c.raw_size) {
+    return Error{"checkpoint at tick " + num(c.tick) + ": " + (why.empty() ? "snapshot size differs" : why)};
+  }
+  content.erase(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(c.snapshot_at));
+  return content;
 }
 
 Result<std::shared_ptr<const Recording>> read_recording(std::vector<uint8_t> bytes) {
@@ -377,23 +359,27 @@ Result<std::shared_ptr<const Recording>> read_recording(std::vector<uint8_t> byt
     const std::string where = type_name(frame.type) + " chunk at offset " + num(pos) + ": ";
     std::string error;
     bool ok = true;
-    parser.set_chunk_offset(pos);
+    const bool known = is_type(frame.type, kChunkCheckpoint) || is_type(frame.type, kChunkTicks) ||
+                       is_type(frame.type, kChunkPalettes) || is_type(frame.type, kChunkEnd);
+    if (!known) {
+      stop.reason = StopReason::kUnknownChunk;
+      stop.message = where + "unknown chunk type";
+      break;
+    }
+    if (!parser.decompress(frame.payload, where, stop)) break;
+    const std::span<const uint8_t> content = parser.content();
     if (rec->checkpoints.empty() && !is_type(frame.type, kChunkCheckpoint)) {
       ok = false;
       error = "expected the first checkpoint (CKPT) right after HEAD";
     } else if (is_type(frame.type, kChunkCheckpoint)) {
-      ok = parser.checkpoint(frame.payload, error);
+      ok = parser.checkpoint(content, frame.payload, error);
     } else if (is_type(frame.type, kChunkTicks)) {
-      ok = parser.ticks(frame.payload, error);
+      ok = parser.ticks(content, error);
     } else if (is_type(frame.type, kChunkPalettes)) {
-      ok = parser.palettes(frame.payload, error);
-    } else if (is_type(frame.type, kChunkEnd)) {
-      ok = parser.end(frame.payload, error);
-      closed = ok;
+      ok = parser.palettes(content, error);
     } else {
-      stop.reason = StopReason::kUnknownChunk;
-      stop.message = where + "unknown chunk type";
-      break;
+      ok = parser.end(content, error);
+      closed = ok;
     }
     if (!ok) {
       stop.reason = StopReason::kInvalidChunk;

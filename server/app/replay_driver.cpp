@@ -11,6 +11,7 @@
 #include "posecast/hash.h"
 #include "posecast/replay/replayer.h"
 #include "posecast/rig/model_source.h"
+#include "progress.h"
 
 namespace posecast::server {
 namespace {
@@ -155,14 +156,21 @@ void ReplayDriver::position_world(uint64_t tick, bool repeat) {
   // then costs the restore plus little else). Playing faster than 1x and stepping still
   // evaluate and verify every tick they pass.
   const bool evaluate_on_the_way = !seek_requested_;
+  // Steps to `tick`; a seek that takes a while shows progress on a terminal (never on a pipe).
+  const auto forward_to_tick = [&] {
+    const uint64_t from = world_->tick_index();
+    cli::Progress progress(tick > from ? tick - from : 0, seek_requested_);
+    while (world_->tick_index() < tick) {
+      progress.update(world_->tick_index() - from);
+      step_over(world_->tick_index(), evaluate_on_the_way);
+    }
+  };
   if (next == tick) {
     // Already there (playing at speed 1, or a held tick's successor).
   } else if (hold_tick_ == tick && !hold_bytes_.empty()) {
     if (restore(hold_bytes_, "held tick " + std::to_string(tick))) ++stats_.holds_restored;
   } else if (next < tick && (tick - next <= interval || rec.checkpoint_at_or_before(tick)->tick <= next)) {
-    while (world_->tick_index() < tick) {  // speed > 1, steps, short seeks
-      step_over(world_->tick_index(), evaluate_on_the_way);
-    }
+    forward_to_tick();  // speed > 1, steps, short seeks
   } else {
     // Backwards, or far ahead: the nearest checkpoint, then forward (at most one interval).
     const replay::Checkpoint* checkpoint = rec.checkpoint_at_or_before(tick);
@@ -172,7 +180,7 @@ void ReplayDriver::position_world(uint64_t tick, bool repeat) {
       spdlog::error("replay: seek to tick {}: {}", tick, bytes.error().message);
     } else if (restore(bytes.value(), "checkpoint at tick " + std::to_string(checkpoint->tick))) {
       restored = checkpoint;
-      while (world_->tick_index() < tick) step_over(world_->tick_index(), evaluate_on_the_way);
+      forward_to_tick();
     }
   }
   if (seek_requested_ || restored != nullptr) {

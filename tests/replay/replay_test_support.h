@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "posecast/replay/crc32c.h"
+#include "posecast/replay/zstd_frame.h"
 #include "posecast/replay/recorder.h"
 #include "posecast/replay/recording.h"
 #include "posecast/replay/replayer.h"
@@ -171,10 +171,25 @@ inline std::vector<ChunkInfo> list_chunks(const std::vector<uint8_t>& file) {
   return out;
 }
 
-// Recomputes the CRC of the chunk at `c` after its bytes were edited.
-inline void fix_crc(std::vector<uint8_t>& file, const ChunkInfo& c) {
-  const uint32_t crc = crc32c(std::span<const uint8_t>(file).subspan(c.offset, 8 + c.length));
-  for (int i = 0; i < 4; ++i) file[c.offset + 8 + c.length + static_cast<std::size_t>(i)] = static_cast<uint8_t>(crc >> (8 * i));
+// The decompressed content of the chunk at `c` (not HEAD: its payload starts with the version).
+inline std::vector<uint8_t> chunk_content(const std::vector<uint8_t>& file, const ChunkInfo& c) {
+  std::vector<uint8_t> content;
+  std::string why;
+  FrameDecompressor decompressor;
+  const auto frame = std::span<const uint8_t>(file).subspan(c.offset + kChunkOverhead, c.length);
+  EXPECT_EQ(decompressor.decompress(frame, kMaxChunkContent, content, why), FrameError::kNone) << why;
+  return content;
+}
+
+// Replaces the content of the chunk at `c` with `content`, compressed as a valid frame (so the
+// edit reaches the payload parser instead of stopping at the checksum). The chunks after it move.
+inline void replace_content(std::vector<uint8_t>& file, const ChunkInfo& c, const std::vector<uint8_t>& content) {
+  std::vector<uint8_t> frame;
+  FrameCompressor().compress(content, frame);
+  const auto begin = file.begin() + static_cast<std::ptrdiff_t>(c.offset + kChunkOverhead);
+  file.erase(begin, begin + static_cast<std::ptrdiff_t>(c.length));
+  file.insert(file.begin() + static_cast<std::ptrdiff_t>(c.offset + kChunkOverhead), frame.begin(), frame.end());
+  for (std::size_t i = 0; i < 4; ++i) file[c.offset + 4 + i] = static_cast<uint8_t>(frame.size() >> (8 * i));
 }
 
 inline std::shared_ptr<const Recording> read_ok(std::vector<uint8_t> bytes) {

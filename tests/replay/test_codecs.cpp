@@ -1,4 +1,4 @@
-// CRC32C, varints, the LZ payload codec and the command codec: known values, round trips, and
+// Varints, the chunks' zstd frames and the command codec: known values, round trips, and
 // hostile input that must give an error naming the field, never a crash.
 #include <gtest/gtest.h>
 
@@ -8,50 +8,11 @@
 
 #include "posecast/byte_io.h"
 #include "posecast/replay/command_codec.h"
-#include "posecast/replay/crc32c.h"
-#include "posecast/replay/lz_codec.h"
+#include "posecast/replay/zstd_frame.h"
 #include "replay_test_support.h"
 
 namespace posecast::test {
 namespace {
-
-std::span<const uint8_t> bytes_of(const char* s) {
-  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s), std::strlen(s));
-}
-
-// Bit-at-a-time CRC32C: the definition the table-driven one must agree with.
-uint32_t crc32c_bitwise(std::span<const uint8_t> data) {
-  uint32_t c = 0xFFFFFFFFu;
-  for (uint8_t b : data) {
-    c ^= b;
-    for (int k = 0; k < 8; ++k) c = (c & 1u) != 0 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-  }
-  return ~c;
-}
-
-TEST(Crc32c, GivesTheKnownCheckValue) {
-  EXPECT_EQ(crc32c(bytes_of("123456789")), 0xE3069283u);
-  EXPECT_EQ(crc32c({}), 0u);
-}
-
-TEST(Crc32c, MatchesTheBitwiseDefinitionAtEveryLengthAndAlignment) {
-  std::mt19937 rng(7);
-  std::vector<uint8_t> data(300);
-  for (uint8_t& b : data) b = static_cast<uint8_t>(rng());
-  for (std::size_t start = 0; start < 9; ++start) {
-    for (std::size_t n = 0; n + start <= data.size(); n += 13) {
-      const auto part = std::span<const uint8_t>(data).subspan(start, n);
-      ASSERT_EQ(crc32c(part), crc32c_bitwise(part)) << start << " " << n;
-    }
-  }
-}
-
-TEST(Crc32c, ContinuesAcrossCalls) {
-  const auto all = bytes_of("The quick brown fox jumps over the lazy dog");
-  for (std::size_t cut = 0; cut <= all.size(); ++cut) {
-    EXPECT_EQ(crc32c(all.subspan(cut), crc32c(all.first(cut))), crc32c(all));
-  }
-}
 
 TEST(ByteIo, VarintsRoundTripAtEveryWidth) {
   std::vector<uint8_t> buf;
@@ -92,51 +53,80 @@ std::vector<uint8_t> snapshot_like_bytes() {
   return world->snapshot();
 }
 
-TEST(LzCodec, RoundTripsSnapshotsRandomAndEdgeInputs) {
+TEST(ZstdFrame, RoundTripsSnapshotsRandomAndEdgeInputs) {
   std::mt19937 rng(3);
   std::vector<std::vector<uint8_t>> inputs = {{}, {1}, {1, 2, 3}, std::vector<uint8_t>(1000, 0), snapshot_like_bytes()};
   std::vector<uint8_t> random(5000);
   for (uint8_t& b : random) b = static_cast<uint8_t>(rng());
   inputs.push_back(random);
+  FrameCompressor compressor;
+  FrameDecompressor decompressor;
   for (const auto& in : inputs) {
-    std::vector<uint8_t> packed, unpacked;
-    lz_compress(in, packed);
-    std::string error;
-    ASSERT_TRUE(lz_decompress(packed, in.size(), unpacked, error)) << error;
+    std::vector<uint8_t> packed = {0xAA};  // compress() appends
+    compressor.compress(in, packed);
+    EXPECT_EQ(packed[0], 0xAA);
+    std::vector<uint8_t> unpacked;
+    std::string why;
+    ASSERT_EQ(decompressor.decompress(std::span<const uint8_t>(packed).subspan(1), in.size(), unpacked, why),
+              FrameError::kNone)
+        << why;
     EXPECT_EQ(unpacked, in);
   }
 }
 
-TEST(LzCodec, CompressesWorldSnapshots) {
-  const std::vector<uint8_t> snapshot = snapshot_like_bytes();
+// A world snapshot and its frame.
+struct PackedSnapshot {
+  PackedSnapshot() { FrameCompressor().compress(snapshot, packed); }
+  std::vector<uint8_t> snapshot = snapshot_like_bytes();
   std::vector<uint8_t> packed;
-  lz_compress(snapshot, packed);
+};
+
+TEST(ZstdFrame, CompressesWorldSnapshots) {
+  const auto [snapshot, packed] = PackedSnapshot();
   EXPECT_LT(packed.size() * 3, snapshot.size() * 2) << packed.size() << " of " << snapshot.size();
 }
 
-TEST(LzCodec, RejectsMalformedPayloadsWithoutReadingOutOfBounds) {
-  std::string error;
+TEST(ZstdFrame, RefusesFramesWithoutChecksumSizeOrWithTrailingBytes) {
+  const auto [snapshot, packed] = PackedSnapshot();
   std::vector<uint8_t> out;
-  // A match reaching back before the start.
-  EXPECT_FALSE(lz_decompress(std::vector<uint8_t>{1, 'a', 0, 5}, 10, out, error));
-  EXPECT_NE(error.find("distance"), std::string::npos) << error;
-  // More literals than the payload has.
-  EXPECT_FALSE(lz_decompress(std::vector<uint8_t>{9, 'a'}, 9, out, error));
-  // Output longer than announced.
-  EXPECT_FALSE(lz_decompress(std::vector<uint8_t>{3, 'a', 'b', 'c'}, 2, out, error));
-  // Shorter than announced.
-  EXPECT_FALSE(lz_decompress(std::vector<uint8_t>{1, 'a'}, 2, out, error));
-  // Every mutation and truncation of a real payload: an error or the right size, no crash.
-  const std::vector<uint8_t> snapshot = snapshot_like_bytes();
-  std::vector<uint8_t> packed;
-  lz_compress(snapshot, packed);
+  FrameDecompressor decompressor;
+  std::string why;
+  // Above the caller's limit.
+  EXPECT_EQ(decompressor.decompress(packed, snapshot.size() - 1, out, why), FrameError::kTooLarge);
+  EXPECT_NE(why.find("exceeds"), std::string::npos) << why;
+  // Trailing bytes, and a cut frame.
+  std::vector<uint8_t> longer = packed;
+  longer.push_back(0);
+  EXPECT_EQ(decompressor.decompress(longer, snapshot.size(), out, why), FrameError::kMalformed);
+  EXPECT_NE(why.find("after the frame"), std::string::npos) << why;
+  const std::vector<uint8_t> cut(packed.begin(), packed.end() - 1);
+  EXPECT_EQ(decompressor.decompress(cut, snapshot.size(), out, why), FrameError::kMalformed);
+  // The checksum flag cleared (Frame_Header_Descriptor bit 2).
+  std::vector<uint8_t> unchecked = packed;
+  unchecked[4] &= static_cast<uint8_t>(~(1u << 2));
+  EXPECT_EQ(decompressor.decompress(unchecked, snapshot.size(), out, why), FrameError::kMalformed);
+  EXPECT_NE(why.find("no content checksum"), std::string::npos) << why;
+  EXPECT_EQ(decompressor.decompress(std::vector<uint8_t>{1, 2, 3, 4, 5, 6}, 100, out, why), FrameError::kMalformed);
+  EXPECT_NE(why.find("magic"), std::string::npos) << why;
+}
+
+TEST(ZstdFrame, DamageIsAnErrorNeverWrongContent) {
+  const auto [snapshot, packed] = PackedSnapshot();
+  std::vector<uint8_t> out;
+  FrameDecompressor decompressor;
+  std::string why;
+  // The checksum's own bytes (the last four).
+  std::vector<uint8_t> bad_sum = packed;
+  bad_sum.back() ^= 0x01;
+  EXPECT_EQ(decompressor.decompress(bad_sum, snapshot.size(), out, why), FrameError::kChecksum);
+  EXPECT_NE(why.find("checksum mismatch"), std::string::npos) << why;
+  // Every single-bit flip: an error, or (a bit zstd does not read) the exact content.
   std::mt19937 rng(11);
   for (int i = 0; i < 2000; ++i) {
     std::vector<uint8_t> bad = packed;
     bad[rng() % bad.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
-    bad.resize(bad.size() - rng() % 3);
-    if (lz_decompress(bad, snapshot.size(), out, error)) {
-      EXPECT_EQ(out.size(), snapshot.size());
+    if (decompressor.decompress(bad, snapshot.size(), out, why) == FrameError::kNone) {
+      EXPECT_EQ(out, snapshot);
     }
   }
 }

@@ -3,6 +3,12 @@
 // reason, the valid prefix kept and replayable, never a crash.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 
@@ -108,26 +114,51 @@ TEST(RecordingFile, TruncatedRecordingReplaysItsValidPrefix) {
   EXPECT_EQ(verify_all(rec), -1);
 }
 
-TEST(RecordingFile, FlippedByteStopsAtThatChunkWithACrcError) {
+TEST(RecordingFile, FlippedByteStopsAtThatChunkAsDamaged) {
   const std::vector<ChunkInfo> chunks = list_chunks(session().bytes);
-  // Flip one byte in the payload of every chunk type after the first checkpoint in turn.
+  // Flip one byte in the payload of every chunk type after the first checkpoint in turn: the
+  // zstd frame's checksum (or its structure) catches it.
   for (std::size_t i = 2; i + 1 < chunks.size(); ++i) {
     std::vector<uint8_t> bytes = session().bytes;
     bytes[chunks[i].offset + 8 + chunks[i].length / 2] ^= 0x10;
     const auto rec = read_ok(bytes);
     ASSERT_TRUE(rec);
-    EXPECT_EQ(rec->stop.reason, StopReason::kCrcMismatch) << chunks[i].type;
+    EXPECT_EQ(rec->stop.reason, StopReason::kDamaged) << chunks[i].type;
     EXPECT_EQ(rec->stop.offset, chunks[i].offset);
     EXPECT_NE(rec->stop.message.find(chunks[i].type + " chunk at offset " + std::to_string(chunks[i].offset)), std::string::npos)
         << rec->stop.message;
-    EXPECT_NE(rec->stop.message.find("CRC32C mismatch"), std::string::npos);
+    EXPECT_NE(rec->stop.message.find("zstd frame"), std::string::npos) << rec->stop.message;
     EXPECT_FALSE(rec->stop.benign());
     EXPECT_EQ(rec->chunks, i);
   }
-  // A flipped byte in the CRC itself or the length is caught too.
+  // A flipped byte in the frame's checksum itself (its last 4 bytes) is caught by name.
   std::vector<uint8_t> bytes = session().bytes;
-  bytes[chunks[3].offset + 8 + chunks[3].length] ^= 1;
-  EXPECT_EQ(read_ok(bytes)->stop.reason, StopReason::kCrcMismatch);
+  bytes[chunks[3].offset + 8 + chunks[3].length - 1] ^= 1;
+  const auto rec = read_ok(bytes);
+  EXPECT_EQ(rec->stop.reason, StopReason::kDamaged);
+  EXPECT_NE(rec->stop.message.find("checksum mismatch"), std::string::npos) << rec->stop.message;
+}
+
+TEST(RecordingFile, TheCommandLineNamesFileChunkAndReasonOnOneLine) {
+  const std::vector<ChunkInfo> chunks = list_chunks(session().bytes);
+  std::vector<uint8_t> bytes = session().bytes;
+  bytes[chunks[5].offset + 8 + chunks[5].length / 2] ^= 0x10;
+  TempFile file("damaged.pcrec");
+  TempFile err("damaged.err");
+  write_bytes(file.path, bytes);
+  // stderr is a file, not a terminal: the --verify progress bar must not appear in it either.
+  const std::string command = std::string(POSECAST_CLI) + " replay " + file.path + " --verify > /dev/null 2> " + err.path;
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::ifstream in(err.path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+  EXPECT_NE(text.find(file.path + ": " + chunks[5].type + " chunk at offset " + std::to_string(chunks[5].offset) +
+                      ": zstd frame: "),
+            std::string::npos)
+      << text;
 }
 
 TEST(RecordingFile, DamagedMiddleStillReplaysTheChunksBeforeIt) {
@@ -145,7 +176,6 @@ TEST(RecordingFile, UnknownChunkTypeStopsReadingThere) {
   const std::vector<ChunkInfo> chunks = list_chunks(bytes);
   const ChunkInfo& c = chunks[4];
   bytes[c.offset] = 'Z';
-  fix_crc(bytes, c);
   const auto rec = read_ok(bytes);
   ASSERT_TRUE(rec);
   EXPECT_EQ(rec->stop.reason, StopReason::kUnknownChunk);
@@ -156,11 +186,23 @@ TEST(RecordingFile, UnknownChunkTypeStopsReadingThere) {
 TEST(RecordingFile, WrongFormatVersionIsRefused) {
   std::vector<uint8_t> bytes = session().bytes;
   const ChunkInfo head = list_chunks(bytes).front();
-  bytes[head.offset + 8] = 9;  // format_version, the first payload field
-  fix_crc(bytes, head);
+  bytes[head.offset + 8] = 9;  // format_version, the first payload field (uncompressed)
   Result<std::shared_ptr<const Recording>> r = read_recording(bytes);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("wrong version 9"), std::string::npos) << r.error().message;
+}
+
+TEST(RecordingFile, AnOlderVersionIsRefusedNamingBothVersions) {
+  // A version 2 file starts as every version does: the signature, then HEAD with the version
+  // as its first payload field (version 2: uncompressed fields and a CRC32C after the payload).
+  std::vector<uint8_t> bytes(std::begin(kRecordingSignature), std::end(kRecordingSignature));
+  const std::vector<uint8_t> head = {'H', 'E', 'A', 'D', 8, 0, 0, 0, 2, 0, 0, 0, 60, 0, 0, 0, 0x12, 0x34, 0x56, 0x78};
+  bytes.insert(bytes.end(), head.begin(), head.end());
+  Result<std::shared_ptr<const Recording>> r = read_recording(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("wrong version 2 (this build reads version " + std::to_string(kRecordingFormatVersion) + ")"),
+            std::string::npos)
+      << r.error().message;
 }
 
 TEST(RecordingFile, NotARecordingIsRefused) {
@@ -181,9 +223,10 @@ TEST(RecordingFile, ValidChecksumButInvalidContentsNamesTheField) {
     }
   }
   ASSERT_NE(tick_chunk, nullptr);
-  // first_tick (the first 8 payload bytes) no longer continues the recording.
-  bytes[tick_chunk->offset + 8] ^= 0x01;
-  fix_crc(bytes, *tick_chunk);
+  // first_tick (the first 8 content bytes) no longer continues the recording.
+  std::vector<uint8_t> content = chunk_content(bytes, *tick_chunk);
+  content[0] ^= 0x01;
+  replace_content(bytes, *tick_chunk, content);
   const auto rec = read_ok(bytes);
   ASSERT_TRUE(rec);
   EXPECT_EQ(rec->stop.reason, StopReason::kInvalidChunk);
@@ -206,13 +249,13 @@ TEST(RecordingFile, UnknownCommandKindIsAnInvalidChunk) {
   const std::vector<ChunkInfo> chunks = list_chunks(bytes);
   const ChunkInfo& second_tick = chunks[3];
   ASSERT_EQ(second_tick.type, "TICK");
-  // payload: u64 first_tick, varint 1 (count), u8 encoding, varint raw_size, then the records:
-  // u64 hash, varint 1 (commands), u8 kind. One short tick is stored uncompressed.
-  ASSERT_EQ(bytes[second_tick.offset + 8 + 8 + 1], 0) << "encoding";
-  const std::size_t kind_at = second_tick.offset + 8 + 8 + 1 + 1 + 1 + 8 + 1;
-  ASSERT_EQ(bytes[kind_at], 2);  // despawn
-  bytes[kind_at] = 77;
-  fix_crc(bytes, second_tick);
+  // content: u64 first_tick, varint 1 (count), then the records: u64 hash, varint 1
+  // (commands), u8 kind.
+  std::vector<uint8_t> content = chunk_content(bytes, second_tick);
+  const std::size_t kind_at = 8 + 1 + 8 + 1;
+  ASSERT_EQ(content[kind_at], 2);  // despawn
+  content[kind_at] = 77;
+  replace_content(bytes, second_tick, content);
   const auto damaged = read_ok(bytes);
   ASSERT_TRUE(damaged);
   EXPECT_EQ(damaged->stop.reason, StopReason::kInvalidChunk);
@@ -235,7 +278,7 @@ TEST(RecordingFile, RandomDamageNeverCrashesTheReader) {
       continue;
     }
     // What the reader kept is undamaged: the ticks hold the recorded hashes, and a replay
-    // reproduces them. The kept part is the chunks before the stop, all CRC-checked: one
+    // reproduces them. The kept part is the chunks before the stop, all checksum-verified: one
     // replay per stop offset (a dozen or so, not ~280) keeps the test fast.
     const Recording& rec = *r.value();
     ASSERT_LE(rec.end_tick(), 600u) << "damage " << i;

@@ -285,16 +285,17 @@ TEST(ReplayDivergence, ACorruptedHashAloneIsReportedAsNotLasting) {
   config.flush_interval_ticks = 1;
   record_session(file.path, 200, 4, config);
   std::vector<uint8_t> bytes = read_bytes(file.path);
-  // Tick 100's chunk (one tick per chunk): flip its world hash and fix the CRC.
+  // Tick 100's chunk (one tick per chunk): flip its world hash, in a valid frame.
   for (const ChunkInfo& c : list_chunks(bytes)) {
     if (c.type != "TICK") continue;
+    std::vector<uint8_t> content = chunk_content(bytes, c);
     uint64_t first = 0;
-    for (int i = 0; i < 8; ++i) first |= uint64_t{bytes[c.offset + 8 + static_cast<std::size_t>(i)]} << (8 * i);
+    for (std::size_t i = 0; i < 8; ++i) first |= uint64_t{content[i]} << (8 * i);
     if (first != 100) continue;
-    // After first_tick: varint 1 (tick count), u8 encoding (0: stored), varint raw_size, hash.
-    ASSERT_EQ(bytes[c.offset + 8 + 8 + 1], 0) << "encoding";
-    bytes[c.offset + 8 + 8 + 1 + 1 + 1] ^= 0x01;
-    fix_crc(bytes, c);
+    // After first_tick: varint 1 (tick count), then the world hash.
+    content[8 + 1] ^= 0x01;
+    replace_content(bytes, c, content);
+    break;  // the chunks after it moved
   }
   auto replayer = Replayer::create(read_ok(bytes), rig_loader());
   ASSERT_TRUE(replayer.ok());

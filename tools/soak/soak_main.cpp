@@ -1,6 +1,7 @@
 // posecast-soak: see soak_run.h and docs/client.md ("Soak").
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,24 +71,17 @@ void print_json(const posecast::soak::SoakOptions& o, const posecast::soak::Soak
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  posecast::Result<posecast::soak::SoakOptions> options = posecast::soak::parse_soak_options(args);
-  if (!options) {
-    std::fprintf(stderr, "posecast-soak: %s\n%s", options.error().message.c_str(), posecast::soak::soak_usage());
-    return 2;
-  }
-  if (options->help) {
-    std::printf("%s", posecast::soak::soak_usage());
-    return 0;
-  }
-  posecast::Result<posecast::soak::SoakReport> report = posecast::soak::run_soak(options.value());
+  posecast::soak::SoakOptions options;
+  if (std::optional<int> exit = posecast::soak::parse_soak_options(args, options)) return *exit;
+  posecast::Result<posecast::soak::SoakReport> report = posecast::soak::run_soak(options);
   if (!report) {
     std::fprintf(stderr, "posecast-soak: %s\n", report.error().message.c_str());
     return 2;
   }
-  if (options->json) {
-    print_json(options.value(), report.value());
+  if (options.json) {
+    print_json(options, report.value());
   } else {
-    print_text(options.value(), report.value());
+    print_text(options, report.value());
   }
   return report->violations.empty() ? 0 : 1;
 }

@@ -1,11 +1,10 @@
 #pragma once
-// Command line of posecast-soak.
+// Command line of posecast-soak (the common style of cli/common/command_line.h).
 
 #include <cstdint>
-#include <span>
+#include <optional>
 #include <string>
-
-#include "posecast/result.h"
+#include <vector>
 
 namespace posecast::soak {
 
@@ -24,12 +23,11 @@ struct SoakOptions {
   double frame_ms = 10.0;        // client update period
   bool churn = true;             // clients join, leave and time out; entities respawn
   bool json = false;             // one JSON object instead of text
-  bool help = false;
 };
 
-// Parses argv (without the program name). Errors name the flag and the reason.
-Result<SoakOptions> parse_soak_options(std::span<const std::string> args);
-
-const char* soak_usage();
+// Parses argv (without the program name) into `options`. Returns the exit code when the
+// program must not run: 0 after --help (printed), 2 after a bad command line (one line naming
+// the flag and the reason, printed on stderr). std::nullopt: run.
+std::optional<int> parse_soak_options(const std::vector<std::string>& args, SoakOptions& options);
 
 }  // namespace posecast::soak

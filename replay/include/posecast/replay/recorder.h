@@ -1,6 +1,6 @@
 #pragma once
 // Recorder: writes a World session to a recording file (docs/recording-format.md) as it runs,
-// crash-safe: append-only chunks, each complete with its CRC32C, written with one write() call.
+// crash-safe: append-only chunks, each a zstd frame with its checksum, written with one write() call.
 // A process killed at any moment leaves a file readable up to its last complete chunk. The
 // chunks are compressed, framed and written by a writer thread of the recorder's own, so the
 // tick thread only encodes each tick's commands and hands batches over; the ticks a kill loses
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "posecast/replay/recording.h"
+#include "posecast/replay/zstd_frame.h"
 #include "posecast/result.h"
 #include "posecast/sim/world.h"
 
@@ -60,6 +61,8 @@ struct RecorderConfig {
   bool record_palettes = false;
   std::string producer;  // e.g. "posecast-server 0.1.0"
   std::string config;    // the producer's configuration, free text (key=value lines)
+  // The zstd level of every chunk (the writer thread compresses; see kDefaultCompressionLevel).
+  int compression_level = kDefaultCompressionLevel;
 };
 
 struct RecorderStats {

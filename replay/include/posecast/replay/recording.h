@@ -4,7 +4,8 @@
 // snapshots at tick boundaries) and optional palette samples.
 //
 // The file is a signature followed by append-only chunks:
-//   u8[4] type  u32 payload_length  payload  u32 crc32c(type, length, payload)
+//   u8[4] type  u32 payload_length  payload (one zstd frame with its checksum; HEAD: u32
+//   format_version before the frame)
 // HEAD (once, first), CKPT (the first right after HEAD), TICK batches, PALS, END (clean close).
 // read_recording() keeps every chunk up to the last complete, valid one and says why it stopped
 // (RecordingStop); it never fails on a damaged tail, only on a file that is not a usable
@@ -21,10 +22,13 @@
 
 namespace posecast::replay {
 
-inline constexpr uint32_t kRecordingFormatVersion = 2;  // 2: palette hash version 2 (hash.h)
+// 2: palette hash version 2 (hash.h); 3: zstd-compressed chunk payloads.
+inline constexpr uint32_t kRecordingFormatVersion = 3;
 inline constexpr uint8_t kRecordingSignature[8] = {0x89, 'P', 'C', 'R', '\r', '\n', 0x1A, '\n'};
-inline constexpr std::size_t kChunkOverhead = 12;                  // type, length, crc
+inline constexpr std::size_t kChunkOverhead = 8;                   // type, length
 inline constexpr uint32_t kMaxChunkPayload = 256u * 1024u * 1024u;  // anything larger is damage
+// A chunk's content once decompressed: anything larger is damage.
+inline constexpr std::size_t kMaxChunkContent = 256u * 1024u * 1024u;
 
 // Chunk type codes: four ASCII bytes, in file order.
 inline constexpr char kChunkHeader[4] = {'H', 'E', 'A', 'D'};
@@ -53,10 +57,10 @@ struct RecordingHeader {
 // One checkpoint: World::snapshot() bytes at the boundary before `tick` (tick_index() == tick).
 struct Checkpoint {
   uint64_t tick = 0;
-  uint8_t encoding = 0;        // 0 stored, 1 lz_codec
-  std::size_t raw_size = 0;    // snapshot bytes once decoded
-  std::size_t offset = 0;      // of the stored bytes in Recording::bytes
-  std::size_t stored_size = 0;
+  std::size_t offset = 0;        // of the CKPT chunk's zstd frame in Recording::bytes
+  std::size_t stored_size = 0;   // of the frame
+  std::size_t snapshot_at = 0;   // where the snapshot starts in the frame's content
+  std::size_t raw_size = 0;      // snapshot bytes
   // Palette hash of every entity at tick `tick - 1` (id order); empty in the first checkpoint.
   std::vector<std::pair<uint32_t, uint64_t>> entity_hashes;
 };
@@ -81,7 +85,7 @@ enum class StopReason : uint8_t {
   kClosed,            // an END chunk: the producer closed the recording
   kUnclosed,          // the file ends on a chunk boundary with no END (killed, or still open)
   kTruncated,         // a partial chunk at the end (the writer died mid-write)
-  kCrcMismatch,       // a complete chunk whose checksum is wrong (damage)
+  kDamaged,           // a complete chunk whose zstd frame is damaged (checksum mismatch, bad frame)
   kUnknownChunk,      // a chunk type this reader does not know
   kInvalidChunk,      // a chunk with a good checksum but contents that do not parse or fit
 };
@@ -92,7 +96,7 @@ struct RecordingStop {
   std::size_t offset = 0;  // where the first unread chunk starts (== file size when clean)
   std::string message;     // names the chunk, its offset and the field
   // True when the stop is only the cut-off tail of a recording (closed, unclosed, truncated);
-  // false for damage in the middle (CRC mismatch, unknown or invalid chunk).
+  // false for damage in the middle (a damaged, unknown or invalid chunk).
   bool benign() const;
 };
 
