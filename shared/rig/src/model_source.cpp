@@ -28,7 +28,10 @@ Result<Model> load_model_source(const std::string& source, const ImportOptions& 
   }
   Result<std::vector<uint8_t>> glb = generate_rig_glb(RigOptions{joints});
   if (!glb) return glb.error();
-  return import_gltf_memory(glb.value(), source, options);
+  ImportOptions with_config = options;
+  with_config.rig_config_json = generated_rig_config_json(RigOptions{joints});
+  with_config.rig_config_name = source + " (built-in rig config)";
+  return import_gltf_memory(glb.value(), source, with_config);
 }
 
 std::string locate_model_source(const std::string& source, const std::filesystem::path& base_dir,

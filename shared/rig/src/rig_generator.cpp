@@ -24,4 +24,16 @@ Result<std::vector<uint8_t>> generate_rig_glb(const RigOptions& options) {
   return detail::write_rig_glb(layout, mesh, clips);
 }
 
+std::string generated_rig_config_json(const RigOptions& options) {
+  const detail::RigLayout layout = detail::build_rig_layout(options.joints);
+  std::string feet;
+  for (const char* pair : {"toe", "foot"}) {
+    const std::string left = std::string(pair) + "_l", right = std::string(pair) + "_r";
+    if (feet.empty() && layout.find(left) >= 0 && layout.find(right) >= 0)
+      feet = ", \"foot_joints\": [\"" + left + "\", \"" + right + "\"]";
+  }
+  return "{\"root_motion_joint\": \"hips\"" + feet +
+         ", \"locomotion\": {\"idle\": \"idle\", \"walk\": \"walk\", \"run\": \"run\"}}";
+}
+
 }  // namespace posecast::rig

@@ -4,6 +4,7 @@
 // Output is deterministic: the same options give the same bytes on every machine.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "posecast/result.h"
@@ -23,5 +24,10 @@ struct RigOptions {
 // "wave" (upper body only, for additive/masked layers), "step_pose" (STEP interpolation) and
 // "sway_cubic" (CUBICSPLINE). Fails only for a joint count out of range.
 Result<std::vector<uint8_t>> generate_rig_glb(const RigOptions& options);
+
+// The generated rig's built-in rig config (rig_config.h), which load_model_source passes with
+// every "gen-rig:N": root motion on "hips", the toes as feet (the lowest foot joints; rigs too
+// small to have toes fall back to the defaults), locomotion clips "idle", "walk", "run".
+std::string generated_rig_config_json(const RigOptions& options);
 
 }  // namespace posecast::rig
