@@ -141,7 +141,10 @@ Result<RigConfig> parse_rig_config(std::string_view json, const std::string& fil
   if (!root.is_object()) return Error{file + ": $: expected a JSON object"};
   RigConfig config;
   for (const auto& [key, value] : root.items()) {
-    if (key == "root_motion_joint") {
+    if (key == "root_motion") {
+      if (!value.is_boolean()) return field_error(file, key, "expected true or false");
+      config.root_motion = value.get<bool>();
+    } else if (key == "root_motion_joint") {
       if (Status s = parse_string(value, file, key, config.root_motion_joint); !s) return s.error();
     } else if (key == "foot_joints") {
       if (!value.is_array()) return field_error(file, key, "expected an array of joint names");
@@ -169,11 +172,12 @@ Result<ResolvedRigConfig> resolve_rig_config(const RigConfig& config, const Skel
   ResolvedRigConfig out;
   out.travel_threshold = config.travel_threshold;
   if (config.root_motion_joint.empty()) {
-    out.root_node = default_root_node(clips);
+    out.root_node = config.root_motion ? default_root_node(clips) : -1;
   } else {
     out.root_node = find_node(skeleton, config.root_motion_joint);
     if (out.root_node < 0)
       return field_error(file, "root_motion_joint", "no joint named '" + config.root_motion_joint + "'");
+    if (!config.root_motion) out.root_node = -1;
   }
   const std::vector<glm::vec3> rest = rest_positions(skeleton);
   if (config.foot_joints.empty()) {

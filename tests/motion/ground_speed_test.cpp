@@ -15,7 +15,7 @@ using motion_test::authored_generated_rig;
 using motion_test::load;
 
 TEST(GroundSpeed, TheGeneratedGaitsPlantTheirToes) {
-  const Model travelling = load("gen-rig:24");
+  const Model travelling = load("gen-rig:24:travel");
   const Model authored = authored_generated_rig();
   for (const char* name : {"walk", "run"}) {
     const std::size_t c = static_cast<std::size_t>(travelling.find_clip(name));
@@ -25,7 +25,7 @@ TEST(GroundSpeed, TheGeneratedGaitsPlantTheirToes) {
     const float from_feet = foot_ground_speed(travelling.rigs.front(), c);
     // The authored clip carries its root so that the planted toe stands still.
     const float authored_feet = foot_ground_speed(authored.rigs.front(), c);
-    std::printf("gen-rig:24 %s: ground speed %.4f (root), %.4f (feet of the held pose), %.4f (feet, authored)\n",
+    std::printf("gen-rig:24:travel %s: ground speed %.4f (root), %.4f (feet of the held pose), %.4f (feet, authored)\n",
                 name, static_cast<double>(carried), static_cast<double>(from_feet),
                 static_cast<double>(authored_feet));
     EXPECT_GT(from_feet, 0.5f * carried) << name;

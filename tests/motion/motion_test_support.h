@@ -29,10 +29,10 @@ inline int node_named(const Skeleton& skeleton, const std::string& name) {
   return -1;
 }
 
-// The generated rig as authored: root motion on "spine", which no clip translates or turns
-// for good, so every clip stays in place and the hips keep their keys.
+// The generated rig with travelling gaits as authored: root motion on "spine", which no clip
+// translates or turns for good, so every clip stays in place and the hips keep their keys.
 inline Model authored_generated_rig(uint32_t joints = 24) {
-  Result<std::vector<uint8_t>> glb = rig::generate_rig_glb(rig::RigOptions{joints});
+  Result<std::vector<uint8_t>> glb = rig::generate_rig_glb(rig::RigOptions{joints, /*travelling_gaits=*/true});
   EXPECT_TRUE(glb.ok());
   ImportOptions options;
   options.rig_config_json = R"({"root_motion_joint": "spine"})";

@@ -40,6 +40,17 @@ TEST(RigConfig, EmptyObjectMeansDefaults) {
   EXPECT_EQ(config->travel_threshold, kDefaultTravelThreshold);
 }
 
+TEST(RigConfig, RootMotionOffLeavesEveryClipInPlace) {
+  Result<std::vector<uint8_t>> glb = rig::generate_rig_glb(rig::RigOptions{24, /*travelling_gaits=*/true});
+  ASSERT_TRUE(glb.ok());
+  ImportOptions options;
+  options.rig_config_json = R"({"root_motion": false})";
+  Result<Model> model = import_gltf_memory(glb.value(), "gen-rig:24:travel", options);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  EXPECT_EQ(first_rig(model.value()).motion_config.root_node, -1);
+  for (const RootMotionTrack& track : first_rig(model.value()).root_motion) EXPECT_FALSE(track.travels);
+}
+
 TEST(RigConfig, BadDocumentsGiveClearErrors) {
   const std::pair<const char*, const char*> cases[] = {
       {"{", "c.json: $: not valid JSON"},
@@ -53,6 +64,7 @@ TEST(RigConfig, BadDocumentsGiveClearErrors) {
       {R"({"locomotion": {"jog": "x"}})", "c.json: locomotion.jog: unknown role (expected idle, walk or run)"},
       {R"({"locomotion": []})", "c.json: locomotion: expected an object"},
       {R"({"root_joint": "hips"})", "c.json: root_joint: unknown field"},
+      {R"({"root_motion": 1})", "c.json: root_motion: expected true or false"},
   };
   for (const auto& [text, message] : cases) {
     Result<RigConfig> config = parse_rig_config(text, "c.json");
@@ -95,15 +107,11 @@ TEST(RigConfig, DefaultsFindTheGeneratedRigsRootFeetAndClips) {
   EXPECT_EQ(c.locomotion_clips[1], model->find_clip("walk"));
   EXPECT_EQ(c.locomotion_clips[2], model->find_clip("run"));
 
-  // The built-in config names the same joints and clips.
-  Result<Model> built_in = rig::load_model_source("gen-rig:24");
-  ASSERT_TRUE(built_in.ok());
-  const ResolvedRigConfig& b = first_rig(built_in.value()).motion_config;
-  EXPECT_EQ(b.root_node, c.root_node);
-  EXPECT_EQ(b.foot_nodes, c.foot_nodes);
-  EXPECT_EQ(b.locomotion_clips, c.locomotion_clips);
-  // Its bytes are part of the asset identity.
-  EXPECT_NE(built_in->content_hash, model->content_hash);
+  // "gen-rig:N" loads with these defaults: no config bytes, the hash of the rig's bytes alone.
+  Result<Model> source = rig::load_model_source("gen-rig:24");
+  ASSERT_TRUE(source.ok());
+  EXPECT_EQ(first_rig(source.value()).motion_config.foot_nodes, c.foot_nodes);
+  EXPECT_EQ(source->content_hash, model->content_hash);
 }
 
 TEST(RigConfig, SmallRigsWithoutFeetFallBackToTheLowestLeaves) {

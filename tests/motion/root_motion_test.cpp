@@ -26,7 +26,7 @@ float twist_about_y(const glm::mat4& m) {
 }
 
 TEST(RootMotion, GeneratedWalkAndRunTravelAndTheRestStayInPlace) {
-  const Model model = load("gen-rig:24");
+  const Model model = load("gen-rig:24:travel");
   const Rig& rig = model.rigs.front();
   ASSERT_EQ(rig.root_motion.size(), rig.clips.size());
   for (std::size_t c = 0; c < rig.clips.size(); ++c) {
@@ -45,7 +45,7 @@ TEST(RootMotion, GeneratedWalkAndRunTravelAndTheRestStayInPlace) {
 }
 
 TEST(RootMotion, ExtractedPoseKeepsTheRootInPlaceHorizontallyAndUnturned) {
-  const Model model = load("gen-rig:24");
+  const Model model = load("gen-rig:24:travel");
   const Rig& rig = model.rigs.front();
   const int hips = node_named(rig.skeleton, "hips");
   for (const char* name : {"walk", "run"}) {
@@ -68,7 +68,7 @@ TEST(RootMotion, ExtractedPoseKeepsTheRootInPlaceHorizontallyAndUnturned) {
 // An entity stepped by deltas through three loops draws every joint where the authored clip
 // (with its travelling root) draws it, shifted by whole strides.
 TEST(RootMotion, DeltasReproduceTheAuthoredRootPathAcrossWraps) {
-  const Model extracted = load("gen-rig:24");
+  const Model extracted = load("gen-rig:24:travel");
   const Model authored = authored_generated_rig();
   const Rig& rig = extracted.rigs.front();
   const Rig& raw = authored.rigs.front();
@@ -97,7 +97,7 @@ TEST(RootMotion, DeltasReproduceTheAuthoredRootPathAcrossWraps) {
 }
 
 TEST(RootMotion, AWrapIsTheTailPlusTheHead) {
-  const Model model = load("gen-rig:24");
+  const Model model = load("gen-rig:24:travel");
   const RootMotionTrack& walk = model.rigs.front().root_motion[static_cast<std::size_t>(model.find_clip("walk"))];
   const int64_t from = 812345, to = 187654;
   const RootMotionDelta whole = root_motion_between(walk, from, to, true);
@@ -114,7 +114,7 @@ TEST(RootMotion, AWrapIsTheTailPlusTheHead) {
 }
 
 TEST(RootMotion, OneLoopOfDeltasIsTheClipsDisplacementAndKeyTimesAreExact) {
-  const Model model = load("gen-rig:24");
+  const Model model = load("gen-rig:24:travel");
   const Rig& rig = model.rigs.front();
   for (const char* name : {"walk", "run"}) {
     const RootMotionTrack& track = rig.root_motion[static_cast<std::size_t>(model.find_clip(name))];
@@ -140,7 +140,7 @@ TEST(RootMotion, OneLoopOfDeltasIsTheClipsDisplacementAndKeyTimesAreExact) {
 }
 
 TEST(RootMotion, InPlaceClipsDoNotMoveAndKeepTheirKeys) {
-  const Model extracted = load("gen-rig:24");
+  const Model extracted = load("gen-rig:24:travel");
   const Model authored = authored_generated_rig();
   for (const char* name : {"idle", "wave", "step_pose", "sway_cubic"}) {
     const std::size_t c = static_cast<std::size_t>(extracted.find_clip(name));
@@ -155,8 +155,8 @@ TEST(RootMotion, InPlaceClipsDoNotMoveAndKeepTheirKeys) {
 }
 
 TEST(RootMotion, ExtractionIsTheSameOnEveryLoad) {
-  const Model a = load("gen-rig:40");
-  const Model b = load("gen-rig:40");
+  const Model a = load("gen-rig:40:travel");
+  const Model b = load("gen-rig:40:travel");
   for (std::size_t c = 0; c < a.rigs.front().clips.size(); ++c) {
     const RootMotionTrack& ta = a.rigs.front().root_motion[c];
     const RootMotionTrack& tb = b.rigs.front().root_motion[c];

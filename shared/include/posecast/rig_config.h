@@ -2,7 +2,8 @@
 // Rig config: which joint carries root motion, which joints are the feet and which clips the
 // locomotion plays, for one model. It comes from a JSON document (docs/movement.md):
 //
-//   { "root_motion_joint": "hips",            // optional; default: see resolve_rig_config
+//   { "root_motion": true,                    // optional; false: every clip stays in place
+//     "root_motion_joint": "hips",            // optional; default: see resolve_rig_config
 //     "foot_joints": ["toe_l", "toe_r"],      // optional; default: found by name
 //     "travel_threshold": 0.05,               // optional, (0, 1]; kDefaultTravelThreshold
 //     "locomotion": { "idle": "idle", "walk": "walk", "run": "run" } }  // optional clip names
@@ -36,6 +37,7 @@ const char* to_string(LocomotionRole role);
 
 // A parsed config, names not yet checked against a skeleton. Empty fields mean "default".
 struct RigConfig {
+  bool root_motion = true;  // false: no clip is rewritten (no root-motion joint)
   std::string root_motion_joint;
   std::vector<std::string> foot_joints;
   float travel_threshold = kDefaultTravelThreshold;
@@ -48,7 +50,7 @@ Result<RigConfig> parse_rig_config(std::string_view json, const std::string& fil
 
 // A config bound to one rig: skeleton node indices and clip indices.
 struct ResolvedRigConfig {
-  int root_node = -1;                // -1: the rig has no root motion (no translation track)
+  int root_node = -1;  // -1: no root motion (turned off, or no clip has a translation track)
   std::vector<uint16_t> foot_nodes;  // ascending; may be empty (no ground speed from feet)
   float travel_threshold = kDefaultTravelThreshold;
   std::array<int, kLocomotionRoleCount> locomotion_clips{-1, -1, -1};  // -1: none found

@@ -77,12 +77,14 @@ RigClip periodic_clip(const RigLayout& layout, std::string name, double duration
                       });
 }
 
-// A gait: the in-place gait with the hips (the root, joint 0) carried forwards by
+// A gait: in place, or (`travelling`) with the hips (the root, joint 0) carried forwards by
 // gait_root_travel, so the clip travels a stride per loop and its last key is its first
 // moved by that stride.
-RigClip gait_clip(const RigLayout& layout, std::string name, double duration, int key_intervals, Gait gait) {
+RigClip gait_clip(const RigLayout& layout, std::string name, double duration, int key_intervals, Gait gait,
+                  bool travelling) {
   RigClip clip = periodic_clip(layout, std::move(name), duration, key_intervals,
                                [gait](const RigJoint& j, double p) { return gait_motion(j, p, gait); });
+  if (!travelling) return clip;
   const std::vector<Vec3> travel = gait_root_travel(gait, key_intervals);
   for (ClipTrack& track : clip.tracks) {
     if (track.joint != 0 || track.path != ClipPath::kTranslation) continue;
@@ -151,14 +153,15 @@ RigClip cubic_clip(const RigLayout& layout, std::string name, double duration, i
 
 }  // namespace
 
-std::vector<RigClip> build_rig_clips(const RigLayout& layout) {
+std::vector<RigClip> build_rig_clips(const RigLayout& layout, bool travelling_gaits) {
   std::vector<RigClip> clips;
   clips.push_back(periodic_clip(layout, "idle", 3.0, 30, idle_motion));
   // walk and run: same key count and the same phase function, different lengths, so their keys
   // sit at the same normalised times.
-  // walk and run travel (their root moves forwards, +Z), feet planted during contact.
-  clips.push_back(gait_clip(layout, "walk", 1.0, 24, Gait::kWalk));
-  clips.push_back(gait_clip(layout, "run", 0.7, 24, Gait::kRun));
+  // walk and run: same key count and the same phase function, different lengths, so their keys
+  // sit at the same normalised times.
+  clips.push_back(gait_clip(layout, "walk", 1.0, 24, Gait::kWalk, travelling_gaits));
+  clips.push_back(gait_clip(layout, "run", 0.7, 24, Gait::kRun, travelling_gaits));
   clips.push_back(periodic_clip(layout, "wave", 1.6, 32, wave_motion));
   clips.push_back(sampled_clip(layout, "step_pose", ClipInterpolation::kStep, 2.0, kStepPoseCount,
                                [](const RigJoint& j, int k) { return step_pose_motion(j, k); }));

@@ -20,20 +20,8 @@ Result<std::vector<uint8_t>> generate_rig_glb(const RigOptions& options) {
   }
   const detail::RigLayout layout = detail::build_rig_layout(options.joints);
   const detail::RigMesh mesh = detail::build_rig_mesh(layout);
-  const std::vector<detail::RigClip> clips = detail::build_rig_clips(layout);
+  const std::vector<detail::RigClip> clips = detail::build_rig_clips(layout, options.travelling_gaits);
   return detail::write_rig_glb(layout, mesh, clips);
-}
-
-std::string generated_rig_config_json(const RigOptions& options) {
-  const detail::RigLayout layout = detail::build_rig_layout(options.joints);
-  std::string feet;
-  for (const char* pair : {"toe", "foot"}) {
-    const std::string left = std::string(pair) + "_l", right = std::string(pair) + "_r";
-    if (feet.empty() && layout.find(left) >= 0 && layout.find(right) >= 0)
-      feet = ", \"foot_joints\": [\"" + left + "\", \"" + right + "\"]";
-  }
-  return "{\"root_motion_joint\": \"hips\"" + feet +
-         ", \"locomotion\": {\"idle\": \"idle\", \"walk\": \"walk\", \"run\": \"run\"}}";
 }
 
 }  // namespace posecast::rig

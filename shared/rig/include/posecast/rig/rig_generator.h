@@ -4,7 +4,6 @@
 // Output is deterministic: the same options give the same bytes on every machine.
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "posecast/result.h"
@@ -16,6 +15,9 @@ inline constexpr uint32_t kMaxJoints = 512;
 
 struct RigOptions {
   uint32_t joints = 24;  // kMinJoints..kMaxJoints, exactly this many skin joints
+  // True: "walk" and "run" travel forwards (+Z), their hips carried so the stance toe stays
+  // planted (root motion, docs/movement.md). False: they walk in place.
+  bool travelling_gaits = false;
 };
 
 // A binary glTF (.glb) holding one skinned mesh with a base colour, one skin of
@@ -25,9 +27,5 @@ struct RigOptions {
 // "sway_cubic" (CUBICSPLINE). Fails only for a joint count out of range.
 Result<std::vector<uint8_t>> generate_rig_glb(const RigOptions& options);
 
-// The generated rig's built-in rig config (rig_config.h), which load_model_source passes with
-// every "gen-rig:N": root motion on "hips", the toes as feet (the lowest foot joints; rigs too
-// small to have toes fall back to the defaults), locomotion clips "idle", "walk", "run".
-std::string generated_rig_config_json(const RigOptions& options);
 
 }  // namespace posecast::rig
