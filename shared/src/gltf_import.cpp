@@ -24,6 +24,8 @@
 #include "gltf/node_graph.h"
 #include "gltf/skeleton_builder.h"
 #include "posecast/hash.h"
+#include "posecast/rig_config.h"
+#include "posecast/root_motion_extraction.h"
 
 namespace posecast {
 namespace {
@@ -173,7 +175,8 @@ Status load_images(const ImportContext& ctx, Model& model) {
   return {};
 }
 
-Result<Model> build_model(const ImportContext& ctx, const gltf::PrepassResult& prepass, Model model) {
+Result<Model> build_model(const ImportContext& ctx, const gltf::PrepassResult& prepass, Model model,
+                          const RigConfig& config, const std::string& config_name) {
   const tinygltf::Model& m = ctx.gltf();
   if (m.asset.version.empty()) return ctx.error("asset.version", "missing");
   if (m.asset.version.rfind("2.", 0) != 0)
@@ -213,12 +216,19 @@ Result<Model> build_model(const ImportContext& ctx, const gltf::PrepassResult& p
     for (std::size_t a = 0; a < animations.value().size(); ++a) {
       Result<Clip> clip = gltf::bind_clip(ctx, a, animations.value()[a], skeletons[r]);
       if (!clip) return clip.error();
-      clip.value().derive_slerp_terms();
-      clip.value().derive_rotation_blocks();
-      clip.value().derive_field_keys();
-      if (Status s = clip.value().validate(rig.skeleton); !s)
-        return ctx.error(at("animations", a), "clip failed validation for " + rig_path + ": " + s.error().message);
       rig.clips.push_back(std::move(clip).value());
+    }
+    Result<ResolvedRigConfig> motion = resolve_rig_config(config, rig.skeleton, rig.clips, config_name);
+    if (!motion) return motion.error();
+    rig.motion_config = std::move(motion).value();
+    extract_root_motion(rig, ctx.file, model.warnings);
+    for (std::size_t a = 0; a < rig.clips.size(); ++a) {
+      Clip& clip = rig.clips[a];
+      clip.derive_slerp_terms();
+      clip.derive_rotation_blocks();
+      clip.derive_field_keys();
+      if (Status s = clip.validate(rig.skeleton); !s)
+        return ctx.error(at("animations", a), "clip failed validation for " + rig_path + ": " + s.error().message);
     }
     if (model.has_skins && ctx.options.load_meshes) {
       Result<std::vector<SkinnedMesh>> meshes =
@@ -292,16 +302,42 @@ Result<Model> import_bytes(const std::vector<uint8_t>& bytes, const std::string&
   std::vector<uint8_t> identity(bytes.begin(), bytes.end());
   for (const tinygltf::Buffer& b : doc.buffers)
     if (!b.uri.empty() && b.uri.rfind("data:", 0) != 0) identity.insert(identity.end(), b.data.begin(), b.data.end());
+  // The rig config, when there is one, is part of the asset: peers must agree on it too.
+  RigConfig config;
+  if (!options.rig_config_json.empty()) {
+    Result<RigConfig> parsed = parse_rig_config(options.rig_config_json, options.rig_config_name);
+    if (!parsed) return parsed.error();
+    config = std::move(parsed).value();
+    identity.insert(identity.end(), options.rig_config_json.begin(), options.rig_config_json.end());
+  }
   model.content_hash = hash_bytes(identity);
 
-  return build_model(ctx, prepass.value(), std::move(model));
+  return build_model(ctx, prepass.value(), std::move(model), config, options.rig_config_name);
 }
 
 }  // namespace
 
-Result<Model> import_gltf_file(const std::string& path, const ImportOptions& options) {
+std::string rig_config_sidecar_path(const std::string& model_path) {
+  std::filesystem::path sidecar(model_path);
+  sidecar.replace_extension(".posecast.json");
+  return sidecar.string();
+}
+
+Result<Model> import_gltf_file(const std::string& path, const ImportOptions& given_options) {
   std::vector<uint8_t> bytes;
   if (!read_file(path, bytes)) return Error{path + ": $: cannot open or read the file"};
+  ImportOptions options = given_options;
+  if (options.rig_config_json.empty()) {
+    const std::string sidecar = rig_config_sidecar_path(path);
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(sidecar, ec)) {
+      std::vector<uint8_t> config;
+      if (!read_file(sidecar, config)) return Error{sidecar + ": $: cannot open or read the file"};
+      if (config.empty()) return Error{sidecar + ": $: the file is empty"};
+      options.rig_config_json.assign(config.begin(), config.end());
+      options.rig_config_name = sidecar;
+    }
+  }
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   if (base_dir.empty()) base_dir = ".";
   return import_bytes(bytes, path, options, /*allow_files=*/true, base_dir);

@@ -56,4 +56,14 @@ Status Skeleton::validate() const {
   return {};
 }
 
+std::vector<glm::mat4> rest_model_matrices(const Skeleton& skeleton) {
+  std::vector<glm::mat4> models(skeleton.node_count());
+  for (std::size_t i = 0; i < skeleton.node_count(); ++i) {
+    const glm::mat4 local = to_matrix(skeleton.rest[i]);
+    const int parent = skeleton.parents[i];
+    models[i] = parent == kNoParent ? local : affine_mul(models[static_cast<std::size_t>(parent)], local);
+  }
+  return models;
+}
+
 }  // namespace posecast

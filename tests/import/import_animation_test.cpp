@@ -163,7 +163,10 @@ TEST(ImportAnimation, SparseOutputReplacesTheListedElements) {
       {"values", {{"bufferView", vv}}}};
   b.json()["animations"] = {{{"samplers", {{{"input", input}, {"output", base}}}},
                              {"channels", {{{"sampler", 0}, {"target", {{"node", 2}, {"path", "translation"}}}}}}}};
-  Result<Model> r = import_doc(b);
+  // The decoded keys as stored: root motion off (this clip's translation would travel).
+  ImportOptions keys_as_stored;
+  keys_as_stored.rig_config_json = R"({"root_motion": false})";
+  Result<Model> r = import_doc(b, keys_as_stored);
   ASSERT_TRUE(r.ok()) << r.error().message;
   const std::vector<float>& v = r->rigs[0].clips[0].values;
   EXPECT_EQ(v, (std::vector<float>{0, 0, 0, 1, 1, 1, 7, 8, 9}));
@@ -199,7 +202,10 @@ TEST(ImportAnimation, InterleavedOutputHonoursByteStride) {
   const int output = b.add_accessor({{"bufferView", view}, {"componentType", kFloatType}, {"count", 2}, {"type", "VEC3"}});
   b.json()["animations"] = {{{"samplers", {{{"input", input}, {"output", output}}}},
                              {"channels", {{{"sampler", 0}, {"target", {{"node", 1}, {"path", "translation"}}}}}}}};
-  Result<Model> r = import_doc(b);
+  // The decoded keys as stored: root motion off (this clip's translation would travel).
+  ImportOptions keys_as_stored;
+  keys_as_stored.rig_config_json = R"({"root_motion": false})";
+  Result<Model> r = import_doc(b, keys_as_stored);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->rigs[0].clips[0].values, (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }

@@ -194,6 +194,60 @@ inline glm::quat det_key_slerp(const glm::quat& a, const KeySlerpTerms& k, float
                    a.y * cos_x + k.c[1] * sin_x, a.z * cos_x + k.c[2] * sin_x);
 }
 
+// --- Angles (root motion, facing) ---------------------------------------------------------
+
+inline constexpr float kDetPi = 3.14159265358979323846f;
+inline constexpr float kDetTwoPi = 6.28318530717958647692f;
+
+// x wrapped to [-pi, pi) (finite x; |x| up to about 1e6 keeps float accuracy): x - 2 pi n with
+// n = floor((x + pi) / 2 pi), in double so the subtraction is exact enough, rounded once.
+inline float det_wrap_angle(float x) {
+  const double two_pi = 6.28318530717958647692;
+  const double xd = static_cast<double>(x);
+  const double n = std::floor((xd + 3.14159265358979323846) / two_pi);
+  float r = static_cast<float>(xd - n * two_pi);
+  if (r >= kDetPi) r -= kDetTwoPi;  // rounding can land exactly on +pi
+  if (r < -kDetPi) r = -kDetPi;
+  return r;
+}
+
+// sin and cos of any finite x (radians), absolute error below 1e-6 for |x| < 1e4: x wrapped to
+// [-pi, pi), folded into [0, pi/2], then det_sin_half_pi and det_cos_half_pi_of_square.
+inline void det_sin_cos(float x, float& sine, float& cosine) {
+  const float r = det_wrap_angle(x);
+  const float a = r < 0.0f ? -r : r;                   // [0, pi]
+  const bool upper = a > 0.5f * kDetPi;                // fold (pi/2, pi] onto [0, pi/2)
+  const float f = upper ? kDetPi - a : a;
+  const float s = det_sin_half_pi(f);
+  const float c = det_cos_half_pi_of_square(f * f);
+  sine = r < 0.0f ? -s : s;
+  cosine = upper ? -c : c;
+}
+inline float det_sin(float x) {
+  float s, c;
+  det_sin_cos(x, s, c);
+  return s;
+}
+inline float det_cos(float x) {
+  float s, c;
+  det_sin_cos(x, s, c);
+  return c;
+}
+
+// atan2(y, x) in [-pi, pi], computed in double through det_detail::atan_unit (+ - * / only),
+// rounded once: within float rounding of libm's. atan2(0, 0) is 0; NaN inputs give NaN.
+inline float det_atan2(float y, float x) {
+  const double yd = static_cast<double>(y), xd = static_cast<double>(x);
+  if (yd != yd || xd != xd) return static_cast<float>(yd + xd);
+  const double ay = yd < 0.0 ? -yd : yd, ax = xd < 0.0 ? -xd : xd;
+  if (ay == 0.0 && ax == 0.0) return 0.0f;
+  const double half_pi = 1.57079632679489661923, pi = 3.14159265358979323846;
+  // First octant angle of (ax, ay), then reflected into the right quadrant.
+  double a = ay <= ax ? det_detail::atan_unit(ay / ax) : half_pi - det_detail::atan_unit(ax / ay);
+  if (xd < 0.0) a = pi - a;
+  return static_cast<float>(yd < 0.0 ? -a : a);
+}
+
 inline glm::vec3 det_lerp(const glm::vec3& a, const glm::vec3& b, float t) {
   const float s = 1.0f - t;
   return glm::vec3(a.x * s + b.x * t, a.y * s + b.y * t, a.z * s + b.z * t);

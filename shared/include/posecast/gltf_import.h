@@ -21,7 +21,15 @@ struct ImportOptions {
   uint32_t max_keys_per_track = 1u << 20;
   bool load_meshes = true;
   bool load_images = true;
+  // The rig config (rig_config.h) as JSON text, and its name in messages. Empty: for
+  // import_gltf_file the sidecar "<stem>.posecast.json" beside the file when there is one,
+  // else the defaults. Non-empty config bytes join Model::content_hash.
+  std::string rig_config_json;
+  std::string rig_config_name = "rig config";
 };
+
+// The sidecar config path of a model file: "dir/Fox.glb" -> "dir/Fox.posecast.json".
+std::string rig_config_sidecar_path(const std::string& model_path);
 
 Result<Model> import_gltf_file(const std::string& path, const ImportOptions& options = {});
 

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "posecast/clip.h"
+#include "posecast/rig_config.h"
+#include "posecast/root_motion.h"
 #include "posecast/skeleton.h"
 #include "posecast/skinned_mesh.h"
 
@@ -19,6 +21,12 @@ struct Rig {
   // agree across rigs); tracks on nodes outside this skeleton are dropped.
   std::vector<Clip> clips;
   std::vector<SkinnedMesh> meshes;  // meshes of nodes that use this skin
+  // The model's rig config bound to this rig (rig_config.h): root-motion joint, feet, the
+  // locomotion's clips.
+  ResolvedRigConfig motion_config;
+  // One per clip, same index as `clips` (root_motion.h); the importer extracts them
+  // (root_motion_extraction.h). Empty only for a rig built by hand without extraction.
+  std::vector<RootMotionTrack> root_motion;
 };
 
 // An encoded texture image (PNG/JPEG bytes as in the file); decoding is the renderer's job.
@@ -35,8 +43,8 @@ struct Model {
   std::vector<Rig> rigs;
   std::vector<EncodedImage> images;
   bool has_skins = false;
-  // 64-bit FNV-1a of the file's bytes (and of external buffers, in order): the asset identity
-  // that server and client compare.
+  // 64-bit FNV-1a of the file's bytes (and of external buffers, in order, then of the rig
+  // config's bytes when there is one): the asset identity that server and client compare.
   uint64_t content_hash = 0;
   // Problems that did not stop the import, each "<file>: <json path>: <reason>" (e.g. an
   // external image that could not be read: its EncodedImage is left empty).

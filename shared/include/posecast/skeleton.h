@@ -49,4 +49,8 @@ struct Skeleton {
   Status validate() const;
 };
 
+// Model-space matrix of every node in the rest pose (node order; parents first, so one pass).
+// Deterministic (to_matrix, affine_mul). Load-time helper; allocates.
+std::vector<glm::mat4> rest_model_matrices(const Skeleton& skeleton);
+
 }  // namespace posecast

@@ -10,6 +10,8 @@ namespace posecast::rig {
 namespace {
 constexpr const char kPrefix[] = "gen-rig:";
 constexpr std::size_t kPrefixLength = sizeof(kPrefix) - 1;
+constexpr const char kTravelSuffix[] = ":travel";
+constexpr std::size_t kTravelSuffixLength = sizeof(kTravelSuffix) - 1;
 }  // namespace
 
 bool is_generated_rig_source(const std::string& source) {
@@ -18,15 +20,18 @@ bool is_generated_rig_source(const std::string& source) {
 
 Result<Model> load_model_source(const std::string& source, const ImportOptions& options) {
   if (!is_generated_rig_source(source)) return import_gltf_file(source, options);
-  const std::string count = source.substr(kPrefixLength);
+  std::string count = source.substr(kPrefixLength);
+  const bool travelling = count.size() > kTravelSuffixLength &&
+                          count.compare(count.size() - kTravelSuffixLength, kTravelSuffixLength, kTravelSuffix) == 0;
+  if (travelling) count.resize(count.size() - kTravelSuffixLength);
   uint32_t joints = 0;
   const auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), joints);
   if (ec != std::errc() || end != count.data() + count.size() || joints < kMinJoints ||
       joints > kMaxJoints) {
-    return Error{"'" + source + "': expected gen-rig:N with N an integer in " +
+    return Error{"'" + source + "': expected gen-rig:N or gen-rig:N:travel with N an integer in " +
                  std::to_string(kMinJoints) + ".." + std::to_string(kMaxJoints)};
   }
-  Result<std::vector<uint8_t>> glb = generate_rig_glb(RigOptions{joints});
+  Result<std::vector<uint8_t>> glb = generate_rig_glb(RigOptions{joints, travelling});
   if (!glb) return glb.error();
   return import_gltf_memory(glb.value(), source, options);
 }

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "rig_gait_travel.h"
 #include "rig_motion.h"
 
 namespace posecast::rig::detail {
@@ -76,6 +77,30 @@ RigClip periodic_clip(const RigLayout& layout, std::string name, double duration
                       });
 }
 
+// A gait: in place, or (`travelling`) with the hips (the root, joint 0) carried forwards by
+// gait_root_travel, so the clip travels a stride per loop and its last key is its first
+// moved by that stride.
+RigClip gait_clip(const RigLayout& layout, std::string name, double duration, int key_intervals, Gait gait,
+                  bool travelling) {
+  RigClip clip = periodic_clip(layout, std::move(name), duration, key_intervals,
+                               [gait](const RigJoint& j, double p) { return gait_motion(j, p, gait); });
+  if (!travelling) return clip;
+  const std::vector<Vec3> travel = gait_root_travel(gait, key_intervals);
+  for (ClipTrack& track : clip.tracks) {
+    if (track.joint != 0 || track.path != ClipPath::kTranslation) continue;
+    const Vec3 rest = rest_translation(layout.joints[0]);
+    for (std::size_t k = 0; k < travel.size(); ++k) {
+      const JointMotion m = gait_motion(layout.joints[0], static_cast<double>(k % (travel.size() - 1)) /
+                                                              key_intervals, gait);
+      const Vec3 at = rest + m.offset + travel[k];
+      track.values[3 * k] = static_cast<float>(at.x);
+      track.values[3 * k + 1] = static_cast<float>(at.y);
+      track.values[3 * k + 2] = static_cast<float>(at.z);
+    }
+  }
+  return clip;
+}
+
 // A CUBICSPLINE clip from single-axis rotations and translation offsets given as Waves, with
 // exact tangents (derivatives per second).
 RigClip cubic_clip(const RigLayout& layout, std::string name, double duration, int key_intervals) {
@@ -128,17 +153,15 @@ RigClip cubic_clip(const RigLayout& layout, std::string name, double duration, i
 
 }  // namespace
 
-std::vector<RigClip> build_rig_clips(const RigLayout& layout) {
+std::vector<RigClip> build_rig_clips(const RigLayout& layout, bool travelling_gaits) {
   std::vector<RigClip> clips;
   clips.push_back(periodic_clip(layout, "idle", 3.0, 30, idle_motion));
   // walk and run: same key count and the same phase function, different lengths, so their keys
   // sit at the same normalised times.
-  clips.push_back(periodic_clip(layout, "walk", 1.0, 24, [](const RigJoint& j, double p) {
-    return gait_motion(j, p, Gait::kWalk);
-  }));
-  clips.push_back(periodic_clip(layout, "run", 0.7, 24, [](const RigJoint& j, double p) {
-    return gait_motion(j, p, Gait::kRun);
-  }));
+  // walk and run: same key count and the same phase function, different lengths, so their keys
+  // sit at the same normalised times.
+  clips.push_back(gait_clip(layout, "walk", 1.0, 24, Gait::kWalk, travelling_gaits));
+  clips.push_back(gait_clip(layout, "run", 0.7, 24, Gait::kRun, travelling_gaits));
   clips.push_back(periodic_clip(layout, "wave", 1.6, 32, wave_motion));
   clips.push_back(sampled_clip(layout, "step_pose", ClipInterpolation::kStep, 2.0, kStepPoseCount,
                                [](const RigJoint& j, int k) { return step_pose_motion(j, k); }));

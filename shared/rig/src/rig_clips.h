@@ -33,10 +33,14 @@ struct RigClip {
 };
 
 // The clips in file order: idle, walk, run, wave, step_pose, sway_cubic.
-//  - walk (1.0 s) and run (0.7 s) share their phase: the left foot strikes at normalised time 0
+//  - walk (1.0 s) and run (0.7 s) walk in place or, with travelling gaits, travel forwards
+//    (+Z) with their root, the hips, carried so the stance toe stays planted
+//    (rig_gait_travel.h); they share their phase: the left foot
+//    strikes at normalised time 0
 //    and the right at 0.5, so they blend by normalised time; every joint is animated in both.
 //  - wave animates only upper-body joints (the spine and what hangs from it): the right arm.
 //  - step_pose holds four poses (STEP); sway_cubic is CUBICSPLINE with non-zero tangents.
-std::vector<RigClip> build_rig_clips(const RigLayout& layout);
+// `travelling_gaits`: walk and run carry their hips forwards (gait_root_travel).
+std::vector<RigClip> build_rig_clips(const RigLayout& layout, bool travelling_gaits);
 
 }  // namespace posecast::rig::detail

@@ -20,7 +20,7 @@ Result<std::vector<uint8_t>> generate_rig_glb(const RigOptions& options) {
   }
   const detail::RigLayout layout = detail::build_rig_layout(options.joints);
   const detail::RigMesh mesh = detail::build_rig_mesh(layout);
-  const std::vector<detail::RigClip> clips = detail::build_rig_clips(layout);
+  const std::vector<detail::RigClip> clips = detail::build_rig_clips(layout, options.travelling_gaits);
   return detail::write_rig_glb(layout, mesh, clips);
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Loading a model named by a "model source" string, the form scenarios, the CLI and the server
 // accept: a path to a .gltf/.glb file, or "gen-rig:N" for the generated rig with N joints
-// (the project's own asset, built in memory; no file needed).
+// (the project's own asset, built in memory; no file needed), or "gen-rig:N:travel" for the
+// same rig whose walk and run travel with their root (RigOptions::travelling_gaits).
 
 #include <filesystem>
 #include <string>

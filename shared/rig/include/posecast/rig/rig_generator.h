@@ -15,6 +15,9 @@ inline constexpr uint32_t kMaxJoints = 512;
 
 struct RigOptions {
   uint32_t joints = 24;  // kMinJoints..kMaxJoints, exactly this many skin joints
+  // True: "walk" and "run" travel forwards (+Z), their hips carried so the stance toe stays
+  // planted (root motion, docs/movement.md). False: they walk in place.
+  bool travelling_gaits = false;
 };
 
 // A binary glTF (.glb) holding one skinned mesh with a base colour, one skin of
@@ -23,5 +26,6 @@ struct RigOptions {
 // "wave" (upper body only, for additive/masked layers), "step_pose" (STEP interpolation) and
 // "sway_cubic" (CUBICSPLINE). Fails only for a joint count out of range.
 Result<std::vector<uint8_t>> generate_rig_glb(const RigOptions& options);
+
 
 }  // namespace posecast::rig

@@ -1,0 +1,67 @@
+// Ground speeds from the feet of in-place clips: the generated rig's authored (in-place) walk
+// and run give back the speed its travelling clips carry; Fox and CesiumMan get theirs from
+// their own clips (printed; skipped when the sample assets are absent).
+
+#include <cstdio>
+
+#include "motion_test_support.h"
+#include "posecast/root_motion_extraction.h"
+
+namespace posecast {
+namespace {
+
+using motion_test::asset_path;
+using motion_test::authored_generated_rig;
+using motion_test::load;
+
+TEST(GroundSpeed, TheGeneratedGaitsPlantTheirToes) {
+  const Model travelling = load("gen-rig:24:travel");
+  const Model authored = authored_generated_rig();
+  for (const char* name : {"walk", "run"}) {
+    const std::size_t c = static_cast<std::size_t>(travelling.find_clip(name));
+    const float carried = travelling.rigs.front().root_motion[c].ground_speed;
+    // The extracted pose walks in place: its planted toe moves back about as fast as the root
+    // carried it on average (the gait's root speed is not constant over the loop).
+    const float from_feet = foot_ground_speed(travelling.rigs.front(), c);
+    // The authored clip carries its root so that the planted toe stands still.
+    const float authored_feet = foot_ground_speed(authored.rigs.front(), c);
+    std::printf("gen-rig:24:travel %s: ground speed %.4f (root), %.4f (feet of the held pose), %.4f (feet, authored)\n",
+                name, static_cast<double>(carried), static_cast<double>(from_feet),
+                static_cast<double>(authored_feet));
+    EXPECT_GT(from_feet, 0.5f * carried) << name;
+    EXPECT_LT(authored_feet, 0.02f * carried) << name;
+  }
+}
+
+TEST(GroundSpeed, FoxWalkAndRun) {
+  SKIP_WITHOUT_MOTION_ASSET("Fox.glb");
+  const Model fox = load(asset_path("Fox.glb"));
+  const Rig& rig = fox.rigs.front();
+  ASSERT_EQ(rig.motion_config.foot_nodes.size(), 2u);
+  for (std::size_t c = 0; c < rig.clips.size(); ++c) {
+    EXPECT_FALSE(rig.root_motion[c].travels) << rig.clips[c].name;
+    std::printf("Fox %s: ground speed %.3f units/s\n", rig.clips[c].name.c_str(),
+                static_cast<double>(rig.root_motion[c].ground_speed));
+  }
+  const float walk = rig.root_motion[static_cast<std::size_t>(fox.find_clip("Walk"))].ground_speed;
+  const float run = rig.root_motion[static_cast<std::size_t>(fox.find_clip("Run"))].ground_speed;
+  EXPECT_GT(walk, 10.0f);
+  EXPECT_GT(run, 1.5f * walk);
+  EXPECT_EQ(walk, foot_ground_speed(rig, static_cast<std::size_t>(fox.find_clip("Walk"))));
+}
+
+TEST(GroundSpeed, CesiumMan) {
+  SKIP_WITHOUT_MOTION_ASSET("cesium_man.gltf");
+  const Model man = load(asset_path("cesium_man.gltf"));
+  const Rig& rig = man.rigs.front();
+  ASSERT_FALSE(rig.motion_config.foot_nodes.empty());
+  ASSERT_EQ(rig.root_motion.size(), 1u);
+  EXPECT_FALSE(rig.root_motion[0].travels);
+  std::printf("CesiumMan: feet %zu, ground speed %.3f units/s\n", rig.motion_config.foot_nodes.size(),
+              static_cast<double>(rig.root_motion[0].ground_speed));
+  EXPECT_GT(rig.root_motion[0].ground_speed, 0.3f);
+  EXPECT_LT(rig.root_motion[0].ground_speed, 3.0f);
+}
+
+}  // namespace
+}  // namespace posecast
