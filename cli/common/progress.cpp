@@ -6,8 +6,13 @@
 
 namespace posecast::cli {
 
-Progress::Progress(uint64_t total, bool enabled, std::string unit, int fd, std::chrono::milliseconds delay)
-    : total_(total), enabled_(enabled && total > 0 && isatty(fd) != 0), unit_(std::move(unit)), fd_(fd), delay_(delay) {}
+Progress::Progress(uint64_t total, bool enabled, std::string unit, int fd, std::chrono::milliseconds delay,
+                   When when)
+    : total_(total),
+      enabled_(enabled && total > 0 && (when == When::kAlways || isatty(fd) != 0)),
+      unit_(std::move(unit)),
+      fd_(fd),
+      delay_(delay) {}
 
 Progress::~Progress() {
   if (shown_) write("\r" + std::string(72, ' ') + "\r");

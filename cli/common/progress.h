@@ -18,9 +18,12 @@ class Progress {
  public:
   // `total`: the amount of work (0: nothing is shown). `enabled` false shows nothing (a
   // --no-progress switch). `unit`: the word before the counts ("tick", "scenario").
-  // `fd`: where to draw (stderr by default); drawn only if isatty(fd).
+  // `fd`: where to draw (stderr by default). `when`: kIfTerminal draws only if isatty(fd);
+  // kAlways draws on whatever `fd` is (a caller that already knows, and the tests, which check
+  // the drawing on a pipe because a pseudo-terminal is not available everywhere).
+  enum class When { kIfTerminal, kAlways };
   Progress(uint64_t total, bool enabled, std::string unit = "tick", int fd = STDERR_FILENO,
-           std::chrono::milliseconds delay = std::chrono::milliseconds(500));
+           std::chrono::milliseconds delay = std::chrono::milliseconds(500), When when = When::kIfTerminal);
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
