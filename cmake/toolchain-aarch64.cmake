@@ -28,16 +28,21 @@ if(NOT POSECAST_CROSS_COMPILER)
   set(POSECAST_CROSS_COMPILER gcc)
 endif()
 
+# Programs link statically: Debian 12's qemu-user (7.2) on recent host kernels hangs in a
+# dynamically linked aarch64 program's first pthread_create (glibc's walk of its thread-stack
+# cache never ends), so a World with two threads never started; static programs start threads
+# normally. It also spares QEMU the search for the aarch64 shared libraries.
 if(POSECAST_CROSS_COMPILER STREQUAL "gcc")
   set(CMAKE_C_COMPILER ${POSECAST_CROSS_TRIPLE}-gcc)
   set(CMAKE_CXX_COMPILER ${POSECAST_CROSS_TRIPLE}-g++)
+  set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
 elseif(POSECAST_CROSS_COMPILER STREQUAL "clang")
   set(CMAKE_C_COMPILER clang)
   set(CMAKE_CXX_COMPILER clang++)
   set(CMAKE_C_COMPILER_TARGET ${POSECAST_CROSS_TRIPLE})
   set(CMAKE_CXX_COMPILER_TARGET ${POSECAST_CROSS_TRIPLE})
   # Link with the GNU cross binutils (clang finds them through the gcc-cross installation).
-  set(CMAKE_EXE_LINKER_FLAGS_INIT "-fuse-ld=bfd")
+  set(CMAKE_EXE_LINKER_FLAGS_INIT "-fuse-ld=bfd -static")
   set(CMAKE_SHARED_LINKER_FLAGS_INIT "-fuse-ld=bfd")
 else()
   message(FATAL_ERROR "POSECAST_CROSS_COMPILER must be gcc or clang, not '${POSECAST_CROSS_COMPILER}'")

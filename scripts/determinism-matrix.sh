@@ -85,6 +85,11 @@ configure_cell() {
   cmake "${args[@]}" >"$dir.configure.log" 2>&1
 }
 
+# Every run of a cell's program is bounded, so that a hung emulator fails its cell instead of
+# stalling CI: the slowest run (an -O0 aarch64 build under QEMU on a busy machine) takes a
+# few minutes.
+run_timeout=900
+
 # emulator CELL: the command prefix that runs the cell's binaries (none for native x86-64).
 emulator() {
   case $1 in
@@ -96,8 +101,9 @@ emulator() {
 # run_scenario CELL DIR SCENARIO THREADS: prints "FINAL RUN" hashes, or nothing on failure.
 run_scenario() {
   local cell=$1 dir=$2 scenario=$3 threads=$4 out
-  local cmd=($(emulator "$cell") "$dir/cli/posecast" run "tests/golden/$scenario.json" --threads "$threads" --no-progress)
+  local cmd=(timeout "$run_timeout" $(emulator "$cell") "$dir/cli/posecast" run "tests/golden/$scenario.json" --threads "$threads" --no-progress)
   if ! out=$("${cmd[@]}" 2>"$dir.run.log"); then
+    timed_out "$?" "$cell" "$scenario"
     return 1
   fi
   awk '/^final_world_hash /{f=$2} /^run_hash /{r=$2} END{print f, r}' <<<"$out"
@@ -107,8 +113,12 @@ run_scenario() {
 # when > 0) with --verify; fails on any divergence from the recorded hashes.
 replay_recording() {
   local cell=$1 dir=$2 name=$3 from=$4
-  local cmd=($(emulator "$cell") "$dir/cli/posecast" replay "tests/regress/$name.pcrec" --verify --from "$from")
-  "${cmd[@]}" >"$dir.replay.log" 2>&1
+  local cmd=(timeout "$run_timeout" $(emulator "$cell") "$dir/cli/posecast" replay "tests/regress/$name.pcrec" --verify --from "$from")
+  "${cmd[@]}" >"$dir.replay.log" 2>&1 || { local rc=$?; timed_out "$rc" "$cell" "replay of $name"; return "$rc"; }
+}
+# timed_out RC CELL WHAT: says so when RC is timeout(1)'s.
+timed_out() {
+  if [[ $1 == 124 ]]; then echo "    $2: $3 timed out after $run_timeout s" >&2; fi
 }
 # The tick in the middle of a recording's scenario (not on a checkpoint, so the seek restores
 # one and re-simulates the ticks after it).
