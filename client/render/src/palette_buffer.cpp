@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "posecast/render/dual_quaternion.h"
+
 namespace posecast::render {
 
 namespace {
@@ -21,13 +23,20 @@ PaletteBuffer::~PaletteBuffer() {
   if (buffer_) glDeleteBuffers(1, &buffer_);
 }
 
-bool PaletteBuffer::upload(std::span<const RenderEntity> entities) {
+bool PaletteBuffer::upload(std::span<const RenderEntity> entities,
+                           std::span<const SkinningMode> modes) {
+  if (!modes.empty() && modes.size() != entities.size()) return false;
+  for (const RenderEntity& entity : entities) {
+    if (entity.palette.size() * sizeof(glm::mat4) > block_bytes_) return false;
+  }
   const auto alignment = static_cast<std::size_t>(alignment_);
   offsets_.resize(entities.size());
+  packed_modes_.resize(entities.size());
+  rigid_fallbacks_ = 0;
   std::size_t end = 0;
   for (std::size_t i = 0; i < entities.size(); ++i) {
+    // Sized for matrices first; a dual-quaternion palette uses the first half of its slot.
     const std::size_t bytes = entities[i].palette.size() * sizeof(glm::mat4);
-    if (bytes > block_bytes_) return false;
     offsets_[i] = end;
     end = align_up(end + bytes, alignment);
   }
@@ -38,6 +47,17 @@ bool PaletteBuffer::upload(std::span<const RenderEntity> entities) {
   if (staging_.size() < end) staging_.resize(end);
   for (std::size_t i = 0; i < entities.size(); ++i) {
     const std::span<const glm::mat4> palette = entities[i].palette;
+    packed_modes_[i] = SkinningMode::kLinearBlend;
+    if (!modes.empty() && modes[i] == SkinningMode::kDualQuaternion) {
+      if (dual_scratch_.size() < palette.size()) dual_scratch_.resize(palette.size());
+      const std::span<DualQuaternion> dual(dual_scratch_.data(), palette.size());
+      if (palette_to_dual_quaternions(palette, dual)) {
+        if (!dual.empty()) std::memcpy(staging_.data() + offsets_[i], dual.data(), dual.size_bytes());
+        packed_modes_[i] = SkinningMode::kDualQuaternion;
+        continue;
+      }
+      ++rigid_fallbacks_;
+    }
     if (!palette.empty()) {
       std::memcpy(staging_.data() + offsets_[i], palette.data(), palette.size_bytes());
     }
