@@ -56,6 +56,14 @@ TEST_F(DualQuaternionRender, PaletteBufferPacksEachEntityInItsModeAndFallsBackOn
   EXPECT_EQ(buffer.packed_mode(2), SkinningMode::kLinearBlend);  // scale: matrices
   EXPECT_EQ(buffer.packed_mode(3), SkinningMode::kDualQuaternion);
   EXPECT_EQ(buffer.rigid_fallbacks(), 1u);
+  // A dual-quaternion palette takes 32 bytes a joint, half of a matrix palette.
+  const auto alignment = static_cast<std::size_t>(buffer.alignment());
+  const auto aligned = [alignment](std::size_t bytes) {
+    return (bytes + alignment - 1) / alignment * alignment;
+  };
+  ASSERT_TRUE(buffer.upload(std::span(entities).first(1), std::span(modes).first(1)));
+  EXPECT_EQ(buffer.bytes_uploaded(), aligned(24 * sizeof(DualQuaternion)));
+  ASSERT_TRUE(buffer.upload(entities, modes));
 
   Result<SkinningCapture> lbs = SkinningCapture::create(ShaderSources(), max_joints);
   Result<SkinningCapture> dqs =

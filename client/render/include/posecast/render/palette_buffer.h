@@ -62,7 +62,7 @@ class PaletteBuffer {
   std::vector<std::byte> staging_;
   std::vector<std::size_t> offsets_;
   std::vector<SkinningMode> packed_modes_;
-  std::vector<DualQuaternion> dual_scratch_;  // one palette's conversion, reused
+  std::vector<DualQuaternion> dual_scratch_;  // the frame's conversions, in entity order
   uint32_t rigid_fallbacks_ = 0;
 };
 
