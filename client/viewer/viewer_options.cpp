@@ -83,7 +83,9 @@ Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
     if (arg == "--skinning") {
       if (i + 1 >= argc) return Error{arg + ": missing value"};
       const std::optional<render::SkinningMode> mode = render::parse_skinning_mode(argv[++i]);
-      if (!mode) return Error{"--skinning: expected lbs or dqs, got '" + std::string(argv[i]) + "'"};
+      if (!mode) {
+        return Error{"--skinning: expected lbs or dqs, got '" + std::string(argv[i]) + "'"};
+      }
       options.skinning = *mode;
       continue;
     }

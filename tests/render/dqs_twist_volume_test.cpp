@@ -103,7 +103,8 @@ double ring_area(const std::vector<SkinnedVertex>& skinned, uint32_t start) {
   glm::dvec3 twice(0.0);
   for (uint32_t k = 0; k + 1 < kRingVertices; ++k) {
     const uint32_t next = start + (k + 1) % (kRingVertices - 1);
-    twice += glm::cross(glm::dvec3(skinned[start + k].position), glm::dvec3(skinned[next].position));
+    twice += glm::cross(glm::dvec3(skinned[start + k].position),
+                        glm::dvec3(skinned[next].position));
   }
   return 0.5 * glm::length(twice);
 }
@@ -125,7 +126,8 @@ Measures measure(const SkinnedMesh& mesh, const std::vector<SkinnedVertex>& skin
       if (i == 0) continue;
       const double a = ring_area(skinned, rings[i - 1]);
       const double b = out.ring_areas.back();
-      const double h = glm::length(ring_centroid(skinned, rings[i]) - ring_centroid(skinned, rings[i - 1]));
+      const double h =
+          glm::length(ring_centroid(skinned, rings[i]) - ring_centroid(skinned, rings[i - 1]));
       out.slice_volume += h * (a + b + std::sqrt(a * b)) / 3.0;
     }
   }

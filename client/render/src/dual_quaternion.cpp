@@ -12,7 +12,9 @@ bool is_rigid(const glm::mat4& m) {
   for (int i = 0; i < 3; ++i) {
     for (int j = i; j < 3; ++j) {
       double dot = 0.0;
-      for (int r = 0; r < 3; ++r) dot += static_cast<double>(m[i][r]) * static_cast<double>(m[j][r]);
+      for (int r = 0; r < 3; ++r) {
+        dot += static_cast<double>(m[i][r]) * static_cast<double>(m[j][r]);
+      }
       const double expected = i == j ? 1.0 : 0.0;
       if (std::fabs(dot - expected) > kRigidTolerance) return false;
     }

@@ -36,15 +36,14 @@ Result<std::vector<SkinnedVertex>> SkinningCapture::run(const GpuMesh& mesh,
     return Error{"skinning capture: palette of " + std::to_string(palette.size()) +
                  " joints exceeds the block's " + std::to_string(max_joints_)};
   }
-  std::vector<DualQuaternion> dual(palette.size());
-  if (mode_ == SkinningMode::kDualQuaternion && !palette_to_dual_quaternions(palette, dual)) {
+  const bool as_dual = mode_ == SkinningMode::kDualQuaternion;
+  std::vector<DualQuaternion> dual(as_dual ? palette.size() : 0);
+  if (as_dual && !palette_to_dual_quaternions(palette, dual)) {
     return Error{"skinning capture: the palette is not rigid (dual quaternions hold no scale)"};
   }
-  const void* data = mode_ == SkinningMode::kDualQuaternion ? static_cast<const void*>(dual.data())
-                                                            : static_cast<const void*>(palette.data());
-  const std::size_t bytes = mode_ == SkinningMode::kDualQuaternion
-                                ? dual.size() * sizeof(DualQuaternion)
-                                : palette.size_bytes();
+  const void* data = as_dual ? static_cast<const void*>(dual.data())
+                             : static_cast<const void*>(palette.data());
+  const std::size_t bytes = as_dual ? dual.size() * sizeof(DualQuaternion) : palette.size_bytes();
   GLuint buffer = 0;
   glGenBuffers(1, &buffer);
   // The matrix block's size, which also covers the dual-quaternion block (half of it).

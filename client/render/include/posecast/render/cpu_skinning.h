@@ -1,9 +1,9 @@
 #pragma once
 // Skinning on the CPU: the references the GPU paths are tested against.
 //
-// Linear blend (shaders/skinned.vert.glsl): Same formula: skin = sum_k w_k * palette[j_k]; p' = skin * (p, 1);
-// n' = normalize(mat3(skin) * n) (zero stays zero). Computed in double, so the result is the
-// exact value rounded once to float.
+// Linear blend, the formula of shaders/skinned.vert.glsl: skin = sum_k w_k * palette[j_k];
+// p' = skin * (p, 1); n' = normalize(mat3(skin) * n) (zero stays zero). Computed in double, so
+// the result is the exact value rounded once to float.
 
 #include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
