@@ -78,6 +78,7 @@ class ImGuiOverlay final : public DebugOverlay {
     ImGui::Text("%u entities, %u draws, %llu triangles", frame.stats.entities,
                 frame.stats.draw_calls, static_cast<unsigned long long>(frame.stats.triangles));
     ImGui::Text("palette upload: %zu bytes/frame", frame.stats.palette_bytes);
+    ImGui::Text("dual-quaternion skinned: %u", frame.stats.dual_quaternion_entities);
     ImGui::Separator();
     if (controls.draw) {
       ImGui::Checkbox("skeleton (K)", &controls.draw->skeleton);

@@ -33,7 +33,7 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
       options.shader_dir.empty() ? render::ShaderSources() : render::ShaderSources(options.shader_dir);
   Result<std::unique_ptr<render::Renderer>> renderer = render::Renderer::create(shaders);
   if (!renderer) return fail(renderer.error().message);
-  if (Status status = sync_models(*renderer.value(), source); !status) {
+  if (Status status = sync_models(*renderer.value(), source, options.skinning); !status) {
     return fail(status.error().message);
   }
   Result<render::OffscreenTarget> target =
@@ -72,7 +72,7 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
     if (Status status = source.update(static_cast<int64_t>(frame) * kFrameStepUs); !status) {
       return fail(status.error().message);
     }
-    if (Status status = sync_models(*renderer.value(), source); !status) {
+    if (Status status = sync_models(*renderer.value(), source, options.skinning); !status) {
       return fail(status.error().message);
     }
     update_us.push_back(micros_since(start));
@@ -135,6 +135,10 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
     std::printf("  per frame: %u entities, %u draw calls, %llu triangles, %zu palette bytes\n",
                 last.entities, last.draw_calls, static_cast<unsigned long long>(last.triangles),
                 last.palette_bytes);
+    std::printf("  skinning (--skinning %s): %u entities with dual quaternions, %u with linear "
+                "blend, %u of them fallen back from dual quaternions (palette not rigid)\n",
+                render::to_string(options.skinning), last.dual_quaternion_entities,
+                last.entities - last.dual_quaternion_entities, last.rigid_fallbacks);
   }
   if (!options.screenshot.empty()) {
     std::printf("posecast-viewer: wrote %s (%dx%d)\n", options.screenshot.c_str(), options.width,

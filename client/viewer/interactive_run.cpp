@@ -188,7 +188,9 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
     if (Status status = source.update(play_time_us); !status) return fail(status.error().message);
     update_history.push(
         std::chrono::duration<float, std::milli>(Clock::now() - update_start).count());
-    if (Status status = sync_models(r, source); !status) return fail(status.error().message);
+    if (Status status = sync_models(r, source, options.skinning); !status) {
+      return fail(status.error().message);
+    }
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     glViewport(0, 0, input.framebuffer_width, input.framebuffer_height);
     const float aspect = input.framebuffer_height > 0

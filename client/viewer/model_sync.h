@@ -7,7 +7,9 @@
 
 namespace posecast::viewer {
 
-// Image-decode warnings go to stderr as "posecast-viewer: warning: ..." lines.
-Status sync_models(render::Renderer& renderer, const PoseSource& source);
+// Each model is added with `skinning`. Image-decode and skinning-fallback warnings go to stderr
+// as "posecast-viewer: warning: ..." lines.
+Status sync_models(render::Renderer& renderer, const PoseSource& source,
+                   render::SkinningMode skinning);
 
 }  // namespace posecast::viewer

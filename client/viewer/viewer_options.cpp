@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <optional>
 
 namespace posecast::viewer {
 
@@ -9,6 +10,7 @@ const char kViewerUsage[] =
     "usage: posecast-viewer --model FILE|gen-rig:N [--clip NAME|INDEX|rest] [--count N]\n"
     "                       [--frames N] [--screenshot OUT.png] [--stats]\n"
     "                       [--width W] [--height H] [--shader-dir DIR] [--overlay]\n"
+    "                       [--skinning lbs|dqs]\n"
     "       posecast-viewer --connect HOST:PORT [--models-dir DIR] [--interpolate-poses]\n"
     "                       (same display options)\n"
     "  --model       a .gltf/.glb file, or gen-rig:N for the generated rig with N joints\n"
@@ -30,6 +32,8 @@ const char kViewerUsage[] =
     "  --width/--height  image or window size (default 1280x720)\n"
     "  --shader-dir  load the *.glsl shaders from DIR instead of the built-in copies\n"
     "  --overlay     headless: draw the debug overlay into the image (interactive: always on)\n"
+    "  --skinning    lbs (linear blend, default) or dqs (dual quaternions; a model whose joints\n"
+    "                carry scale stays on lbs, with a warning)\n"
     "Interactive keys: left drag orbit, right/middle drag (or shift+left) pan, wheel zoom,\n"
     "  F frame all, K skeleton lines, X wireframe, G grid, H overlay, Space pause, Esc quit.\n"
     "  --connect, an owned entity (server --grant N): 1 idle, 2 walk, 3 run, 4 wave (crossfades),\n"
@@ -73,6 +77,16 @@ Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
     }
     if (arg == "--interpolate-poses") {
       options.interpolate_poses = true;
+      continue;
+    }
+    // --skinning MODE, kept apart from the table below.
+    if (arg == "--skinning") {
+      if (i + 1 >= argc) return Error{arg + ": missing value"};
+      const std::optional<render::SkinningMode> mode = render::parse_skinning_mode(argv[++i]);
+      if (!mode) {
+        return Error{"--skinning: expected lbs or dqs, got '" + std::string(argv[i]) + "'"};
+      }
+      options.skinning = *mode;
       continue;
     }
     if (arg.rfind("--", 0) != 0) return Error{"unexpected argument '" + arg + "' (see --help)"};

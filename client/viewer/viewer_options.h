@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "posecast/render/skinning_mode.h"
 #include "posecast/result.h"
 #include "viewer_action.h"
 
@@ -30,6 +31,9 @@ struct ViewerOptions {
   // --connect: show interpolated decoded poses only, never evaluating the server's clip
   // recipes at render time (docs/client.md, "Thin client and render-time recipes").
   bool interpolate_poses = false;
+  // --skinning lbs|dqs: every model's skinning mode (docs/viewer.md, "Dual-quaternion
+  // skinning"); a model whose joints carry scale stays on LBS with a warning.
+  render::SkinningMode skinning = render::SkinningMode::kLinearBlend;
   std::vector<ScriptedAction> actions;  // headless: --act FRAME:ACTION,... (the keys, scripted)
   bool help = false;
 

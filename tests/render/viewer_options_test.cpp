@@ -96,6 +96,18 @@ TEST(ViewerOptionsTest, HelpNeedsNoModel) {
   EXPECT_TRUE(o->help);
 }
 
+TEST(ViewerOptionsTest, SkinningIsLbsUnlessDqsIsAsked) {
+  EXPECT_EQ(parse({"--model", "gen-rig:4"})->skinning, render::SkinningMode::kLinearBlend);
+  EXPECT_EQ(parse({"--model", "gen-rig:4", "--skinning", "dqs"})->skinning,
+            render::SkinningMode::kDualQuaternion);
+  EXPECT_EQ(parse({"--connect", "h:1", "--skinning", "lbs"})->skinning,
+            render::SkinningMode::kLinearBlend);
+  EXPECT_EQ(parse({"--model", "gen-rig:4", "--skinning", "DQS"}).error().message,
+            "--skinning: expected lbs or dqs, got 'DQS'");
+  EXPECT_EQ(parse({"--model", "gen-rig:4", "--skinning"}).error().message,
+            "--skinning: missing value");
+}
+
 TEST(FrameStatsTest, MedianAndNearestRankP99) {
   std::vector<double> samples;
   for (int i = 100; i >= 1; --i) samples.push_back(i * 1000.0);  // 1..100 ms, unsorted

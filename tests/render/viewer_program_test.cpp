@@ -112,6 +112,31 @@ TEST_F(ViewerProgram, HeadlessOverlayIsDrawnIntoTheImage) {
 #endif
 }
 
+TEST_F(ViewerProgram, SkinningDqsDrawsEveryEntityWithDualQuaternions) {
+  const std::string png = std::string(POSECAST_RENDER_OUTPUT_DIR) + "/viewer_dqs.png";
+  const ProgramRun run = run_viewer("--model gen-rig:24 --count 3 --frames 3 --stats --skinning dqs "
+                                    "--width 320 --height 240 --screenshot '" + png + "'");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("skinning (--skinning dqs): 3 entities with dual quaternions, 0 with "
+                            "linear blend, 0 of them fallen back"),
+            std::string::npos)
+      << run.output;
+  Result<RgbaImage> image = read_png(png);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_GT(foreground_pixels(image.value()), 320u * 240u / 50u);
+  const ProgramRun lbs = run_viewer("--model gen-rig:24 --frames 1 --stats --width 64 --height 64");
+  ASSERT_EQ(lbs.exit_code, 0) << lbs.output;
+  EXPECT_NE(lbs.output.find("skinning (--skinning lbs): 0 entities with dual quaternions, 1 with"),
+            std::string::npos)
+      << lbs.output;
+}
+
+TEST(ViewerProgramErrors, BadSkinningModeIsOneLineAndExitCode2) {
+  const ProgramRun run = run_viewer("--model gen-rig:24 --skinning cheap");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.output, "posecast-viewer: --skinning: expected lbs or dqs, got 'cheap'\n");
+}
+
 TEST(ViewerProgramErrors, BadArgumentIsOneLineAndExitCode2) {
   const ProgramRun run = run_viewer("--model gen-rig:24 --count lots");
   EXPECT_EQ(run.exit_code, 2);

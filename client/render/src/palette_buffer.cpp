@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "posecast/render/dual_quaternion.h"
+
 namespace posecast::render {
 
 namespace {
@@ -21,24 +23,56 @@ PaletteBuffer::~PaletteBuffer() {
   if (buffer_) glDeleteBuffers(1, &buffer_);
 }
 
-bool PaletteBuffer::upload(std::span<const RenderEntity> entities) {
+bool PaletteBuffer::upload(std::span<const RenderEntity> entities,
+                           std::span<const SkinningMode> modes) {
+  if (!modes.empty() && modes.size() != entities.size()) return false;
+  for (const RenderEntity& entity : entities) {
+    if (entity.palette.size() * sizeof(glm::mat4) > block_bytes_) return false;
+  }
+  // Dual-quaternion entities are converted first (into one scratch run, entity after entity):
+  // whether a palette converts decides its packed size.
+  packed_modes_.resize(entities.size());
+  rigid_fallbacks_ = 0;
+  std::size_t dual_count = 0;
+  for (std::size_t i = 0; i < entities.size(); ++i) {
+    packed_modes_[i] = SkinningMode::kLinearBlend;
+    if (modes.empty() || modes[i] != SkinningMode::kDualQuaternion) continue;
+    const std::span<const glm::mat4> palette = entities[i].palette;
+    if (dual_scratch_.size() < dual_count + palette.size()) {
+      dual_scratch_.resize(dual_count + palette.size());
+    }
+    if (palette_to_dual_quaternions(palette,
+                                    std::span(dual_scratch_).subspan(dual_count, palette.size()))) {
+      packed_modes_[i] = SkinningMode::kDualQuaternion;
+      dual_count += palette.size();
+    } else {
+      ++rigid_fallbacks_;
+    }
+  }
   const auto alignment = static_cast<std::size_t>(alignment_);
   offsets_.resize(entities.size());
   std::size_t end = 0;
   for (std::size_t i = 0; i < entities.size(); ++i) {
-    const std::size_t bytes = entities[i].palette.size() * sizeof(glm::mat4);
-    if (bytes > block_bytes_) return false;
+    const std::size_t entry = packed_modes_[i] == SkinningMode::kDualQuaternion
+                                  ? sizeof(DualQuaternion)
+                                  : sizeof(glm::mat4);
     offsets_[i] = end;
-    end = align_up(end + bytes, alignment);
+    end = align_up(end + entities[i].palette.size() * entry, alignment);
   }
   used_bytes_ = end;
   // The last range is a whole block long, so the buffer reaches past the last palette.
   const std::size_t required =
       entities.empty() ? block_bytes_ : offsets_.back() + block_bytes_;
   if (staging_.size() < end) staging_.resize(end);
+  std::size_t dual_next = 0;
   for (std::size_t i = 0; i < entities.size(); ++i) {
     const std::span<const glm::mat4> palette = entities[i].palette;
-    if (!palette.empty()) {
+    if (palette.empty()) continue;
+    if (packed_modes_[i] == SkinningMode::kDualQuaternion) {
+      std::memcpy(staging_.data() + offsets_[i], dual_scratch_.data() + dual_next,
+                  palette.size() * sizeof(DualQuaternion));
+      dual_next += palette.size();
+    } else {
       std::memcpy(staging_.data() + offsets_[i], palette.data(), palette.size_bytes());
     }
   }

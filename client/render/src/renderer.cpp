@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "posecast/render/rigid_rig.h"
+
 namespace posecast::render {
 
 namespace {
@@ -70,9 +72,28 @@ Result<std::unique_ptr<Renderer>> Renderer::create(const ShaderSources& sources)
   }
   const std::string defines = "#define POSECAST_MAX_JOINTS " + std::to_string(r->max_joints_) + "\n";
 
-  Result<ShaderProgram> skinned = build_program(sources, "skinned.vert.glsl", "lit.frag.glsl", defines);
-  if (!skinned) return skinned.error();
-  r->skinned_ = std::move(skinned.value());
+  // One program per SkinningMode: linear blend, dual quaternions.
+  const char* const skinning_shaders[2] = {"skinned.vert.glsl", "skinned_dq.vert.glsl"};
+  for (int mode = 0; mode < 2; ++mode) {
+    Result<ShaderProgram> skinned =
+        build_program(sources, skinning_shaders[mode], "lit.frag.glsl", defines);
+    if (!skinned) return skinned.error();
+    SkinnedProgram& sp = r->skinned_[mode];
+    sp.program = std::move(skinned.value());
+    const GLuint block = glGetUniformBlockIndex(sp.program.id(), "Palette");
+    if (block == GL_INVALID_INDEX) {
+      return Error{std::string(skinning_shaders[mode]) + ": no uniform block 'Palette'"};
+    }
+    glUniformBlockBinding(sp.program.id(), block, kPaletteBinding);
+    SkinnedUniforms& su = sp.uniforms;
+    su.model = sp.program.uniform("u_model");
+    su.view_projection = sp.program.uniform("u_view_projection");
+    su.base_color = sp.program.uniform("u_base_color");
+    su.texture = sp.program.uniform("u_base_color_texture");
+    su.has_texture = sp.program.uniform("u_has_texture");
+    su.light_direction = sp.program.uniform("u_light_direction");
+    su.camera_position = sp.program.uniform("u_camera_position");
+  }
   Result<ShaderProgram> grid = build_program(sources, "grid.vert.glsl", "grid.frag.glsl");
   if (!grid) return grid.error();
   r->grid_ = std::move(grid.value());
@@ -80,17 +101,6 @@ Result<std::unique_ptr<Renderer>> Renderer::create(const ShaderSources& sources)
   if (!lines) return lines.error();
   r->lines_ = std::move(lines.value());
 
-  const GLuint block = glGetUniformBlockIndex(r->skinned_.id(), "Palette");
-  if (block == GL_INVALID_INDEX) return Error{"skinned.vert.glsl: no uniform block 'Palette'"};
-  glUniformBlockBinding(r->skinned_.id(), block, kPaletteBinding);
-  SkinnedUniforms& su = r->skinned_uniforms_;
-  su.model = r->skinned_.uniform("u_model");
-  su.view_projection = r->skinned_.uniform("u_view_projection");
-  su.base_color = r->skinned_.uniform("u_base_color");
-  su.texture = r->skinned_.uniform("u_base_color_texture");
-  su.has_texture = r->skinned_.uniform("u_has_texture");
-  su.light_direction = r->skinned_.uniform("u_light_direction");
-  su.camera_position = r->skinned_.uniform("u_camera_position");
   GridUniforms& gu = r->grid_uniforms_;
   gu.view_projection = r->grid_.uniform("u_view_projection");
   gu.center = r->grid_.uniform("u_grid_center");
@@ -125,10 +135,24 @@ Result<std::unique_ptr<Renderer>> Renderer::create(const ShaderSources& sources)
   return r;
 }
 
-Result<uint32_t> Renderer::add_model(const Model& model, std::vector<std::string>* warnings) {
+Result<uint32_t> Renderer::add_model(const Model& model, std::vector<std::string>* warnings,
+                                     SkinningMode skinning) {
   Result<GpuModel> gpu = GpuModel::upload(model, max_joints_, warnings);
   if (!gpu) return gpu.error();
+  if (skinning == SkinningMode::kDualQuaternion) {
+    for (std::size_t r = 0; r < model.rigs.size(); ++r) {
+      const std::string problem = rig_scale_problem(model.rigs[r]);
+      if (problem.empty()) continue;
+      if (warnings) {
+        warnings->push_back(model.source + ": skin " + std::to_string(r) + ": " + problem +
+                            "; dual quaternions hold no scale, drawn with linear blend skinning");
+      }
+      skinning = SkinningMode::kLinearBlend;
+      break;
+    }
+  }
   models_.push_back(std::move(gpu.value()));
+  model_skinning_.push_back(skinning);
   return static_cast<uint32_t>(models_.size() - 1);
 }
 
@@ -158,8 +182,13 @@ Result<DrawStats> Renderer::draw(const FrameView& view, std::span<const RenderEn
   }
   DrawStats stats;
   stats.entities = static_cast<uint32_t>(entities.size());
-  palettes_->upload(entities);  // sizes checked above, cannot fail
+  entity_skinning_.resize(entities.size());
+  for (std::size_t i = 0; i < entities.size(); ++i) {
+    entity_skinning_[i] = model_skinning_[entities[i].model];
+  }
+  palettes_->upload(entities, entity_skinning_);  // sizes checked above, cannot fail
   stats.palette_bytes = palettes_->bytes_uploaded();
+  stats.rigid_fallbacks = palettes_->rigid_fallbacks();
 
   const glm::vec3 clear = gamma_encode(options.background);
   glClearColor(clear.x, clear.y, clear.z, 1.0f);
@@ -179,19 +208,29 @@ Result<DrawStats> Renderer::draw(const FrameView& view, std::span<const RenderEn
 
   if (options.grid) draw_grid(view, view_projection, options);
 
-  glUseProgram(skinned_.id());
-  const SkinnedUniforms& su = skinned_uniforms_;
-  glUniformMatrix4fv(su.view_projection, 1, GL_FALSE, &view_projection[0][0]);
   const glm::vec3 light = glm::normalize(options.light_direction);
-  glUniform3fv(su.light_direction, 1, &light[0]);
-  glUniform3fv(su.camera_position, 1, &view.camera_position[0]);
-  glUniform1i(su.texture, 0);
+  for (const SkinnedProgram& sp : skinned_) {
+    glUseProgram(sp.program.id());
+    glUniformMatrix4fv(sp.uniforms.view_projection, 1, GL_FALSE, &view_projection[0][0]);
+    glUniform3fv(sp.uniforms.light_direction, 1, &light[0]);
+    glUniform3fv(sp.uniforms.camera_position, 1, &view.camera_position[0]);
+    glUniform1i(sp.uniforms.texture, 0);
+  }
   glActiveTexture(GL_TEXTURE0);
   if (options.wireframe) glPolygonMode(GL_FRONT_AND_BACK, GL_LINE);
   GLuint bound_texture = ~0u;
+  int program = -1;  // index into skinned_ of the program in use
   for (std::size_t i = 0; i < entities.size(); ++i) {
     const RenderEntity& e = entities[i];
     palettes_->bind(i, kPaletteBinding);
+    const int mode = static_cast<int>(palettes_->packed_mode(i));
+    if (mode == static_cast<int>(SkinningMode::kDualQuaternion)) ++stats.dual_quaternion_entities;
+    if (mode != program) {
+      program = mode;
+      glUseProgram(skinned_[program].program.id());
+      bound_texture = ~0u;  // u_has_texture is per program
+    }
+    const SkinnedUniforms& su = skinned_[program].uniforms;
     glUniformMatrix4fv(su.model, 1, GL_FALSE, &e.world[0][0]);
     // Winding from the determinant of `world` (placement x the mesh node's world: glTF's
     // "node's global transform"). A palette that mirrors (negative joint scale) is not looked

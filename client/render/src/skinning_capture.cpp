@@ -2,22 +2,27 @@
 
 #include <string>
 
+#include "posecast/render/dual_quaternion.h"
+
 namespace posecast::render {
 
 Result<SkinningCapture> SkinningCapture::create(const ShaderSources& sources,
-                                                uint32_t max_joints) {
-  Result<std::string> vertex = sources.load(
-      "skinned.vert.glsl", "#define POSECAST_MAX_JOINTS " + std::to_string(max_joints) + "\n");
+                                                uint32_t max_joints, SkinningMode mode) {
+  const std::string name = mode == SkinningMode::kDualQuaternion ? "skinned_dq.vert.glsl"
+                                                                  : "skinned.vert.glsl";
+  Result<std::string> vertex =
+      sources.load(name, "#define POSECAST_MAX_JOINTS " + std::to_string(max_joints) + "\n");
   if (!vertex) return vertex.error();
   Result<ShaderProgram> program =
-      ShaderProgram::build({{GL_VERTEX_SHADER, "skinned.vert.glsl", vertex.value()}},
+      ShaderProgram::build({{GL_VERTEX_SHADER, name, vertex.value()}},
                            {"v_skinned_position", "v_skinned_normal"});
   if (!program) return program.error();
   SkinningCapture capture;
   capture.program_ = std::move(program.value());
   capture.max_joints_ = max_joints;
+  capture.mode_ = mode;
   const GLuint block = glGetUniformBlockIndex(capture.program_.id(), "Palette");
-  if (block == GL_INVALID_INDEX) return Error{"skinned.vert.glsl: no uniform block 'Palette'"};
+  if (block == GL_INVALID_INDEX) return Error{name + ": no uniform block 'Palette'"};
   glUniformBlockBinding(capture.program_.id(), block, 0);
   Result<OffscreenTarget> target = OffscreenTarget::create(1, 1);
   if (!target) return target.error();
@@ -31,13 +36,21 @@ Result<std::vector<SkinnedVertex>> SkinningCapture::run(const GpuMesh& mesh,
     return Error{"skinning capture: palette of " + std::to_string(palette.size()) +
                  " joints exceeds the block's " + std::to_string(max_joints_)};
   }
+  const bool as_dual = mode_ == SkinningMode::kDualQuaternion;
+  std::vector<DualQuaternion> dual(as_dual ? palette.size() : 0);
+  if (as_dual && !palette_to_dual_quaternions(palette, dual)) {
+    return Error{"skinning capture: the palette is not rigid (dual quaternions hold no scale)"};
+  }
+  const void* data = as_dual ? static_cast<const void*>(dual.data())
+                             : static_cast<const void*>(palette.data());
+  const std::size_t bytes = as_dual ? dual.size() * sizeof(DualQuaternion) : palette.size_bytes();
   GLuint buffer = 0;
   glGenBuffers(1, &buffer);
+  // The matrix block's size, which also covers the dual-quaternion block (half of it).
   const GLsizeiptr block_bytes = static_cast<GLsizeiptr>(max_joints_ * sizeof(glm::mat4));
   glBindBuffer(GL_UNIFORM_BUFFER, buffer);
   glBufferData(GL_UNIFORM_BUFFER, block_bytes, nullptr, GL_STATIC_DRAW);
-  glBufferSubData(GL_UNIFORM_BUFFER, 0, static_cast<GLsizeiptr>(palette.size_bytes()),
-                  palette.data());
+  if (bytes > 0) glBufferSubData(GL_UNIFORM_BUFFER, 0, static_cast<GLsizeiptr>(bytes), data);
   glBindBuffer(GL_UNIFORM_BUFFER, 0);
   glBindBufferRange(GL_UNIFORM_BUFFER, 0, buffer, 0, block_bytes);
   Result<std::vector<SkinnedVertex>> out = run_with_bound_palette(mesh);

@@ -23,6 +23,7 @@
 #include "posecast/render/render_entity.h"
 #include "posecast/render/shader_program.h"
 #include "posecast/render/shader_sources.h"
+#include "posecast/render/skinning_mode.h"
 #include "posecast/result.h"
 
 namespace posecast::render {
@@ -56,6 +57,10 @@ struct DrawStats {
   uint32_t draw_calls = 0;
   uint64_t triangles = 0;
   std::size_t palette_bytes = 0;
+  uint32_t dual_quaternion_entities = 0;  // drawn with skinned_dq.vert.glsl
+  // Entities of a dual-quaternion model drawn with LBS this frame because their palette was
+  // not rigid (PaletteBuffer::rigid_fallbacks).
+  uint32_t rigid_fallbacks = 0;
 };
 
 class Renderer {
@@ -69,9 +74,14 @@ class Renderer {
 
   // Uploads a model's meshes; returns its id (0, 1, 2, ... in call order), the
   // RenderEntity::model value. Image decode failures become warnings, not errors.
-  Result<uint32_t> add_model(const Model& model, std::vector<std::string>* warnings = nullptr);
+  // `skinning` is the model's skinning mode; kDualQuaternion on a model with a rig whose
+  // joints carry scale (rig_scale_problem) gives kLinearBlend instead, with a warning naming
+  // the joint. skinning_mode() tells the mode in effect.
+  Result<uint32_t> add_model(const Model& model, std::vector<std::string>* warnings = nullptr,
+                             SkinningMode skinning = SkinningMode::kLinearBlend);
   std::size_t model_count() const { return models_.size(); }
   const GpuModel& model(uint32_t id) const { return models_[id]; }
+  SkinningMode skinning_mode(uint32_t id) const { return model_skinning_[id]; }
 
   // Clears the bound framebuffer and draws the entities. Errors (nothing drawn): an entity
   // names an unknown model or rig, or its palette is not the rig's joint count.
@@ -91,19 +101,25 @@ class Renderer {
     GLint model = -1, view_projection = -1, base_color = -1, texture = -1, has_texture = -1,
           light_direction = -1, camera_position = -1;
   };
+  // One lit skinned program per SkinningMode (same fragment shader, same uniforms).
+  struct SkinnedProgram {
+    ShaderProgram program;
+    SkinnedUniforms uniforms;
+  };
   struct GridUniforms {
     GLint view_projection = -1, center = -1, extent = -1, cell = -1, background = -1;
   };
 
   uint32_t max_joints_ = 0;
-  ShaderProgram skinned_;
+  SkinnedProgram skinned_[2];  // indexed by SkinningMode
   ShaderProgram grid_;
   ShaderProgram lines_;
-  SkinnedUniforms skinned_uniforms_;
   GridUniforms grid_uniforms_;
   GLint lines_view_projection_ = -1;
   std::unique_ptr<PaletteBuffer> palettes_;
   std::vector<GpuModel> models_;
+  std::vector<SkinningMode> model_skinning_;  // per model, the mode in effect
+  std::vector<SkinningMode> entity_skinning_;  // per entity of the frame, reused
   GLuint grid_vertex_array_ = 0;
   GLuint grid_buffer_ = 0;
   GLuint lines_vertex_array_ = 0;
