@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <utility>
 
@@ -18,6 +19,21 @@ std::string short_number(double v) {
   return s.str();
 }
 
+// CLI11's layout, but for a flag's implied value ("--agones{on}"): that is said in its help
+// and its value name ("--agones [=on|off]"), not in its name.
+class Formatter : public CLI::Formatter {
+ public:
+  std::string make_option_name(const CLI::Option* option, bool positional) const override {
+    std::string name = CLI::Formatter::make_option_name(option, positional);
+    for (std::size_t open = name.find('{'); open != std::string::npos; open = name.find('{', open)) {
+      const std::size_t close = name.find('}', open);
+      if (close == std::string::npos) break;
+      name.erase(open, close + 1 - open);
+    }
+    return name;
+  }
+};
+
 constexpr const char kExitCodes[] = "Exit codes: 0 success, 1 the work failed, 2 bad command line.";
 
 }  // namespace
@@ -25,7 +41,9 @@ constexpr const char kExitCodes[] = "Exit codes: 0 success, 1 the work failed, 2
 CommandLine::CommandLine(std::string program, std::string description)
     : program_(std::move(program)), app_(std::move(description), program_), error_prefix_(program_) {
   app_.footer(kExitCodes);
-  app_.get_formatter()->column_width(30);
+  auto formatter = std::make_shared<Formatter>();
+  formatter->column_width(30);
+  app_.formatter(formatter);
   app_.option_defaults()->always_capture_default();
   // As the programs always did: an option given twice takes its last value.
   app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
