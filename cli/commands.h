@@ -3,7 +3,7 @@
 // Each add_*_command() declares its subcommand, options and --help on `command_line` and
 // returns what runs it once parsing has chosen it. A run writes results to stdout and on
 // failure prints one line "posecast <cmd>: <why>" to stderr and returns a non-zero exit code
-// (see docs/cli.md for the codes).
+// (the codes below; README.md, "Programs").
 
 #include <functional>
 #include <string>

@@ -22,7 +22,7 @@ void add_threads_option(CLI::App& command, unsigned& threads) {
 
 int main(int argc, char** argv) {
   using namespace posecast::cli;
-  CommandLine command_line("posecast", "Model, scenario and recording tools of posecast (docs/cli.md).");
+  CommandLine command_line("posecast", "Model, scenario and recording tools of posecast (README.md, \"Programs\").");
   command_line.app().require_subcommand(1);
   const std::vector<Command> commands = {
       add_info_command(command_line),    add_eval_command(command_line),   add_gen_rig_command(command_line),
