@@ -18,8 +18,8 @@ inline constexpr char kServerProgram[] = "posecast-server";
 // Reads `args` (without the program name) and the POSECAST_* environment. --help sets
 // `help` (print server_usage()). Errors name the flag, the variable or the file key and say
 // why, without the program name: "--tick-rate: 0 is not in 1..1000",
-// "POSECAST_PORT: ...", "server.json: send_rate: ...", "The following argument was not
-// expected: --bogus". Prints nothing.
+// "POSECAST_TICK_RATE: 0 is not in 1..1000", "server.json: send_rate: ...",
+// "The following argument was not expected: --bogus". Prints nothing.
 Result<ServerConfig> parse_server_config(std::span<const std::string> args);
 
 // The --help text.
