@@ -1,10 +1,11 @@
 // posecast eval MODEL --clip NAME|INDEX|rest --time SECONDS [--skin K] [--json]
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
-#include "args.h"
 #include "commands.h"
 #include "posecast/pose_evaluation.h"
 #include "posecast/rig/model_source.h"
@@ -12,13 +13,16 @@
 namespace posecast::cli {
 
 namespace {
-constexpr const char kUsage[] =
-    "usage: posecast eval MODEL --clip NAME|INDEX|rest --time SECONDS [--skin K] [--json]\n"
-    "  Samples the clip at the time (clamped to its first and last keys; no looping) for skin K\n"
-    "  (default 0) and prints, per joint in skin order, the local T, R (x,y,z,w), S and the\n"
-    "  palette matrix inverse(world(mesh node)) * world(joint) * inverseBind, column-major.\n"
-    "  For a file without skins: every node in node order, palette = its world matrix.\n"
-    "  --json prints {\"model\",\"clip\",\"time\",\"joints\":[{\"name\",\"node\",\"t\",\"r\",\"s\",\"palette\"}]}.\n";
+constexpr const char kProgram[] = "posecast eval";
+
+struct EvalOptions {
+  std::string model;
+  std::string clip;
+  double seconds = 0.0;
+  uint32_t skin = 0;
+  bool json = false;
+  CLI::App* app = nullptr;  // to ask which options were given
+};
 
 int fail(const std::string& why, int code) {
   std::fprintf(stderr, "posecast eval: %s\n", why.c_str());
@@ -65,47 +69,29 @@ Result<int> resolve_clip(const Rig& rig, const std::string& text) {
   if (text == "rest") return kRestPose;
   for (std::size_t i = 0; i < rig.clips.size(); ++i)
     if (rig.clips[i].name == text) return static_cast<int>(i);
-  Result<long long> index = parse_integer("clip", text, 0, static_cast<long long>(rig.clips.size()) - 1);
-  if (!index) {
+  std::size_t index = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || index >= rig.clips.size()) {
     return Error{"--clip: no clip named '" + text + "' and not an index in 0.." +
                  std::to_string(static_cast<long long>(rig.clips.size()) - 1) + " (see posecast info)"};
   }
-  return static_cast<int>(index.value());
+  return static_cast<int>(index);
 }
-}  // namespace
 
-int eval_command(int argc, char** argv) {
-  Result<Args> args = parse_args(argc, argv, 2, ArgSpec{{"clip", "time", "skin"}, {"json"}});
-  if (!args) return fail(args.error().message, kExitUsage);
-  if (args->has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
-  if (args->positional.size() != 1) return fail("expected exactly one MODEL (see --help)", kExitUsage);
-  const auto clip_text = args->get("clip");
-  if (!clip_text) return fail("--clip is required (a name, an index, or rest)", kExitUsage);
-  double seconds = 0.0;
-  if (auto t = args->get("time")) {
-    Result<double> parsed = parse_double("time", *t);
-    if (!parsed) return fail(parsed.error().message, kExitUsage);
-    seconds = parsed.value();
-  } else if (*clip_text != "rest") {
-    return fail("--time is required", kExitUsage);
-  }
-  if (std::fabs(seconds) > 1e9) return fail("--time: out of range", kExitUsage);
-
-  Result<Model> model = rig::load_model_source(args->positional[0]);
+int eval(const EvalOptions& o) {
+  if (o.app->count("--time") == 0 && o.clip != "rest") return print_usage_error(kProgram, "--time is required");
+  const double seconds = o.seconds;
+  Result<Model> model = rig::load_model_source(o.model);
   if (!model) return fail(model.error().message, kExitFailure);
   if (model->rigs.empty()) return fail(model->source + ": the file has no nodes to evaluate", kExitFailure);
-  long long skin = 0;
-  if (auto k = args->get("skin")) {
-    Result<long long> parsed = parse_integer("skin", *k, 0, static_cast<long long>(model->rigs.size()) - 1);
-    if (!parsed) return fail(parsed.error().message, kExitUsage);
-    skin = parsed.value();
+  if (o.skin >= model->rigs.size()) {
+    return print_usage_error(kProgram, "--skin: " + std::to_string(o.skin) + " is not in 0.." +
+                                           std::to_string(model->rigs.size() - 1));
   }
-  const Rig& rig = model->rigs[static_cast<std::size_t>(skin)];
-  Result<int> clip = resolve_clip(rig, *clip_text);
-  if (!clip) return fail(clip.error().message, kExitUsage);
+  const long long skin = o.skin;
+  const Rig& rig = model->rigs[o.skin];
+  Result<int> clip = resolve_clip(rig, o.clip);
+  if (!clip) return print_usage_error(kProgram, clip.error().message);
 
   const int64_t time_us = std::llround(seconds * 1e6);
   SamplingCursor cursor;
@@ -116,7 +102,7 @@ int eval_command(int argc, char** argv) {
   const Skeleton& s = rig.skeleton;
   const std::string clip_name = clip.value() == kRestPose ? "rest" : rig.clips[static_cast<std::size_t>(clip.value())].name;
 
-  if (args->has("json")) {
+  if (o.json) {
     std::string out = "{\"model\":" + json_string(model->source) + ",\"clip\":" + json_string(clip_name) +
                       ",\"time\":" + number(static_cast<float>(seconds)) + ",\"joints\":[";
     for (std::size_t j = 0; j < s.joint_count(); ++j) {
@@ -151,6 +137,30 @@ int eval_command(int argc, char** argv) {
     std::printf("\n");
   }
   return kExitOk;
+}
+
+}  // namespace
+
+Command add_eval_command(CommandLine& command_line) {
+  CLI::App* app = command_line.add_command(
+      "eval", "evaluate a clip at a time: local TRS and palette per joint (text or --json)",
+      "Samples the clip at the time (clamped to its first and last keys; no looping) for skin K\n"
+      "and prints, per joint in skin order, the local T, R (x,y,z,w), S and the palette matrix\n"
+      "inverse(world(mesh node)) * world(joint) * inverseBind, column-major. For a file without\n"
+      "skins: every node in node order, palette = its world matrix.");
+  auto o = std::make_shared<EvalOptions>();
+  o->app = app;
+  app->add_option("MODEL", o->model, "a .gltf/.glb path or gen-rig:N")->required();
+  app->add_option("--clip", o->clip, "a clip name, an index (posecast info), or rest (the bind pose)")
+      ->type_name("NAME|INDEX|rest")
+      ->required();
+  app->add_option("--time", o->seconds, "seconds into the clip (needed but for rest)")
+      ->type_name("SECONDS")
+      ->check(number_in(-1e9, 1e9));
+  app->add_option("--skin", o->skin, "the skin to evaluate")->type_name("K")->check(integer_in(0, 1u << 20));
+  app->add_flag("--json", o->json,
+                "print {\"model\",\"clip\",\"time\",\"joints\":[{\"name\",\"node\",\"t\",\"r\",\"s\",\"palette\"}]}");
+  return {app, [o] { return eval(*o); }};
 }
 
 }  // namespace posecast::cli

@@ -1,20 +1,15 @@
 // posecast info MODEL: skins, joint tree, clips, meshes.
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
-#include "args.h"
 #include "commands.h"
 #include "posecast/rig/model_source.h"
 
 namespace posecast::cli {
 
 namespace {
-constexpr const char kUsage[] =
-    "usage: posecast info MODEL\n"
-    "  MODEL is a .gltf/.glb path or gen-rig:N. Prints the skins with their joint trees, the\n"
-    "  clips (duration, channels by interpolation and target) and mesh statistics.\n";
-
 int fail(const std::string& why, int code) {
   std::fprintf(stderr, "posecast info: %s\n", why.c_str());
   return code;
@@ -76,17 +71,10 @@ void print_meshes(const Rig& rig) {
                 m.indices.size() / 3, m.submeshes.size());
   }
 }
-}  // namespace
 
-int info_command(int argc, char** argv) {
-  Result<Args> args = parse_args(argc, argv, 2, ArgSpec{});
-  if (!args) return fail(args.error().message, kExitUsage);
-  if (args->has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
-  if (args->positional.size() != 1) return fail("expected exactly one MODEL (see --help)", kExitUsage);
-  Result<Model> model = rig::load_model_source(args->positional[0]);
+
+int info(const std::string& source) {
+  Result<Model> model = rig::load_model_source(source);
   if (!model) return fail(model.error().message, kExitFailure);
 
   std::printf("model %s\n  content hash %016llx\n  skins: %s\n  images: %zu\n", model->source.c_str(),
@@ -103,6 +91,18 @@ int info_command(int argc, char** argv) {
     print_meshes(rig);
   }
   return kExitOk;
+}
+
+}  // namespace
+
+Command add_info_command(CommandLine& command_line) {
+  CLI::App* app = command_line.add_command(
+      "info", "print a model's skins, joint tree, clips and meshes",
+      "Prints the skins with their joint trees, the clips (duration, channels by interpolation\n"
+      "and target) and mesh statistics.");
+  auto source = std::make_shared<std::string>();
+  app->add_option("MODEL", *source, "a .gltf/.glb path or gen-rig:N")->required();
+  return {app, [source] { return info(*source); }};
 }
 
 }  // namespace posecast::cli

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
 #include "progress.h"
 #include "commands.h"
 #include "posecast/replay/regression.h"
@@ -21,47 +20,20 @@
 namespace posecast::cli {
 namespace {
 
-constexpr const char kUsage[] =
-    "usage: posecast regress DIR [--update] [--junit OUT.xml] [--threads N] [--palette-interval N]\n"
-    "  Runs every scenario (*.json) under DIR headless and compares each tick's hashes with the\n"
-    "  golden NAME.hashes beside it; a divergence names the first tick and entity, and the\n"
-    "  worst joint with its model-space difference against the palettes in NAME.pcrec.\n"
-    "  --update              rewrite NAME.hashes and NAME.pcrec from this build (deliberately)\n"
-    "  --junit OUT.xml       also write the results as JUnit XML\n"
-    "  --threads N           evaluation threads per scenario (default 1); results do not change\n"
-    "  --palette-interval N  with --update: ticks between golden palette samples (default 60)\n"
-    "  A progress bar (scenarios done) appears on stderr when stderr is a terminal and the run is long.\n"
-    "  Exit: 0 all pass (or skipped: sample assets absent), 1 any divergence, missing golden or\n"
-    "  error, 2 bad command line. Format: docs/regression.md.\n";
+struct RegressArgs {
+  std::string dir;
+  std::string junit;  // empty: none
+  replay::RegressOptions options;
+};
 
 int fail(const std::string& why, int code) {
   std::fprintf(stderr, "posecast regress: %s\n", why.c_str());
   return code;
 }
 
-}  // namespace
-
-int regress_command(int argc, char** argv) {
-  ArgSpec spec;
-  spec.options = {"junit", "threads", "palette-interval"};
-  spec.switches = {"update"};
-  Result<Args> args = parse_args(argc, argv, 2, spec);
-  if (!args) return fail(args.error().message + "\n" + kUsage, kExitUsage);
-  if (args->has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
-  if (args->positional.size() != 1) return fail(std::string("expected one folder\n") + kUsage, kExitUsage);
-  const std::string dir = args->positional[0];
-  replay::RegressOptions options;
-  options.update = args->has("update");
-  Result<unsigned> threads = threads_option(args.value());
-  if (!threads) return fail(threads.error().message, kExitUsage);
-  options.threads = threads.value();
-  Result<long long> interval =
-      integer_option(args.value(), "palette-interval", 1, 1 << 20, options.palette_interval);
-  if (!interval) return fail(interval.error().message, kExitUsage);
-  options.palette_interval = static_cast<uint32_t>(interval.value());
+int regress(const RegressArgs& args) {
+  const std::string& dir = args.dir;
+  const replay::RegressOptions& options = args.options;
 
   Result<std::vector<std::string>> scenarios = replay::find_scenarios(dir);
   if (!scenarios) return fail(scenarios.error().message, kExitFailure);
@@ -98,12 +70,35 @@ int regress_command(int argc, char** argv) {
   }
   std::printf("\n%zu scenarios in %.2f s: %zu passed, %zu failed, %zu skipped%s\n", outcomes.size(), seconds, passed,
               failures, skipped, updated ? (", " + std::to_string(updated) + " goldens updated").c_str() : "");
-  if (auto junit = args->get("junit")) {
-    std::ofstream out(*junit, std::ios::binary | std::ios::trunc);
+  if (!args.junit.empty()) {
+    std::ofstream out(args.junit, std::ios::binary | std::ios::trunc);
     out << replay::junit_xml(outcomes, dir, seconds);
-    if (!out) return fail("cannot write '" + *junit + "'", kExitFailure);
+    if (!out) return fail("cannot write '" + args.junit + "'", kExitFailure);
   }
   return failures == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+Command add_regress_command(CommandLine& command_line) {
+  CLI::App* app = command_line.add_command(
+      "regress", "run a folder of scenarios against their golden per-tick hashes",
+      "Runs every scenario (*.json) under DIR headless and compares each tick's hashes with the\n"
+      "golden NAME.hashes beside it; a divergence names the first tick and entity, and the worst\n"
+      "joint with its model-space difference against the palettes in NAME.pcrec. A progress bar\n"
+      "(scenarios done) appears on stderr when stderr is a terminal and the run is long.\n"
+      "Scenarios skipped (sample assets absent) pass; any divergence, missing golden or error\n"
+      "exits 1. Format: docs/regression.md.");
+  auto o = std::make_shared<RegressArgs>();
+  app->add_option("DIR", o->dir, "the folder of scenarios and goldens")->required();
+  app->add_flag("--update", o->options.update, "rewrite NAME.hashes and NAME.pcrec from this build (deliberately)");
+  app->add_option("--junit", o->junit, "also write the results as JUnit XML")->type_name("OUT.xml");
+  add_threads_option(*app, o->options.threads);
+  app->add_option("--palette-interval", o->options.palette_interval,
+                  "with --update: ticks between golden palette samples")
+      ->type_name("N")
+      ->check(integer_in(1, 1 << 20));
+  return {app, [o] { return regress(*o); }};
 }
 
 }  // namespace posecast::cli

@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
-#include "args.h"
 #include "progress.h"
 #include "commands.h"
 #include "posecast/hash.h"
@@ -28,32 +28,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char kUsage[] =
-    "usage: posecast replay FILE [--verify] [--from T] [--to T] [--speed X] [--hashes OUT]\n"
-    "                            [--threads N] [--assets DIR]\n"
-    "  Re-simulates a recording from its commands, bit-exactly (docs/recording-format.md).\n"
-    "  --verify      compare every tick's world hash with the recording; at the first\n"
-    "                divergence print tick, entity, joint and size of the difference, exit 1\n"
-    "  --from T      first tick to play (seeks: nearest checkpoint, then re-simulation)\n"
-    "  --to T        last tick to play (default: the last recorded tick)\n"
-    "  --speed X     pace playback at X times real time (default 0: as fast as possible)\n"
-    "  --hashes OUT  one line per played tick: the tick, then every entity's palette hash\n"
-    "                (id order, 16 hex digits), as `posecast run --hashes` writes\n"
-    "  --threads N   evaluation threads (default 1); results do not depend on it\n"
-    "  --assets DIR  look for model files by name in DIR first (for moved recordings)\n"
-    "  With --verify a progress bar appears on stderr when stderr is a terminal and the work is long.\n"
-    "  Exit: 0 replayed (a truncated tail is a warning), 1 divergence, damaged file or asset\n"
-    "  mismatch, 2 bad command line.\n";
+// What the command line asks for.
+struct ReplayArgs {
+  std::string path;
+  bool verify = false;
+  std::optional<uint64_t> from, to;  // default: the recording's first and last ticks
+  double speed = 0.0;
+  std::string hashes;                // empty: none
+  unsigned threads = 1;
+  std::string assets;
+};
 
 int fail(const std::string& why, int code) {
   std::fprintf(stderr, "posecast replay: %s\n", why.c_str());
   return code;
-}
-
-Result<uint64_t> parse_tick(const Args& args, const char* name, uint64_t fallback) {
-  Result<long long> n = integer_option(args, name, 0, 1LL << 40, static_cast<long long>(fallback));
-  if (!n) return n.error();
-  return static_cast<uint64_t>(n.value());
 }
 
 // Prints what the recording holds and how it ends. True when it is damaged: its valid prefix
@@ -165,29 +153,11 @@ int play(replay::Replayer& replayer, const Playback& p, uint64_t first, HashesFi
   return damaged ? kExitFailure : kExitOk;
 }
 
-}  // namespace
-
-int replay_command(int argc, char** argv) {
-  ArgSpec spec;
-  spec.options = {"from", "to", "speed", "hashes", "threads", "assets"};
-  spec.switches = {"verify"};
-  Result<Args> args = parse_args(argc, argv, 2, spec);
-  if (!args) return fail(args.error().message + "\n" + kUsage, kExitUsage);
-  if (args->has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
-  if (args->positional.size() != 1) return fail(std::string("expected one recording file\n") + kUsage, kExitUsage);
-  const std::string path = args->positional[0];
-  Result<unsigned> threads = threads_option(args.value());
-  if (!threads) return fail(threads.error().message, kExitUsage);
+int replay(const ReplayArgs& args) {
+  const std::string& path = args.path;
   Playback playback;
-  if (auto s = args->get("speed")) {
-    Result<double> x = parse_double("speed", *s);
-    if (!x || !(x.value() >= 0.0) || x.value() > 1e6) return fail("--speed: expected a number in 0..1e6", kExitUsage);
-    playback.speed = x.value();
-  }
-  playback.verify = args->has("verify");
+  playback.speed = args.speed;
+  playback.verify = args.verify;
 
   Result<std::shared_ptr<const replay::Recording>> read = replay::read_recording_file(path);
   if (!read) return fail(read.error().message, kExitFailure);
@@ -200,31 +170,63 @@ int replay_command(int argc, char** argv) {
   }
 
   const fs::path dir = fs::path(path).parent_path();
-  const std::string assets = args->get("assets").value_or("");
+  const std::string& assets = args.assets;
   replay::ModelLoader loader = [&](const std::string& source) -> Result<std::shared_ptr<const Model>> {
     Result<Model> model = rig::load_model_source(rig::locate_model_source(source, dir, assets));
     if (!model) return model.error();
     return std::make_shared<const Model>(std::move(model.value()));
   };
   replay::ReplayOptions options;
-  options.threads = threads.value();
+  options.threads = args.threads;
   Result<std::unique_ptr<replay::Replayer>> created = replay::Replayer::create(read.value(), loader, options);
   if (!created) return fail(path + ": " + created.error().message, kExitFailure);
 
   const uint64_t last = rec.end_tick() - 1;
-  Result<uint64_t> from = parse_tick(args.value(), "from", rec.first_tick());
-  Result<uint64_t> to = parse_tick(args.value(), "to", last);
-  if (!from) return fail(from.error().message, kExitUsage);
-  if (!to) return fail(to.error().message, kExitUsage);
-  if (from.value() < rec.first_tick() || from.value() > last || to.value() < from.value() || to.value() > last) {
-    return fail("--from/--to must satisfy " + std::to_string(rec.first_tick()) + " <= from <= to <= " + std::to_string(last), kExitUsage);
+  const uint64_t from = args.from.value_or(rec.first_tick());
+  const uint64_t to = args.to.value_or(last);
+  if (from < rec.first_tick() || from > last || to < from || to > last) {
+    return print_usage_error("posecast replay", "--from/--to must satisfy " + std::to_string(rec.first_tick()) +
+                                                    " <= from <= to <= " + std::to_string(last));
   }
-  playback.from = from.value();
-  playback.to = to.value();
+  playback.from = from;
+  playback.to = to;
 
   HashesFile hashes;
-  if (auto out = args->get("hashes"); out && !hashes.open(*out)) return fail("cannot write '" + *out + "'", kExitFailure);
+  if (!args.hashes.empty() && !hashes.open(args.hashes)) return fail("cannot write '" + args.hashes + "'", kExitFailure);
   return play(*created.value(), playback, rec.first_tick(), hashes, damaged);
+}
+
+}  // namespace
+
+Command add_replay_command(CommandLine& command_line) {
+  CLI::App* app = command_line.add_command(
+      "replay", "re-simulate a recording bit-exactly: --verify, seek (--from/--to), --speed",
+      "Re-simulates a recording from its commands, bit-exactly (docs/recording-format.md). With\n"
+      "--verify a progress bar appears on stderr when stderr is a terminal and the work is long.\n"
+      "A truncated tail is a warning (exit 0); a divergence, a damaged file or an asset mismatch\n"
+      "exits 1.");
+  auto o = std::make_shared<ReplayArgs>();
+  app->add_option("FILE", o->path, "the recording (.pcrec)")->required();
+  app->add_flag("--verify", o->verify,
+                "compare every tick's world hash with the recording; at the first\n"
+                "divergence print tick, entity, joint and size of the difference, exit 1");
+  app->add_option("--from", o->from, "first tick to play (seeks: nearest checkpoint, then re-simulation)")
+      ->type_name("T")
+      ->check(integer_in(0, 1ULL << 40));
+  app->add_option("--to", o->to, "last tick to play (default: the last recorded tick)")
+      ->type_name("T")
+      ->check(integer_in(0, 1ULL << 40));
+  app->add_option("--speed", o->speed, "pace playback at X times real time (0: as fast as possible)")
+      ->type_name("X")
+      ->check(number_in(0, 1e6));
+  app->add_option("--hashes", o->hashes,
+                  "one line per played tick: the tick, then every entity's palette hash\n"
+                  "(id order, 16 hex digits), as `posecast run --hashes` writes")
+      ->type_name("OUT");
+  add_threads_option(*app, o->threads);
+  app->add_option("--assets", o->assets, "look for model files by name in DIR first (for moved recordings)")
+      ->type_name("DIR");
+  return {app, [o] { return replay(*o); }};
 }
 
 }  // namespace posecast::cli

@@ -13,11 +13,11 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "args.h"
 #include "commands.h"
 #include "posecast/hash.h"
 #include "progress.h"
@@ -29,16 +29,13 @@ namespace posecast::cli {
 
 namespace {
 
-constexpr const char kUsage[] =
-    "usage: posecast run SCENARIO.json [--ticks N] [--threads N] [--hashes OUT] [--no-progress]\n"
-    "  Runs the scenario with no window and no network and prints its final world hash and run\n"
-    "  hash (the same on every build, thread count and CPU: docs/determinism.md).\n"
-    "  --ticks N     run N ticks instead of the scenario's \"ticks\"\n"
-    "  --threads N   evaluation threads (default 1); results do not depend on it\n"
-    "  --hashes OUT  write one line per tick: the tick, then every entity's palette hash in id\n"
-    "                order, 16 hex digits each, separated by spaces\n"
-    "  A progress bar appears on stderr when stderr is a terminal and the run is long.\n"
-    "  Scenario format: docs/scenario-format.md.\n";
+struct RunOptions {
+  std::string path;
+  std::optional<uint64_t> ticks;  // instead of the scenario's
+  unsigned threads = 1;
+  std::string hashes;             // empty: none
+  bool no_progress = false;
+};
 
 int fail(const std::string& why, int code) {
   std::fprintf(stderr, "posecast run: %s\n", why.c_str());
@@ -94,47 +91,25 @@ void print_report(const std::string& path, const sim::ScenarioRunner& runner, ui
   std::printf("run_hash %s\n", hash_hex(runner.run_hash()).c_str());
 }
 
-}  // namespace
-
-int run_command(int argc, char** argv) {
-  ArgSpec spec;
-  spec.options = {"ticks", "threads", "hashes"};
-  spec.switches = {"no-progress"};
-  Result<Args> args = parse_args(argc, argv, 2, spec);
-  if (!args) return fail(args.error().message + "\n" + kUsage, kExitUsage);
-  if (args->has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
-  if (args->positional.size() != 1) return fail(std::string("expected one scenario file\n") + kUsage, kExitUsage);
-  const std::string path = args->positional[0];
-
-  Result<unsigned> threads = threads_option(args.value());
-  if (!threads) return fail(threads.error().message, kExitUsage);
-  std::optional<uint64_t> ticks_override;
-  if (auto t = args->get("ticks")) {
-    Result<long long> n = parse_integer("ticks", *t, 0, 1LL << 40);
-    if (!n) return fail(n.error().message, kExitUsage);
-    ticks_override = static_cast<uint64_t>(n.value());
-  }
-
+int run(const RunOptions& o) {
+  const std::string& path = o.path;
   const std::string name = std::filesystem::path(path).filename().string();
   Result<sim::Scenario> scenario = load_scenario(path, name);
   if (!scenario) return fail(scenario.error().message, kExitFailure);
-  Result<std::unique_ptr<sim::ScenarioRunner>> created = sim::ScenarioRunner::create(scenario.value(), threads.value());
+  Result<std::unique_ptr<sim::ScenarioRunner>> created = sim::ScenarioRunner::create(scenario.value(), o.threads);
   if (!created) return fail(name + ": " + created.error().message, kExitFailure);
   sim::ScenarioRunner& runner = *created.value();
 
   std::FILE* hashes = nullptr;
-  if (auto out = args->get("hashes")) {
-    hashes = std::fopen(out->c_str(), "w");
-    if (hashes == nullptr) return fail("cannot write '" + *out + "'", kExitFailure);
+  if (!o.hashes.empty()) {
+    hashes = std::fopen(o.hashes.c_str(), "w");
+    if (hashes == nullptr) return fail("cannot write '" + o.hashes + "'", kExitFailure);
   }
-  const uint64_t ticks = ticks_override.value_or(scenario->header.ticks);
+  const uint64_t ticks = o.ticks.value_or(scenario->header.ticks);
   const auto start = std::chrono::steady_clock::now();
   uint64_t entity_ticks = 0;
   {
-    cli::Progress progress(ticks, !args->has("no-progress"));
+    cli::Progress progress(ticks, !o.no_progress);
     std::string line;
     for (uint64_t t = 0; t < ticks; ++t) {
       runner.step();
@@ -162,6 +137,29 @@ int run_command(int argc, char** argv) {
     return fail(std::to_string(stats.evaluation_failures) + " entity-ticks could not be evaluated", kExitFailure);
   }
   return kExitOk;
+}
+
+}  // namespace
+
+Command add_run_command(CommandLine& command_line) {
+  CLI::App* app = command_line.add_command(
+      "run", "run a scenario headless: per-tick palette hashes, final world hash",
+      "Runs the scenario with no window and no network and prints its final world hash and run\n"
+             "hash (the same on every build, thread count and CPU: docs/determinism.md). A progress bar\n"
+             "appears on stderr when stderr is a terminal and the run is long. Scenario format:\n"
+             "docs/scenario-format.md.");
+  auto o = std::make_shared<RunOptions>();
+  app->add_option("SCENARIO", o->path, "the scenario file (.json)")->required();
+  app->add_option("--ticks", o->ticks, "run N ticks instead of the scenario's \"ticks\"")
+      ->type_name("N")
+      ->check(integer_in(0, 1ULL << 40));
+  add_threads_option(*app, o->threads);
+  app->add_option("--hashes", o->hashes,
+                  "write one line per tick: the tick, then every entity's palette hash in id\n"
+                  "order, 16 hex digits each, separated by spaces")
+      ->type_name("OUT");
+  app->add_flag("--no-progress", o->no_progress, "never draw the progress bar");
+  return {app, [o] { return run(*o); }};
 }
 
 }  // namespace posecast::cli

@@ -1,20 +1,35 @@
 #pragma once
-// The `posecast` subcommands. Each takes the whole argv (argv[1] is its own name), prints its
-// own --help, writes results to stdout, and on failure prints one line "posecast <cmd>: <why>"
-// to stderr and returns a non-zero exit code (see docs/cli.md for the codes).
+// The `posecast` subcommands on the shared command-line style (cli/common/command_line.h).
+// Each add_*_command() declares its subcommand, options and --help on `command_line` and
+// returns what runs it once parsing has chosen it. A run writes results to stdout and on
+// failure prints one line "posecast <cmd>: <why>" to stderr and returns a non-zero exit code
+// (the codes below; README.md, "Programs").
+
+#include <functional>
+#include <string>
+
+#include "command_line.h"
 
 namespace posecast::cli {
 
 // Exit codes shared by every subcommand.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;   // the work failed (bad file, divergence, ...)
-inline constexpr int kExitUsage = 2;     // bad command line
+// kExitUsage (2, bad command line): command_line.h.
 
-int info_command(int argc, char** argv);
-int eval_command(int argc, char** argv);
-int gen_rig_command(int argc, char** argv);
-int run_command(int argc, char** argv);  // cmd_run.cpp
-int replay_command(int argc, char** argv);   // cmd_replay.cpp
-int regress_command(int argc, char** argv);  // cmd_regress.cpp
+struct Command {
+  CLI::App* app = nullptr;    // the subcommand, owned by the CommandLine
+  std::function<int()> run;   // valid once the command line has been parsed
+};
+
+Command add_info_command(CommandLine& command_line);     // cmd_info.cpp
+Command add_eval_command(CommandLine& command_line);     // cmd_eval.cpp
+Command add_gen_rig_command(CommandLine& command_line);  // cmd_gen_rig.cpp
+Command add_run_command(CommandLine& command_line);      // cmd_run.cpp
+Command add_replay_command(CommandLine& command_line);   // cmd_replay.cpp
+Command add_regress_command(CommandLine& command_line);  // cmd_regress.cpp
+
+// `--threads N` (1..256, default 1): the evaluation threads of run, replay and regress.
+void add_threads_option(CLI::App& command, unsigned& threads);
 
 }  // namespace posecast::cli

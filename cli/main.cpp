@@ -1,62 +1,55 @@
-// posecast: one binary, subcommands. Each entry of the table below is implemented in its own
-// cmd_*.cpp file; `posecast <command> --help` prints that command's usage.
+// posecast: one binary, subcommands on the shared command-line style (CLI11). Each subcommand
+// is declared and implemented in its own cmd_*.cpp file; `posecast <command> --help` prints
+// that command's usage.
 
 #include <cstdio>
-#include <cstring>
 #include <exception>
+#include <string>
+#include <vector>
 
+#include "command_line.h"
 #include "commands.h"
 
-namespace {
+namespace posecast::cli {
 
-struct Command {
-  const char* name;
-  const char* summary;
-  int (*run)(int argc, char** argv);
-};
-
-constexpr Command kCommands[] = {
-    {"info", "print a model's skins, joint tree, clips and meshes",
-     posecast::cli::info_command},
-    {"eval", "evaluate a clip at a time: local TRS and palette per joint (text or --json)",
-     posecast::cli::eval_command},
-    {"gen-rig", "write the generated rig (N joints) as a .glb", posecast::cli::gen_rig_command},
-    {"run", "run a scenario headless: per-tick palette hashes, final world hash",
-     posecast::cli::run_command},
-    {"replay", "re-simulate a recording bit-exactly: --verify, seek (--from/--to), --speed",
-     posecast::cli::replay_command},
-    {"regress", "run a folder of scenarios against their golden per-tick hashes",
-     posecast::cli::regress_command},
-};
-
-void print_usage(std::FILE* out) {
-  std::fprintf(out, "usage: posecast <command> [options]   (posecast <command> --help)\n\ncommands:\n");
-  for (const Command& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+void add_threads_option(CLI::App& command, unsigned& threads) {
+  command.add_option("--threads", threads, "evaluation threads; results do not depend on it")
+      ->type_name("N")
+      ->check(integer_in(1, 256));
 }
 
-}  // namespace
+}  // namespace posecast::cli
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    print_usage(stderr);
-    return posecast::cli::kExitUsage;
+  using namespace posecast::cli;
+  CommandLine command_line("posecast", "Model, scenario and recording tools of posecast (README.md, \"Programs\").");
+  command_line.app().require_subcommand(1);
+  const std::vector<Command> commands = {
+      add_info_command(command_line),    add_eval_command(command_line),   add_gen_rig_command(command_line),
+      add_run_command(command_line),     add_replay_command(command_line), add_regress_command(command_line),
+  };
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  // CLI11 would call a word that names no command a missing command; say what it is.
+  if (!args.empty() && args[0].rfind('-', 0) != 0) {
+    std::string names;
+    bool known = false;
+    for (const Command& c : commands) {
+      known = known || c.app->get_name() == args[0];
+      names += (names.empty() ? "" : ", ") + c.app->get_name();
+    }
+    if (!known) return print_usage_error("posecast", "unknown command '" + args[0] + "' (commands: " + names + ")");
   }
-  if (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
-      std::strcmp(argv[1], "help") == 0) {
-    print_usage(stdout);
-    return posecast::cli::kExitOk;
-  }
-  for (const Command& c : kCommands) {
-    if (std::strcmp(argv[1], c.name) != 0) continue;
+  const CommandLine::Outcome outcome = command_line.parse(args);
+  if (outcome != CommandLine::Outcome::kRun) return CommandLine::exit_code(outcome);
+  for (const Command& c : commands) {
+    if (!c.app->parsed()) continue;
     try {
-      return c.run(argc, argv);
+      return c.run();
     } catch (const std::exception& e) {
       // Commands report errors as values; this catches only what escapes (e.g. bad_alloc).
-      std::fprintf(stderr, "posecast %s: %s\n", c.name, e.what());
-      return posecast::cli::kExitFailure;
+      std::fprintf(stderr, "posecast %s: %s\n", c.app->get_name().c_str(), e.what());
+      return kExitFailure;
     }
   }
-  std::fprintf(stderr, "posecast: unknown command '%s'\n", argv[1]);
-  print_usage(stderr);
-  return posecast::cli::kExitUsage;
+  return kExitUsage;  // not reached: require_subcommand(1) makes parse() fail without one
 }

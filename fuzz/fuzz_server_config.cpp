@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "posecast/server/server_config.h"
+#include "server_command_line.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace posecast::server;

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "headless_run.h"
 #include "interactive_run.h"
@@ -15,6 +17,7 @@
 #include "posecast/pose_evaluation.h"
 #include "posecast/rig/model_source.h"
 #include "viewer_options.h"
+#include "command_line.h"
 
 namespace {
 
@@ -52,11 +55,11 @@ Result<int> resolve_clip(const Model& model, const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Result<ViewerOptions> parsed = parse_viewer_options(argc, argv);
-  if (!parsed) return fail(parsed.error().message, kExitUsage);
+  Result<ViewerOptions> parsed = parse_viewer_options(std::vector<std::string>(argv + 1, argv + argc));
+  if (!parsed) return cli::print_usage_error(kViewerProgram, parsed.error().message);
   const ViewerOptions& options = parsed.value();
   if (options.help) {
-    std::fputs(kViewerUsage, stdout);
+    std::fputs(viewer_usage().c_str(), stdout);
     return kExitOk;
   }
 
@@ -67,7 +70,7 @@ int main(int argc, char** argv) {
     if (!options.models_dir.empty()) network.models_dirs.push_back(options.models_dir);
     network.evaluate_recipes = !options.interpolate_poses;
     Result<std::unique_ptr<NetworkPoseSource>> remote = NetworkPoseSource::create(network);
-    if (!remote) return fail(remote.error().message, kExitUsage);
+    if (!remote) return cli::print_usage_error(kViewerProgram, remote.error().message);
     // Connect (and wait for the first entities) before the run frames its camera on them.
     if (Status status = remote.value()->update(0); !status) {
       return fail(status.error().message, kExitFailure);
@@ -75,7 +78,7 @@ int main(int argc, char** argv) {
     return options.headless() ? run_headless(options, *remote.value())
                               : run_interactive(options, *remote.value());
 #else
-    return fail("--connect: this build has no network client (posecast_client)", kExitUsage);
+    return cli::print_usage_error(kViewerProgram, "--connect: this build has no network client (posecast_client)");
 #endif
   }
 
@@ -84,7 +87,7 @@ int main(int argc, char** argv) {
   auto model = std::make_shared<const Model>(std::move(loaded.value()));
   if (model->rigs.empty()) return fail(model->source + ": no skins and no nodes to show", kExitFailure);
   Result<int> clip = resolve_clip(*model, options.clip);
-  if (!clip) return fail(clip.error().message, kExitUsage);
+  if (!clip) return cli::print_usage_error(kViewerProgram, clip.error().message);
 
   Result<std::unique_ptr<LocalPlaybackSource>> source =
       LocalPlaybackSource::create(model, clip.value(), options.count);

@@ -1,149 +1,126 @@
 #include "viewer_options.h"
 
-#include <charconv>
-#include <cstring>
 #include <optional>
 
-namespace posecast::viewer {
+#include "command_line.h"
 
-const char kViewerUsage[] =
-    "usage: posecast-viewer --model FILE|gen-rig:N [--clip NAME|INDEX|rest] [--count N]\n"
-    "                       [--frames N] [--screenshot OUT.png] [--stats]\n"
-    "                       [--width W] [--height H] [--shader-dir DIR] [--overlay]\n"
-    "                       [--skinning lbs|dqs]\n"
-    "       posecast-viewer --connect HOST:PORT [--models-dir DIR] [--interpolate-poses]\n"
-    "                       (same display options)\n"
-    "  --model       a .gltf/.glb file, or gen-rig:N for the generated rig with N joints\n"
-    "  --connect     show what a live posecast-server streams (models from its welcome manifest:\n"
-    "                gen-rig:N generated, files looked up by name under --models-dir). Entities\n"
-    "                are placed on a grid by entity id; headless runs are paced to real time\n"
-    "  --models-dir  --connect: folder holding the server's model files\n"
-    "  --interpolate-poses  --connect: between snapshots, interpolate the decoded poses instead\n"
-    "                of evaluating the server's clip recipes at the render time (the default;\n"
-    "                exact but it samples clips: docs/client.md)\n"
-    "  --act         headless: FRAME:ACTION[,...] presses a session key before that frame\n"
-    "                (idle walk run wave faster slower next-owned replay-toggle replay-step\n"
-    "                replay-back replay-forward replay-slower replay-faster)\n"
-    "  --clip        clip to loop (default: walk (any case) if present, else the first clip; rest = bind pose)\n"
-    "  --count       entities in a grid on the ground, each at a different phase (default 1)\n"
-    "  --frames      headless: render N frames offscreen (1/60 s apart) and exit\n"
-    "  --screenshot  headless: write the last frame as a PNG (alone: --frames 1)\n"
-    "  --stats       print frame-time statistics (median, p99) at exit\n"
-    "  --width/--height  image or window size (default 1280x720)\n"
-    "  --shader-dir  load the *.glsl shaders from DIR instead of the built-in copies\n"
-    "  --overlay     headless: draw the debug overlay into the image (interactive: always on)\n"
-    "  --skinning    lbs (linear blend, default) or dqs (dual quaternions; a model whose joints\n"
-    "                carry scale stays on lbs, with a warning)\n"
+namespace posecast::viewer {
+namespace {
+
+constexpr const char kDescription[] =
+    "Shows skinned entities with GPU skinning: a model played locally (--model) or what a live\n"
+    "posecast-server streams (--connect), in a window or headless (--frames, --screenshot).\n"
+    "Give exactly one of --model and --connect (docs/viewer.md).";
+
+constexpr const char kFooter[] =
     "Interactive keys: left drag orbit, right/middle drag (or shift+left) pan, wheel zoom,\n"
     "  F frame all, K skeleton lines, X wireframe, G grid, H overlay, Space pause, Esc quit.\n"
     "  --connect, an owned entity (server --grant N): 1 idle, 2 walk, 3 run, 4 wave (crossfades),\n"
     "  = / - speed x1.25 / /1.25, Tab next owned entity. A replay server: P pause/resume,\n"
     "  . step one tick, Left/Right seek 5 s, [ / ] half/double speed.\n"
     "Without a display, run under xvfb-run (see docs/viewer.md); headless runs also work on\n"
-    "Mesa's EGL surfaceless platform with no X server at all.\n";
+    "Mesa's EGL surfaceless platform with no X server at all.\n"
+    "Exit codes: 0 success, 1 the work failed (bad file, no display, GL error), 2 bad command line.";
 
-namespace {
+// The options given as text and turned into values after parsing (their errors are the
+// viewer's own: an --act script, a skinning mode).
+struct TextOptions {
+  std::string act;
+  std::string skinning;
+};
 
-Result<long long> parse_int(const std::string& option, const char* text, long long min,
-                            long long max) {
-  long long value = 0;
-  const char* end = text + std::strlen(text);
-  const auto [ptr, ec] = std::from_chars(text, end, value);
-  if (ec != std::errc() || ptr != end || value < min || value > max) {
-    return Error{"--" + option + ": expected an integer in " + std::to_string(min) + ".." +
-                 std::to_string(max) + ", got '" + text + "'"};
-  }
-  return value;
+// Declares every option on `command_line`, bound to `o` and `text`.
+void declare(cli::CommandLine& command_line, ViewerOptions& o, TextOptions& text) {
+  CLI::App& app = command_line.app();
+  app.footer(kFooter);
+  app.add_option("--model", o.model, "a .gltf/.glb file, or gen-rig:N for the generated rig with N joints")
+      ->type_name("FILE|gen-rig:N");
+  app.add_option("--connect", o.connect,
+                 "show what a live posecast-server streams (models from its welcome\n"
+                 "manifest: gen-rig:N generated, files looked up by name under\n"
+                 "--models-dir). Entities are placed on a grid by entity id; headless\n"
+                 "runs are paced to real time")
+      ->type_name("HOST:PORT");
+  app.add_option("--models-dir", o.models_dir, "--connect: folder holding the server's model files")->type_name("DIR");
+  app.add_flag("--interpolate-poses", o.interpolate_poses,
+               "--connect: between snapshots, interpolate the decoded poses instead of\n"
+               "evaluating the server's clip recipes at the render time (the default;\n"
+               "exact but it samples clips: docs/client.md)");
+  app.add_option("--act", text.act,
+                 "headless: press a session key before that frame (idle walk run wave\n"
+                 "faster slower next-owned replay-toggle replay-step replay-back\n"
+                 "replay-forward replay-slower replay-faster)")
+      ->type_name("FRAME:ACTION[,...]");
+  app.add_option("--clip", o.clip,
+                 "clip to loop (default: walk (any case) if present, else the first\nclip; rest = bind pose)")
+      ->type_name("NAME|INDEX|rest");
+  app.add_option("--count", o.count, "entities in a grid on the ground, each at a different phase")
+      ->type_name("N")
+      ->check(cli::integer_in(1, 100000));
+  app.add_option("--frames", o.frames, "headless: render N frames offscreen (1/60 s apart) and exit")
+      ->type_name("N")
+      ->check(cli::integer_in(1, 10000000))
+      ->default_str("");  // none: a window
+  app.add_option("--screenshot", o.screenshot, "headless: write the last frame as a PNG (alone: --frames 1)")
+      ->type_name("OUT.png");
+  app.add_flag("--stats", o.stats, "print frame-time statistics (median, p99) at exit");
+  app.add_option("--width", o.width, "image or window width")->type_name("W")->check(cli::integer_in(16, 16384));
+  app.add_option("--height", o.height, "image or window height")->type_name("H")->check(cli::integer_in(16, 16384));
+  app.add_option("--shader-dir", o.shader_dir, "load the *.glsl shaders from DIR instead of the built-in copies")
+      ->type_name("DIR");
+  app.add_flag("--overlay", o.overlay, "headless: draw the debug overlay into the image (interactive: always on)");
+  app.add_option("--skinning", text.skinning,
+                 "lbs (linear blend, default) or dqs (dual quaternions; a model whose\n"
+                 "joints carry scale stays on lbs, with a warning)")
+      ->type_name("lbs|dqs");
+}
+
+// What only a combination of options can get wrong.
+Status check(const ViewerOptions& o) {
+  if (o.model.empty() && o.connect.empty()) return Error{"--model FILE|gen-rig:N or --connect HOST:PORT is required"};
+  if (!o.model.empty() && !o.connect.empty()) return Error{"--model and --connect exclude each other: give exactly one"};
+  if (!o.models_dir.empty() && o.connect.empty()) return Error{"--models-dir: only with --connect"};
+  if (o.interpolate_poses && o.connect.empty()) return Error{"--interpolate-poses: only with --connect"};
+  return {};
 }
 
 }  // namespace
 
-Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv) {
+Result<ViewerOptions> parse_viewer_options(const std::vector<std::string>& args) {
+  cli::CommandLine command_line(kViewerProgram, kDescription);
   ViewerOptions options;
-  bool frames_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
+  TextOptions text;
+  declare(command_line, options, text);
+  switch (command_line.parse_quietly(args)) {
+    case cli::CommandLine::Outcome::kHelp:
       options.help = true;
-      continue;
-    }
-    if (arg == "--stats") {
-      options.stats = true;
-      continue;
-    }
-    if (arg == "--overlay") {
-      options.overlay = true;
-      continue;
-    }
-    if (arg == "--interpolate-poses") {
-      options.interpolate_poses = true;
-      continue;
-    }
-    // --skinning MODE, kept apart from the table below.
-    if (arg == "--skinning") {
-      if (i + 1 >= argc) return Error{arg + ": missing value"};
-      const std::optional<render::SkinningMode> mode = render::parse_skinning_mode(argv[++i]);
-      if (!mode) {
-        return Error{"--skinning: expected lbs or dqs, got '" + std::string(argv[i]) + "'"};
-      }
-      options.skinning = *mode;
-      continue;
-    }
-    if (arg.rfind("--", 0) != 0) return Error{"unexpected argument '" + arg + "' (see --help)"};
-    const std::string name = arg.substr(2);
-    static const char* const kWithValue[] = {"model", "clip",  "count",  "frames",
-                                             "screenshot", "width", "height", "shader-dir",
-                                             "connect", "models-dir", "act"};
-    bool known = false;
-    for (const char* option : kWithValue) known = known || name == option;
-    if (!known) return Error{"unknown option '" + arg + "' (see --help)"};
-    if (i + 1 >= argc) return Error{arg + ": missing value"};
-    const char* value = argv[++i];
-    if (name == "model") {
-      options.model = value;
-    } else if (name == "connect") {
-      options.connect = value;
-    } else if (name == "models-dir") {
-      options.models_dir = value;
-    } else if (name == "act") {
-      Result<std::vector<ScriptedAction>> script = parse_action_script(value);
-      if (!script) return script.error();
-      options.actions = std::move(script).value();
-    } else if (name == "clip") {
-      options.clip = value;
-    } else if (name == "screenshot") {
-      options.screenshot = value;
-    } else if (name == "shader-dir") {
-      options.shader_dir = value;
-    } else {
-      const long long max = name == "count" ? 100000 : name == "frames" ? 10000000 : 16384;
-      const long long min = (name == "width" || name == "height") ? 16 : 1;
-      Result<long long> number = parse_int(name, value, min, max);
-      if (!number) return number.error();
-      if (name == "count") options.count = static_cast<uint32_t>(number.value());
-      if (name == "frames") {
-        options.frames = static_cast<uint32_t>(number.value());
-        frames_given = true;
-      }
-      if (name == "width") options.width = static_cast<int>(number.value());
-      if (name == "height") options.height = static_cast<int>(number.value());
-    }
+      return options;
+    case cli::CommandLine::Outcome::kUsageError:
+      return Error{command_line.error()};
+    case cli::CommandLine::Outcome::kRun:
+      break;
   }
-  if (options.help) return options;
-  if (options.model.empty() && options.connect.empty()) {
-    return Error{"--model FILE|gen-rig:N or --connect HOST:PORT is required (see --help)"};
+  if (!text.act.empty()) {
+    Result<std::vector<ScriptedAction>> script = parse_action_script(text.act);
+    if (!script) return script.error();
+    options.actions = std::move(script).value();
   }
-  if (!options.model.empty() && !options.connect.empty()) {
-    return Error{"--model and --connect exclude each other: give exactly one"};
+  if (!text.skinning.empty()) {
+    const std::optional<render::SkinningMode> mode = render::parse_skinning_mode(text.skinning);
+    if (!mode) return Error{"--skinning: expected lbs or dqs, got '" + text.skinning + "'"};
+    options.skinning = *mode;
   }
-  if (!options.models_dir.empty() && options.connect.empty()) {
-    return Error{"--models-dir: only with --connect"};
-  }
-  if (options.interpolate_poses && options.connect.empty()) {
-    return Error{"--interpolate-poses: only with --connect"};
-  }
-  if (!options.screenshot.empty() && !frames_given) options.frames = 1;
+  if (Status s = check(options); !s) return s.error();
+  if (!options.screenshot.empty() && command_line.app().count("--frames") == 0) options.frames = 1;
   return options;
+}
+
+std::string viewer_usage() {
+  cli::CommandLine command_line(kViewerProgram, kDescription);
+  ViewerOptions options;
+  TextOptions text;
+  declare(command_line, options, text);
+  return command_line.help();
 }
 
 }  // namespace posecast::viewer

@@ -1,5 +1,5 @@
 #pragma once
-// posecast-viewer's command line.
+// posecast-viewer's command line, in the common style (cli/common/command_line.h).
 
 #include <cstdint>
 #include <string>
@@ -14,6 +14,7 @@ namespace posecast::viewer {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // the work failed: bad file, no display, GL error
 inline constexpr int kExitUsage = 2;    // bad command line
+inline constexpr char kViewerProgram[] = "posecast-viewer";
 
 struct ViewerOptions {
   std::string model;          // a .gltf/.glb path or gen-rig:N
@@ -40,10 +41,12 @@ struct ViewerOptions {
   bool headless() const { return frames > 0 || !screenshot.empty(); }
 };
 
-// Parses argv[1..argc). Errors are one line naming the option and the reason. --screenshot
-// without --frames renders one frame.
-Result<ViewerOptions> parse_viewer_options(int argc, const char* const* argv);
+// Parses `args` (without the program name); prints nothing. --help sets `help` (print
+// viewer_usage()). Errors are one line naming the option and the reason, without the program
+// name ("--count: 0 is not in 1..100000"). --screenshot without --frames renders one frame.
+Result<ViewerOptions> parse_viewer_options(const std::vector<std::string>& args);
 
-extern const char kViewerUsage[];
+// The --help text.
+std::string viewer_usage();
 
 }  // namespace posecast::viewer

@@ -1,6 +1,7 @@
 // posecast-server: runs the animation server until SIGINT/SIGTERM (or --duration).
-// Exit codes (docs/server.md): 0 clean, 1 options/config, 2 models/scenario/recording, 3 start (socket),
-// 4 runtime failure.
+// Exit codes (docs/server.md): 0 clean, 1 cannot record or start the fleet service, 2 bad command
+// line, environment or config file, or models/scenario/recording that cannot be loaded,
+// 3 start (socket), 4 runtime failure.
 
 #include <chrono>
 #include <csignal>
@@ -18,6 +19,7 @@
 #include <asio/steady_timer.hpp>
 #include <spdlog/spdlog.h>
 
+#include "command_line.h"
 #include "fleet_setup.h"
 #include "metrics_line.h"
 #include "ownership_granter.h"
@@ -27,6 +29,7 @@
 #include "posecast/server/server_config.h"
 #include "replay_driver.h"
 #include "scenario_driver.h"
+#include "server_command_line.h"
 
 namespace {
 
@@ -230,10 +233,7 @@ void log_final(const ServerConfig& config, Server& server, const Drivers& driver
 
 int run(const std::vector<std::string>& args) {
   Result<ServerConfig> parsed = parse_server_config(args);
-  if (!parsed) {
-    std::fprintf(stderr, "posecast-server: %s\n", parsed.error().message.c_str());
-    return 1;
-  }
+  if (!parsed) return cli::print_usage_error(kServerProgram, parsed.error().message);
   ServerConfig config = std::move(parsed).value();
   if (config.help) {
     std::fputs(server_usage().c_str(), stdout);
@@ -241,10 +241,7 @@ int run(const std::vector<std::string>& args) {
   }
   spdlog::set_level(spdlog::level::from_str(config.log_level));
   Result<std::optional<fleet::FleetOptions>> fleet_wanted = fleet_options(config, std::getenv("AGONES_SDK_HTTP_PORT"));
-  if (!fleet_wanted) {
-    std::fprintf(stderr, "posecast-server: %s\n", fleet_wanted.error().message.c_str());
-    return 1;
-  }
+  if (!fleet_wanted) return cli::print_usage_error(kServerProgram, fleet_wanted.error().message);
   Result<Drivers> loaded = load_drivers(config);
   if (!loaded) {
     spdlog::critical("{}", loaded.error().message);

@@ -1,7 +1,6 @@
 #include "posecast/server/server_config.h"
 
 #include <charconv>
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -9,58 +8,42 @@
 namespace posecast::server {
 namespace {
 
-// Flags, and the JSON key each one corresponds to. A flag takes a value, but for a switch
-// (`implied` set), which may be given alone: `--agones` means `--agones on`.
-struct Flag {
-  const char* flag;
-  const char* key;
-  const char* implied = nullptr;
-};
-constexpr Flag kFlags[] = {
-    {"--models", "models"},           {"--listen", "listen"},
-    {"--tick-rate", "tick_rate"},     {"--send-rate", "send_rate"},
-    {"--max-clients", "max_clients"}, {"--bandwidth", "bandwidth_kbit"},
-    {"--threads", "threads"},         {"--log-level", "log_level"},
-    {"--scenario", "scenario"},       {"--duration", "duration"},
-    {"--metrics-interval", "metrics_interval"}, {"--record", "record"},
-    {"--recipes", "recipes"},         {"--spread-phases", "spread_phases"},
-    {"--grant", "grant"},             {"--replay", "replay"},
-    {"--assets", "assets"},           {"--client-timeout", "client_timeout"},
-    {"--sim-latency", "sim_latency_ms"}, {"--sim-jitter", "sim_jitter_ms"},
-    {"--sim-loss", "sim_loss_percent"},
-    {"--metrics", "metrics"},         {"--agones", "agones", "on"},
-    {"--health-period", "health_period"}, {"--drain-grace", "drain_grace"},
-    {"--wait-allocation", "wait_allocation", "on"},
-    {"--config", nullptr},
-};
-
 const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+
+// "0.1" rather than "0.100000", as the command line's range validators write ranges.
+std::string number_text(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// Range errors read as the command line's do: "--tick-rate: 0 is not in 1..1000".
+Error not_in(const std::string& where, const std::string& text, const std::string& lo, const std::string& hi) {
+  return Error{where + ": " + text + " is not in " + lo + ".." + hi};
+}
 
 Result<uint64_t> parse_uint(const std::string& where, const std::string& text, uint64_t lo, uint64_t hi) {
   uint64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    return Error{where + ": '" + text + "' is not a whole number"};
-  }
-  if (value < lo || value > hi) {
-    return Error{where + ": " + text + " is outside " + std::to_string(lo) + ".." + std::to_string(hi)};
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < lo || value > hi) {
+    return not_in(where, text, std::to_string(lo), std::to_string(hi));
   }
   return value;
 }
 
-// A decimal number in lo..hi; `expected` completes the error "'TEXT' is not ...".
-Result<double> parse_real(const std::string& where, const std::string& text, double lo, double hi,
-                          const char* expected) {
+// A decimal number in lo..hi.
+Result<double> parse_real(const std::string& where, const std::string& text, double lo, double hi) {
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !(value >= lo && value <= hi)) {
-    return Error{where + ": '" + text + "' is not " + expected};
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !(value >= lo && value <= hi)) {
+    return not_in(where, text, number_text(lo), number_text(hi));
   }
   return value;
 }
 
+// Seconds of --duration and --metrics-interval.
 Result<double> parse_seconds(const std::string& where, const std::string& text) {
-  return parse_real(where, text, 0.0, 1e7, "a number of seconds in 0..1e7");
+  return parse_real(where, text, 0.0, 1e7);
 }
 
 bool is_simulated_link_key(const std::string& key) {
@@ -136,8 +119,7 @@ Status set_metrics(const std::string&, const std::string& where, const std::stri
 Status set_fleet_seconds(const std::string& key, const std::string& where, const std::string& value,
                          ServerConfig& c) {
   const bool health = key == "health_period";
-  Result<double> seconds = health ? parse_real(where, value, 0.1, 60.0, "a number of seconds in 0.1..60")
-                                  : parse_real(where, value, 0.0, 3600.0, "a number of seconds in 0..3600");
+  Result<double> seconds = health ? parse_real(where, value, 0.1, 60.0) : parse_real(where, value, 0.0, 3600.0);
   if (!seconds) return seconds.error();
   (health ? c.health_period_s : c.drain_grace_s) = seconds.value();
   return {};
@@ -155,11 +137,8 @@ Status set_path(const std::string& key, const std::string& where, const std::str
 }
 
 Status set_client_timeout(const std::string&, const std::string& where, const std::string& value, ServerConfig& c) {
-  Result<double> seconds = parse_seconds(where, value);
+  Result<double> seconds = parse_real(where, value, 0.1, 3600.0);
   if (!seconds) return seconds.error();
-  if (!(seconds.value() >= 0.1 && seconds.value() <= 3600.0)) {
-    return Error{where + ": " + value + " is outside 0.1..3600 seconds"};
-  }
   c.server.timeout_us = static_cast<int64_t>(seconds.value() * 1e6);
   return {};
 }
@@ -169,8 +148,7 @@ Status set_client_timeout(const std::string&, const std::string& where, const st
 Status set_simulated_link(const std::string& key, const std::string& where, const std::string& value,
                           ServerConfig& c) {
   const bool percent = key == "sim_loss_percent";
-  Result<double> number = percent ? parse_real(where, value, 0.0, 100.0, "a number in 0..100")
-                                  : parse_real(where, value, 0.0, 10'000.0, "a number in 0..10000");
+  Result<double> number = percent ? parse_real(where, value, 0.0, 100.0) : parse_real(where, value, 0.0, 10'000.0);
   if (!number) return number.error();
   if (!c.server.simulator) c.server.simulator = net::SimulatorConfig{};
   for (net::LinkConditions* link : {&c.server.simulator->outbound, &c.server.simulator->inbound}) {
@@ -244,15 +222,15 @@ constexpr Setting kSettings[] = {
     {"health_period", set_fleet_seconds}, {"drain_grace", set_fleet_seconds},
 };
 
-// Applies one setting given as text (a flag value, or a JSON value rendered as text).
-Status apply(const std::string& key, const std::string& where, const std::string& value, ServerConfig& c) {
+}  // namespace
+
+Status apply_server_setting(const std::string& key, const std::string& where, const std::string& value,
+                            ServerConfig& c) {
   for (const Setting& setting : kSettings) {
     if (key == setting.key) return setting.set(key, where, value, c);
   }
   return Error{where + ": unknown setting"};
 }
-
-}  // namespace
 
 Status apply_config_json(const std::string& text, const std::string& file_name, ServerConfig& config) {
   const nlohmann::json root = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -280,58 +258,12 @@ Status apply_config_json(const std::string& text, const std::string& file_name, 
     } else {
       return Error{where + ": has the wrong type"};
     }
-    bool known = false;
-    for (const Flag& f : kFlags) known |= f.key != nullptr && it.key() == f.key;
-    if (!known) return Error{where + ": unknown setting"};
-    if (Status s = apply(it.key(), where, rendered, config); !s) return s;
+    if (Status s = apply_server_setting(it.key(), where, rendered, config); !s) return s;
   }
   return {};
 }
 
-Result<ServerConfig> parse_server_config(std::span<const std::string> args) {
-  ServerConfig config;
-  std::vector<std::pair<const Flag*, std::string>> flags;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      config.help = true;
-      return config;
-    }
-    std::string name = arg, value;
-    bool has_value = false;
-    if (const std::size_t eq = arg.find('='); eq != std::string::npos && arg.rfind("--", 0) == 0) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    const Flag* flag = nullptr;
-    for (const Flag& f : kFlags) {
-      if (name == f.flag) flag = &f;
-    }
-    if (flag == nullptr) return Error{"unknown option '" + arg + "' (see --help)"};
-    if (!has_value && flag->implied != nullptr) {
-      // A switch takes on/off only with '=': `--agones` alone, or followed by anything else, is on.
-      value = flag->implied;
-    } else if (!has_value) {
-      if (i + 1 >= args.size()) return Error{name + ": needs a value"};
-      value = args[++i];
-    }
-    flags.emplace_back(flag, value);
-  }
-  // The file first, then the flags over it.
-  for (const auto& [flag, value] : flags) {
-    if (flag->key != nullptr) continue;
-    std::ifstream file(value, std::ios::binary);
-    if (!file) return Error{"--config: cannot read '" + value + "'"};
-    std::stringstream text;
-    text << file.rdbuf();
-    config.config_file = value;
-    if (Status s = apply_config_json(text.str(), value, config); !s) return s.error();
-  }
-  for (const auto& [flag, value] : flags) {
-    if (flag->key == nullptr) continue;
-    if (Status s = apply(flag->key, flag->flag, value, config); !s) return s.error();
-  }
+Status check_server_config(const ServerConfig& config) {
   // A replay serves what the recording holds: nothing else drives its entities, nobody owns
   // them, and it is not itself recorded.
   if (!config.replay.empty()) {
@@ -347,69 +279,10 @@ Result<ServerConfig> parse_server_config(std::span<const std::string> args) {
     return Error{"--wait-allocation needs Agones (it waits for the GameServer's Allocated state)"};
   }
   if (config.server.send_rate_hz > config.server.tick_rate_hz) {
-    return Error{"send rate " + std::to_string(config.server.send_rate_hz) + " Hz exceeds the tick rate " +
-                 std::to_string(config.server.tick_rate_hz) + " Hz"};
+    return Error{"--send-rate: " + std::to_string(config.server.send_rate_hz) + " exceeds the tick rate " +
+                 std::to_string(config.server.tick_rate_hz)};
   }
-  return config;
-}
-
-std::string server_usage() {
-  return R"(posecast-server: the authoritative animation server (docs/server.md)
-
-  --models LIST          comma-separated model sources: paths or gen-rig:N (default gen-rig:24)
-  --listen ADDR:PORT     UDP address to bind (default 127.0.0.1:7777; port 0 = any)
-  --tick-rate HZ         simulation ticks per second (default 60)
-  --send-rate HZ         snapshots per second per client (default 20)
-  --max-clients N        connections accepted (default 64)
-  --bandwidth KBIT       budget per client in kbit/s incl. UDP/IP headers (default 0 = none)
-  --threads N            evaluation threads (default 2)
-  --log-level LEVEL      trace|debug|info|warn|error|critical|off (default info)
-  --scenario FILE        drive entities from a scenario file (its models replace --models)
-  --duration SECONDS     exit after this long (default: run until SIGINT/SIGTERM)
-  --metrics-interval S   seconds between metrics lines (default 10; 0 = none)
-  --client-timeout S     drop a client after this many seconds without a datagram from it
-                         (0.1..3600, default 5)
-  --recipes on|off       attach clip recipes so the codec predicts plain blends from the shared
-                         clips: ~4x fewer bytes, and clients evaluate them at the render time (default on)
-  --spread-phases on|off spread clients' send ticks over the send interval instead of sharing
-                         them: lower peak tick time (default on)
-  --grant N              give each connecting client ownership of up to N entities nobody
-                         owns (lowest ids first; released when it leaves), so a viewer can
-                         command them (default 0)
-  --record FILE          record the session: commands, world hashes, checkpoints every 5 s
-                         (docs/recording-format.md; replay with `posecast replay FILE`)
-  --replay FILE          serve a recording to viewers like a live session; viewers may pause,
-                         resume, step, seek and set the speed (0.25x..8x); its models and tick
-                         rate replace --models and --tick-rate (not with --scenario, --record,
-                         --grant)
-  --assets DIR           with --replay: look for the recording's model files by name in DIR
-                         first (a recording moved to another machine or folder)
-  --sim-latency MS       simulate a worse link in the server itself, each direction: fixed
-  --sim-jitter MS          delay, +- uniform jitter (reorders) and loss in percent (default
-  --sim-loss PCT           none); to try clients and the viewer's overlay (docs/server.md)
-  --metrics ADDR:PORT    serve Prometheus /metrics, /healthz and /readyz over HTTP on this
-                         address (default: off; port 0 = any; docs/fleet.md)
-  --agones[=on|off]      report Ready, Health and Shutdown to the Agones SDK sidecar's REST
-                         port on localhost (AGONES_SDK_HTTP_PORT, default 9358); default: on
-                         when AGONES_SDK_HTTP_PORT is set
-  --health-period S      seconds between Agones Health pings (0.1..60, default 2)
-  --drain-grace S        on SIGTERM/SIGINT: refuse new clients, serve connected ones at most
-                         S seconds more (until all left), then disconnect them and exit
-                         (0..3600, default 10; a second signal ends it at once)
-  --wait-allocation[=on|off]  refuse clients until the GameServer is Allocated (Agones;
-                         default off)
-  --config FILE          JSON file with the same settings (keys: models, listen, tick_rate,
-                         send_rate, max_clients, bandwidth_kbit, threads, log_level, scenario,
-                         duration, metrics_interval, client_timeout, record, recipes,
-                         spread_phases, grant, replay, assets, sim_latency_ms,
-                         sim_jitter_ms, sim_loss_percent, metrics, agones, health_period,
-                         drain_grace, wait_allocation);
-                         flags win over the file
-  --help                 this text
-
-Exit codes: 0 clean exit, 1 bad options or config, 2 cannot load models or scenario,
-3 cannot start the server (socket), 4 runtime failure.
-)";
+  return {};
 }
 
 }  // namespace posecast::server

@@ -20,7 +20,7 @@ server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
 sleep 0.5
 "$viewer" --connect "127.0.0.1:$port" --frames 30 --screenshot "$out/connect_a.png" --stats | tee "$out/connect_a.log"
-"$viewer" --connect "127.0.0.1:$port" --frames 30 --screenshot "$out/connect_b.png"
+"$viewer" --connect "127.0.0.1:$port" --models-dir "$out" --frames 30 --screenshot "$out/connect_b.png"
 "$viewer" --connect "127.0.0.1:$port" --frames 30 --screenshot "$out/connect_c.png" \
   --interpolate-poses --stats | tee "$out/connect_c.log"
 # "N of M entity-frames from clip recipes": N > 0 by default, N = 0 with --interpolate-poses.

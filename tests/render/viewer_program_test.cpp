@@ -134,13 +134,42 @@ TEST_F(ViewerProgram, SkinningDqsDrawsEveryEntityWithDualQuaternions) {
 TEST(ViewerProgramErrors, BadSkinningModeIsOneLineAndExitCode2) {
   const ProgramRun run = run_viewer("--model gen-rig:24 --skinning cheap");
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.output, "posecast-viewer: --skinning: expected lbs or dqs, got 'cheap'\n");
+  EXPECT_EQ(run.output,
+            "posecast-viewer: --skinning: expected lbs or dqs, got 'cheap'\nRun with --help for more information.\n");
 }
 
+// The shared command-line style: one line naming program, flag and reason, the pointer to
+// --help, exit code 2; nothing opens a window first.
 TEST(ViewerProgramErrors, BadArgumentIsOneLineAndExitCode2) {
   const ProgramRun run = run_viewer("--model gen-rig:24 --count lots");
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.output, "posecast-viewer: --count: expected an integer in 1..100000, got 'lots'\n");
+  EXPECT_EQ(run.output, "posecast-viewer: --count: lots is not in 1..100000\nRun with --help for more information.\n");
+  const ProgramRun range = run_viewer("--model gen-rig:24 --width 8");
+  EXPECT_EQ(range.exit_code, 2);
+  EXPECT_EQ(range.output, "posecast-viewer: --width: 8 is not in 16..16384\nRun with --help for more information.\n");
+  const ProgramRun unknown = run_viewer("--model gen-rig:24 --bogus");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.output,
+            "posecast-viewer: The following argument was not expected: --bogus\nRun with --help for more information.\n");
+}
+
+// Every documented flag of a local run (the --connect ones: viewer_connect_test.sh and
+// viewer_session_keys_test.sh).
+TEST_F(ViewerProgram, EveryLocalFlagWorks) {
+  const std::string png = std::string(POSECAST_RENDER_OUTPUT_DIR) + "/viewer_every_flag.png";
+  std::filesystem::remove(png);
+  std::string args = "--model gen-rig:24 --clip run --count 2 --frames 3 --screenshot '" + png +
+                     "' --stats --width 96 --height 64 --shader-dir '" + POSECAST_SOURCE_DIR + "/shaders' --skinning lbs";
+#ifdef POSECAST_VIEWER_HAS_IMGUI
+  args += " --overlay";
+#endif
+  const ProgramRun run = run_viewer(args);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("median"), std::string::npos) << run.output;
+  Result<RgbaImage> image = read_png(png);
+  ASSERT_TRUE(image.ok()) << image.error().message;
+  EXPECT_EQ(image.value().width, 96);
+  EXPECT_EQ(image.value().height, 64);
 }
 
 TEST(ViewerProgramErrors, MissingFileIsOneLineAndExitCode1) {
@@ -161,7 +190,8 @@ TEST(ViewerProgramErrors, BadGeneratedRigSourceIsOneLine) {
 TEST(ViewerProgramErrors, UnknownClipListsTheClips) {
   const ProgramRun run = run_viewer("--model gen-rig:24 --clip dance --frames 1");
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(lines(run.output), 1u) << run.output;
+  EXPECT_EQ(lines(run.output), 2u) << run.output;  // the reason, then the pointer to --help
+  EXPECT_EQ(run.output.rfind("posecast-viewer: --clip: ", 0), 0u) << run.output;
   EXPECT_NE(run.output.find("no clip 'dance'"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("walk"), std::string::npos) << run.output;
 }
@@ -200,7 +230,8 @@ TEST(ViewerProgramErrors, UnwritableScreenshotIsOneLine) {
 TEST(ViewerProgramErrors, HelpPrintsUsageAndExits0) {
   const ProgramRun run = run_viewer("--help");
   EXPECT_EQ(run.exit_code, 0);
-  EXPECT_NE(run.output.find("usage: posecast-viewer --model"), std::string::npos);
+  EXPECT_NE(run.output.find("Usage: posecast-viewer [OPTIONS]"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("--interpolate-poses"), std::string::npos) << run.output;
 }
 
 }  // namespace

@@ -3,8 +3,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <stdlib.h>
 
-#include "posecast/server/server_config.h"
+#include "server_command_line.h"
 
 namespace posecast::server {
 namespace {
@@ -91,13 +92,13 @@ TEST(ServerConfig, ErrorsNameTheFlagOrKeyAndTheReason) {
     const char* expected;
   };
   const Case cases[] = {
-      {{"--tick-rate", "abc"}, "--tick-rate"},   {{"--tick-rate", "0"}, "outside"},
+      {{"--tick-rate", "abc"}, "--tick-rate: abc is not in 1..1000"},   {{"--tick-rate", "0"}, "--tick-rate: 0 is not in 1..1000"},
       {{"--listen", "nowhere"}, "--listen"},     {{"--log-level", "loud"}, "--log-level"},
-      {{"--frobnicate"}, "unknown option"},     {{"--duration"}, "needs a value"},
-      {{"--send-rate", "90"}, "exceeds the tick rate"}, {{"--config", "/nonexistent/x.json"}, "cannot read"},
-      {{"--recipes", "maybe"}, "--recipes"},     {{"--client-timeout", "0"}, "outside 0.1..3600"},
+      {{"--frobnicate"}, "The following argument was not expected: --frobnicate"},     {{"--duration"}, "--duration"},
+      {{"--send-rate", "90"}, "--send-rate: 90 exceeds the tick rate 60"}, {{"--config", "/nonexistent/x.json"}, "cannot read"},
+      {{"--recipes", "maybe"}, "--recipes"},     {{"--client-timeout", "0"}, "--client-timeout: 0 is not in 0.1..3600"},
       {{"--client-timeout", "soon"}, "--client-timeout"},
-      {{"--sim-loss", "101"}, "--sim-loss: '101' is not a number in 0..100"},
+      {{"--sim-loss", "101"}, "--sim-loss: 101 is not in 0..100"},
       {{"--sim-latency", "-1"}, "--sim-latency"},  {{"--sim-jitter", "fast"}, "--sim-jitter"},
   };
   for (const Case& c : cases) {
@@ -148,10 +149,10 @@ TEST(ServerConfig, FleetSettingErrorsNameTheFlag) {
   };
   const Case cases[] = {
       {{"--metrics", "nowhere"}, "--metrics"},
-      {{"--metrics"}, "--metrics: needs a value"},
-      {{"--health-period", "0"}, "--health-period: '0' is not a number of seconds in 0.1..60"},
+      {{"--metrics"}, "--metrics"},
+      {{"--health-period", "0"}, "--health-period: 0 is not in 0.1..60"},
       {{"--health-period", "61"}, "--health-period"},
-      {{"--drain-grace", "-1"}, "--drain-grace: '-1' is not a number of seconds in 0..3600"},
+      {{"--drain-grace", "-1"}, "--drain-grace: -1 is not in 0..3600"},
       {{"--agones=maybe"}, "--agones: 'maybe' is not on or off"},
       {{"--agones=off", "--wait-allocation"}, "--wait-allocation needs Agones"},
   };
@@ -173,6 +174,105 @@ TEST(ServerConfig, AssetsGoWithReplayOnly) {
   auto empty = parse({"--replay", "r.pcrec", "--assets="});
   ASSERT_FALSE(empty.ok());
   EXPECT_NE(empty.error().message.find("--assets"), std::string::npos) << empty.error().message;
+}
+
+// Sets an environment variable for the scope of one test.
+class ScopedVariable {
+ public:
+  ScopedVariable(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedVariable() { ::unsetenv(name_); }
+  ScopedVariable(const ScopedVariable&) = delete;
+  ScopedVariable& operator=(const ScopedVariable&) = delete;
+
+ private:
+  const char* name_;
+};
+
+TEST(ServerConfig, EveryFlagHasItsVariable) {
+  const ScopedVariable variables[] = {
+      {"POSECAST_MODELS", "gen-rig:8,a.glb"}, {"POSECAST_LISTEN", "0.0.0.0:0"},  {"POSECAST_TICK_RATE", "30"},
+      {"POSECAST_SEND_RATE", "10"},          {"POSECAST_MAX_CLIENTS", "3"},    {"POSECAST_BANDWIDTH", "500"},
+      {"POSECAST_THREADS", "1"},             {"POSECAST_LOG_LEVEL", "debug"},  {"POSECAST_REPLAY", "r.pcrec"},
+      {"POSECAST_ASSETS", "/data"},          {"POSECAST_DURATION", "2.5"},     {"POSECAST_METRICS_INTERVAL", "0"},
+      {"POSECAST_CLIENT_TIMEOUT", "30"},     {"POSECAST_RECIPES", "off"},      {"POSECAST_SPREAD_PHASES", "off"},
+      {"POSECAST_SIM_LATENCY", "50"},        {"POSECAST_SIM_JITTER", "12.5"},  {"POSECAST_SIM_LOSS", "5"},
+      {"POSECAST_METRICS", "127.0.0.1:0"},   {"POSECAST_AGONES", "on"},        {"POSECAST_HEALTH_PERIOD", "0.5"},
+      {"POSECAST_DRAIN_GRACE", "3"},         {"POSECAST_WAIT_ALLOCATION", "1"},
+  };
+  auto config = parse({});
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->models, (std::vector<std::string>{"gen-rig:8", "a.glb"}));
+  EXPECT_EQ(net::to_string(config->server.listen), "0.0.0.0:0");
+  EXPECT_EQ(config->server.tick_rate_hz, 30u);
+  EXPECT_EQ(config->server.send_rate_hz, 10u);
+  EXPECT_EQ(config->server.max_clients, 3u);
+  EXPECT_EQ(config->server.bandwidth_kbit, 500u);
+  EXPECT_EQ(config->server.threads, 1u);
+  EXPECT_EQ(config->log_level, "debug");
+  EXPECT_EQ(config->replay, "r.pcrec");
+  EXPECT_EQ(config->assets, "/data");
+  EXPECT_DOUBLE_EQ(config->duration_s, 2.5);
+  EXPECT_DOUBLE_EQ(config->metrics_interval_s, 0.0);
+  EXPECT_EQ(config->server.timeout_us, 30'000'000);
+  EXPECT_FALSE(config->server.attach_recipes);
+  EXPECT_FALSE(config->server.spread_send_phases);
+  ASSERT_TRUE(config->server.simulator.has_value());
+  EXPECT_EQ(config->server.simulator->outbound.latency_us, 50'000);
+  EXPECT_EQ(config->server.simulator->inbound.jitter_us, 12'500);
+  EXPECT_DOUBLE_EQ(config->server.simulator->inbound.loss_percent, 5.0);
+  ASSERT_TRUE(config->metrics_listen.has_value());
+  EXPECT_EQ(config->agones, true);
+  EXPECT_DOUBLE_EQ(config->health_period_s, 0.5);
+  EXPECT_DOUBLE_EQ(config->drain_grace_s, 3.0);
+  EXPECT_TRUE(config->wait_allocation);
+  // The ones --replay excludes, in a second pass.
+  const ScopedVariable live[] = {{"POSECAST_REPLAY", ""}, {"POSECAST_ASSETS", ""},
+                                 {"POSECAST_SCENARIO", "s.json"}, {"POSECAST_RECORD", "out.pcrec"},
+                                 {"POSECAST_GRANT", "2"}};
+  auto second = parse({});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(second->scenario, "s.json");
+  EXPECT_EQ(second->record, "out.pcrec");
+  EXPECT_EQ(second->grant_per_client, 2u);
+}
+
+TEST(ServerConfig, CommandLineWinsOverEnvironmentWinsOverFileWinsOverDefault) {
+  const auto path = std::filesystem::temp_directory_path() / "posecast_server_precedence_test.json";
+  {
+    std::ofstream file(path);
+    file << R"({"tick_rate": 20, "send_rate": 5, "max_clients": 8, "log_level": "warn"})";
+  }
+  const ScopedVariable file_variable("POSECAST_CONFIG", path.string());
+  const ScopedVariable tick("POSECAST_TICK_RATE", "30");
+  const ScopedVariable clients("POSECAST_MAX_CLIENTS", "6");
+  auto config = parse({"--max-clients", "4"});
+  std::filesystem::remove(path);
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->server.max_clients, 4u);    // command line over environment and file
+  EXPECT_EQ(config->server.tick_rate_hz, 30u);  // environment over file
+  EXPECT_EQ(config->server.send_rate_hz, 5u);   // file over default
+  EXPECT_EQ(config->log_level, "warn");
+  EXPECT_EQ(config->server.threads, 2u);        // default
+  EXPECT_EQ(config->config_file, path.string());
+}
+
+TEST(ServerConfig, VariableErrorsNameTheVariable) {
+  {
+    const ScopedVariable tick("POSECAST_TICK_RATE", "0");
+    auto config = parse({});
+    ASSERT_FALSE(config.ok());
+    EXPECT_EQ(config.error().message, "POSECAST_TICK_RATE: 0 is not in 1..1000");
+    // Not read when the command line gives the option.
+    EXPECT_TRUE(parse({"--tick-rate", "30"}).ok());
+  }
+  const ScopedVariable agones("POSECAST_AGONES", "maybe");
+  auto config = parse({});
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().message, "POSECAST_AGONES: 'maybe' is not on or off");
+  const ScopedVariable file("POSECAST_CONFIG", "/nonexistent/x.json");
+  auto missing = parse({"--agones"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message, "POSECAST_CONFIG: cannot read '/nonexistent/x.json'");
 }
 
 TEST(ServerConfig, ConfigFileRejectsUnknownKeysAndWrongTypes) {

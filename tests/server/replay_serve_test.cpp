@@ -526,10 +526,10 @@ TEST(ServerProgramReplay, AMovedModelIsFoundWithAssetsAndAClearErrorWithout) {
 
 TEST(ServerProgramReplay, ReplayWithScenarioOrRecordIsAUsageError) {
   const ProgramResult a = run_server("--replay x.pcrec --scenario demo.json");
-  EXPECT_EQ(a.exit_code, 1) << a.output;
+  EXPECT_EQ(a.exit_code, 2) << a.output;
   EXPECT_NE(a.output.find("--replay cannot be combined with --scenario"), std::string::npos) << a.output;
   const ProgramResult b = run_server("--replay x.pcrec --record y.pcrec");
-  EXPECT_EQ(b.exit_code, 1) << b.output;
+  EXPECT_EQ(b.exit_code, 2) << b.output;
   EXPECT_NE(b.output.find("--record"), std::string::npos) << b.output;
 }
 

@@ -1,6 +1,6 @@
 #include "soak_options.h"
 
-#include <cstdio>
+#include <string>
 
 #include "command_line.h"
 
@@ -39,9 +39,8 @@ std::optional<int> parse_soak_options(const std::vector<std::string>& args, Soak
   // The defaults printed by --help are the literal ones; the reorder default depends on others.
   if (app.count("--reorder") == 0) o.reorder_percent = (o.latency_ms > 0 || o.jitter_ms > 0) ? 5.0 : 0.0;
   if (o.send_rate_hz > o.tick_rate_hz) {
-    std::fprintf(stderr, "posecast-soak: --send-rate: %u is above the tick rate %u\nRun with --help for more information.\n",
-                 o.send_rate_hz, o.tick_rate_hz);
-    return cli::kExitUsage;
+    return cli::print_usage_error(command_line.program(), "--send-rate: " + std::to_string(o.send_rate_hz) +
+                                                              " is above the tick rate " + std::to_string(o.tick_rate_hz));
   }
   return std::nullopt;
 }

@@ -1,10 +1,10 @@
 #pragma once
-// Configuration of the posecast-server program: command-line flags and an optional JSON config
-// file (--config FILE); a flag given on the command line wins over the same key in the file.
-// docs/server.md lists every option.
+// Configuration of the posecast-server program: its settings, each given as text (a command-line
+// flag, a POSECAST_* environment variable or a key of the JSON config file; the program's
+// command line, server/app/server_command_line.h, decides which wins). docs/server.md lists
+// every option.
 
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -38,9 +38,11 @@ struct ServerConfig {
   bool help = false;
 };
 
-// Parses `args` (without the program name). Errors name the flag or the file key and say why:
-// "--tick-rate: 'abc' is not a number", "server.json: send_rate: must be an integer".
-Result<ServerConfig> parse_server_config(std::span<const std::string> args);
+// Sets the setting `key` (a JSON key: "tick_rate", "models", ...) from `value`, its text
+// ("60", "gen-rig:8,a.glb", "on"). Errors start with `where` (the flag, variable or file key
+// the value came from) and say why: "--tick-rate: 0 is not in 1..1000".
+Status apply_server_setting(const std::string& key, const std::string& where, const std::string& value,
+                            ServerConfig& config);
 
 // Parses a JSON config document into `config` (keys: models, listen, tick_rate, send_rate,
 // max_clients, bandwidth_kbit, threads, log_level, scenario, duration, metrics_interval,
@@ -50,7 +52,9 @@ Result<ServerConfig> parse_server_config(std::span<const std::string> args);
 // Unknown keys are errors. `file_name` prefixes messages.
 Status apply_config_json(const std::string& text, const std::string& file_name, ServerConfig& config);
 
-// The --help text.
-std::string server_usage();
+// The checks across settings, once all are applied: --replay goes with none of --scenario,
+// --record, --grant; --assets only with --replay; --wait-allocation not with Agones off; the
+// send rate not above the tick rate.
+Status check_server_config(const ServerConfig& config);
 
 }  // namespace posecast::server
