@@ -114,6 +114,9 @@ struct EntityState {
   // their values (sampling.h), so they are not serialised: a restore starts them at 0.
   std::vector<uint32_t> cursors;
   RootTransform root;              // after this tick's commands and motion
+  // The part of root.yaw that is layer 0's travelling clips' blended yaw sway over their
+  // stride (docs/movement.md): root.yaw - sway is the heading the entity travels along.
+  float sway = 0.0f;
   Locomotion locomotion;           // steering from move / move_to (root_transform.h)
   // move_to targets queued after locomotion's current one (MoveToCommand::queue), walked in
   // order; at most kMaxWaypoints.
