@@ -345,7 +345,7 @@ void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us) {
       layer.frozen_chain.clear();
     }
   }
-  apply_root_motion(state.root, state.sway, delta);
+  apply_root_motion(state, delta);
   if (state.locomotion.mode != LocomotionMode::kNone) step_locomotion(state, rig, dt_us);
 }
 

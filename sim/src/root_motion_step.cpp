@@ -1,6 +1,7 @@
 #include "root_motion_step.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "posecast/det_math.h"
 #include "posecast/sim/root_transform.h"
@@ -57,9 +58,9 @@ void advance_motion(const Rig& rig, Motion& motion, int64_t dt_us, RootMotionSum
   if (motion.count == 0) return;
   const bool moves = sum != nullptr && motion.root_motion != 0 && weight > 0.0f &&
                      rig.root_motion.size() == rig.clips.size();
-  float total = 0.0f;
+  float total = motion.slots[0].weight;
   if (moves) {
-    for (uint8_t i = 0; i < motion.count; ++i) total += motion.slots[i].weight;
+    for (uint8_t i = 1; i < motion.count; ++i) total += motion.slots[i].weight;
   }
   const bool looping = motion.wrap == WrapMode::kLoop;
   const ClipSlot& lead = motion.slots[0];
@@ -86,11 +87,20 @@ void advance_motion(const Rig& rig, Motion& motion, int64_t dt_us, RootMotionSum
   }
 }
 
-void apply_root_motion(RootTransform& root, float& sway, const RootMotionSum& sum) {
+void apply_root_motion(EntityState& state, const RootMotionSum& sum) {
+  RootTransform& root = state.root;
+  float& sway = state.sway;
   const float heading = root.yaw - sway;
   if (sum.x != 0.0f || sum.z != 0.0f) {
-    float wx = 0.0f, wz = 0.0f;
-    rotate_by_yaw(heading, sum.x, sum.z, wx, wz);
+    // rotate_by_yaw(heading, sum.x, sum.z), its det_sin_cos cached while the heading holds.
+    const uint32_t bits = std::bit_cast<uint32_t>(heading);
+    if (bits != state.heading_bits) {
+      det_sin_cos(heading, state.heading_sin, state.heading_cos);
+      state.heading_bits = bits;
+    }
+    const float s = state.heading_sin, c = state.heading_cos;
+    const float wx = sum.x * c + sum.z * s;
+    const float wz = sum.z * c - sum.x * s;
     root.x = std::clamp(root.x + wx, -kWorldHalfExtent, kWorldHalfExtent);
     root.z = std::clamp(root.z + wz, -kWorldHalfExtent, kWorldHalfExtent);
   }

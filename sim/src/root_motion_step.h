@@ -32,9 +32,10 @@ struct RootMotionSum {
 void advance_motion(const Rig& rig, Motion& motion, int64_t dt_us, RootMotionSum* sum,
                     float weight);
 
-// Moves `root` by `sum` along the heading root.yaw - `sway` (the sway applied last tick), keeps
-// |x|, |z| within kWorldHalfExtent, turns the heading by sum.turn and sets the facing to the
-// heading plus the new sway (stored back into `sway`), wrapped.
-void apply_root_motion(RootTransform& root, float& sway, const RootMotionSum& sum);
+// Moves state.root by `sum` along the heading root.yaw - state.sway (the sway applied last
+// tick), keeps |x|, |z| within kWorldHalfExtent, turns the heading by sum.turn and sets the
+// facing to the heading plus the new sway (stored back into state.sway), wrapped. The same bits
+// as rotate_by_yaw(heading, ...) (its sine and cosine are cached in the state).
+void apply_root_motion(EntityState& state, const RootMotionSum& sum);
 
 }  // namespace posecast::sim
