@@ -243,10 +243,18 @@ class ScenarioParser {
       raw.push_back(std::move(r));
     }
     uint64_t expanded = 0;
-    for (const RawCommand& r : raw) expanded += r.count;
+    for (const RawCommand& r : raw) {
+      // A path expands into a move_to per point (checked fully when bound).
+      const Json& c = (*commands)[r.index];
+      const auto points = c.find("points");
+      const uint64_t per_entity = r.op == "path" && points != c.end() && points->is_array()
+                                      ? std::max<uint64_t>(1, points->size())
+                                      : 1;
+      expanded += r.count * per_entity;
+    }
     if (expanded > kMaxExpandedCommands) {
       return f_.error("commands", str(static_cast<int64_t>(expanded)) +
-                                      " commands after \"count\" expansion; at most " +
+                                      " commands after \"count\" and \"path\" expansion; at most " +
                                       str(static_cast<int64_t>(kMaxExpandedCommands)));
     }
     // Bind in the order the world applies them: by tick, file order within a tick.

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "posecast/rig/model_source.h"
+#include "posecast/sim/scenario.h"
 #include "posecast/sim/world.h"
 #include "sim_test_support.h"
 
@@ -252,6 +253,55 @@ TEST(WorldMovement, FastForwardSnapshotAndHashCarryTheTransform) {
   a.run(1);
   b.run(1);
   EXPECT_NE(a.world.world_hash(), b.world.world_hash());
+}
+
+// A scenario's path is a move_to and queued move_tos the World walks in order; a point
+// outside the world, a speed out of range or an unknown field is an error naming it.
+TEST(WorldMovement, ScenarioPathsExpandToQueuedMoveTos) {
+  const auto parse = [](const std::string& commands) {
+    return parse_scenario(R"({"posecast_scenario": 1, "models": {"r": "gen-rig:24:travel"}, "commands": [)" +
+                              std::string(R"({"tick": 0, "op": "spawn", "entity": 1, "count": 2, "model": "r", "x": 1, "x_step": 2, "yaw": 90}, )") +
+                              commands + "]}",
+                          "p.json", {load("gen-rig:24:travel")});
+  };
+  Result<Scenario> ok = parse(R"({"tick": 0, "op": "path", "entity": 1, "count": 2, "points": [[0, 4], [4, 4], [4, 0]], "x_step": 10, "speed": 1.5})");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  const std::vector<Command>& c = ok.value().commands;
+  ASSERT_EQ(c.size(), 2u + 2u * 3u);
+  const auto* spawn = std::get_if<SpawnCommand>(&c[1].body);
+  ASSERT_NE(spawn, nullptr);
+  EXPECT_EQ(spawn->at.x, 3.0f);
+  EXPECT_NEAR(spawn->at.yaw, 1.5707963f, 1e-6f);
+  for (std::size_t k = 0; k < 2; ++k) {
+    for (std::size_t i = 0; i < 3; ++i) {
+      const Command& cmd = c[2 + 3 * k + i];
+      const auto* move = std::get_if<MoveToCommand>(&cmd.body);
+      ASSERT_NE(move, nullptr) << k << " " << i;
+      EXPECT_EQ(cmd.entity, 1 + k);
+      EXPECT_EQ(move->queue, i > 0);
+      EXPECT_EQ(move->speed, 1.5f);
+      EXPECT_EQ(move->x, (i == 0 ? 0.0f : 4.0f) + 10.0f * static_cast<float>(k));
+    }
+  }
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"tick": 0, "op": "path", "entity": 1, "points": [[0, 4], [0, 17000]], "speed": 1})",
+       "p.json: commands[1].points[1].z: 17000 is out of range -16384..16384"},
+      {R"({"tick": 0, "op": "path", "entity": 1, "points": [[0, 4], [1]], "speed": 1})",
+       "p.json: commands[1].points[1]: must be [x, z]"},
+      {R"({"tick": 0, "op": "path", "entity": 1, "points": [[0, 4]], "speed": 0})",
+       "p.json: commands[1].speed: speed for entity +0 is out of range"},
+      {R"({"tick": 0, "op": "move_to", "entity": 1, "x": 1, "speed": 5000})",
+       "p.json: commands[1].speed: 5000 is out of range 0..4096"},
+      {R"({"tick": 0, "op": "move", "entity": 1, "speed": 1, "turn_rate": 800})",
+       "p.json: commands[1].turn_rate: 800 is out of range"},
+      {R"({"tick": 0, "op": "move_to", "entity": 1, "x": 1, "speed": 1, "y": 2})",
+       "p.json: commands[1].y: unknown field"},
+  };
+  for (const auto& [text, expected] : bad) {
+    Result<Scenario> s = parse(text);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_EQ(s.error().message.rfind(expected, 0), 0u) << "expected: " << expected << "\n     got: " << s.error().message;
+  }
 }
 
 }  // namespace
