@@ -129,28 +129,62 @@ void set_locomotion_speed(Motion& motion, const Rig& rig, float speed) {
 
 namespace {
 
-void change_speed(EntityState& state, const Rig& rig, float speed) {
-  if (state.locomotion.speed == speed) return;
-  state.locomotion.speed = speed;
-  if (!state.layers.empty()) set_locomotion_speed(state.layers[0].target, rig, speed);
+// The speed layer 0's locomotion motion covers now: loops a second (slot 0's rate over its
+// length) times the blend's stride.
+float covered_speed(const Motion& motion, const Rig& rig) {
+  float total = 0.0f, stride = 0.0f;
+  for (uint8_t i = 0; i < motion.count; ++i) total += motion.slots[i].weight;
+  if (!(total > 0.0f)) return 0.0f;
+  for (uint8_t i = 0; i < motion.count; ++i) {
+    const int clip = motion.slots[i].clip;
+    stride += (motion.slots[i].weight / total) * (ground_speed(rig, clip) * duration_s(rig, clip));
+  }
+  const float rate = static_cast<float>(motion.speed) / 65536.0f;
+  return (rate / duration_s(rig, motion.slots[0].clip)) * stride;
 }
 
+// Speed changes ramp: the blend covers at most this many of the rig's fastest ground speed per
+// second more or less each second (0.25 s from standing to its run), so a walk turns into a
+// run through the blend instead of cutting to it (a cut moves the planted feet).
+constexpr float kRampPerSecond = 4.0f;
+
+// Moves layer 0's blend one tick towards the commanded speed.
+void ramp_speed(EntityState& state, const Rig& rig, float dt) {
+  if (state.layers.empty()) return;
+  Motion& motion = state.layers[0].target;
+  const float target = state.locomotion.speed;
+  const Blend goal = blend_for(rig, target);
+  bool there = motion.count == goal.count && motion.speed == goal.rate;
+  for (uint8_t i = 0; there && i < goal.count; ++i) there = motion.slots[i].weight == goal.weights[i];
+  if (there) return;
+  const int run = role_clip(rig, LocomotionRole::kRun);
+  const int walk = role_clip(rig, LocomotionRole::kWalk);
+  const float top = std::max(ground_speed(rig, walk), run >= 0 ? ground_speed(rig, run) : 0.0f);
+  const float step = kRampPerSecond * top * dt;
+  const float now = covered_speed(motion, rig);
+  const float next = target > now ? std::min(target, now + step) : std::max(target, now - step);
+  set_locomotion_speed(motion, rig, next);
+  if (next == target) set_locomotion_speed(motion, rig, target);  // exactly the goal's bits
+}
+
+void change_speed(EntityState& state, float speed) { state.locomotion.speed = speed; }
+
 // Arrived: the next queued waypoint, or stand.
-void next_target(EntityState& state, const Rig& rig) {
+void next_target(EntityState& state) {
   Locomotion& loco = state.locomotion;
   if (state.waypoints.empty()) {
     loco.mode = LocomotionMode::kMove;
     loco.turn_rate = 0.0f;
     loco.target_x = 0.0f;
     loco.target_z = 0.0f;
-    change_speed(state, rig, 0.0f);
+    change_speed(state, 0.0f);
     return;
   }
   const Waypoint next = state.waypoints.front();
   state.waypoints.erase(state.waypoints.begin());  // no allocation
   loco.target_x = next.x;
   loco.target_z = next.z;
-  change_speed(state, rig, next.speed);
+  change_speed(state, next.speed);
 }
 
 }  // namespace
@@ -159,6 +193,7 @@ void step_locomotion(EntityState& state, const Rig& rig, int64_t dt_us) {
   Locomotion& loco = state.locomotion;
   RootTransform& root = state.root;
   const float dt = static_cast<float>(dt_us) / 1000000.0f;
+  ramp_speed(state, rig, dt);
   if (loco.mode == LocomotionMode::kMove) {
     if (loco.turn_rate != 0.0f) root.yaw = det_wrap_angle(root.yaw + loco.turn_rate * dt);
     return;
@@ -168,7 +203,7 @@ void step_locomotion(EntityState& state, const Rig& rig, int64_t dt_us) {
   const float dz = loco.target_z - root.z;
   const float radius = std::max(2.0f * loco.speed / kMaxTurnRate, loco.speed * dt);
   if (dx * dx + dz * dz <= radius * radius) {
-    next_target(state, rig);
+    next_target(state);
     return;
   }
   // Steers the heading (the facing without the stride's sway).

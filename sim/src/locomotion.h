@@ -32,11 +32,12 @@ MotionSpec locomotion_spec(const Rig& rig, float speed);
 // in its clips' times.
 void set_locomotion_speed(Motion& motion, const Rig& rig, float speed);
 
-// One tick of steering after root motion moved the entity: move turns by turn_rate * dt;
+// One tick of steering after root motion moved the entity: layer 0's blend ramps towards the
+// commanded speed (at most 4 x the rig's fastest gait's ground speed per second per second,
+// weights and rate in place); move turns by turn_rate * dt;
 // move_to turns towards its target (at most kMaxTurnRate * dt) and, within the arrival radius
 // (twice the turning radius speed / kMaxTurnRate, at least one tick's travel), takes the next
-// queued waypoint or stands (idle). Changes layer 0's weights and rate in place when the
-// speed changes (no allocation).
+// queued waypoint or stands (idle). No allocation.
 void step_locomotion(EntityState& state, const Rig& rig, int64_t dt_us);
 
 }  // namespace posecast::sim

@@ -310,11 +310,10 @@ struct ApplyToEntity {
   }
 
   // Layer 0 plays the locomotion blend for `speed`: already playing it, its weights and rate
-  // change in place (phases kept); otherwise a phase-synced crossfade to it.
+  // ramp to it from the next tick on (step_locomotion; phases kept); otherwise a crossfade to it.
   Status start_locomotion(float speed) const {
     EntityState& st = state();
     if (st.locomotion.mode != LocomotionMode::kNone && !st.layers.empty()) {
-      set_locomotion_speed(st.layers[0].target, rig(), speed);
       st.locomotion.speed = speed;
       return {};
     }

@@ -4,12 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
 
+#include "posecast/local_to_model.h"
 #include "posecast/rig/model_source.h"
+#include "posecast/root_motion.h"
 #include "posecast/sim/scenario.h"
 #include "posecast/sim/world.h"
 #include "sim_test_support.h"
@@ -253,6 +257,65 @@ TEST(WorldMovement, FastForwardSnapshotAndHashCarryTheTransform) {
   a.run(1);
   b.run(1);
   EXPECT_NE(a.world.world_hash(), b.world.world_hash());
+}
+
+// Foot sliding through the World's locomotion (docs/movement.md, "Foot sliding"): a walk, run,
+// walk run (4 s each: 0.85 x the walk's ground speed, 1.15 x the run's), the planted feet's
+// world-space horizontal speed as a fraction of the commanded speed. A foot is planted while
+// its height is within 10 % of its height range (per segment) above its lowest. Printed:
+//   build/tests/sim/sim_movement_tests --gtest_filter='*FootSliding*'
+TEST(WorldMovement, FootSlidingThroughLocomotion) {
+  MoveWorld w;
+  const Rig& rig = w.rig();
+  const float walk = w.ground_speed(LocomotionRole::kWalk);
+  const float run = w.ground_speed(LocomotionRole::kRun);
+  const float speeds[] = {0.85f * walk, 1.15f * run, 0.85f * walk};
+  w.spawn(1);
+  const std::vector<uint16_t>& feet = rig.motion_config.foot_nodes;
+  ASSERT_FALSE(feet.empty());
+  struct Sample { float speed; std::vector<glm::vec3> feet; };
+  std::vector<Sample> samples;
+  std::vector<Transform> locals(rig.skeleton.node_count());
+  std::vector<glm::mat4> models(rig.skeleton.node_count());
+  for (int segment = 0; segment < 3; ++segment) {
+    w.submit(w.world.tick_index(), 1, MoveCommand{speeds[segment], 0.0f});
+    for (int t = 0; t < 240; ++t) {
+      w.run(1);
+      ASSERT_TRUE(w.world.evaluate_local_pose(1, locals));
+      ASSERT_TRUE((LocalToModelJob{&rig.skeleton, locals, models}.Run()));
+      const RootTransform& root = w.root(1);
+      Sample s{speeds[segment], {}};
+      for (uint16_t foot : feet) {
+        const glm::vec4 p = models[foot][3];
+        float wx = 0.0f, wz = 0.0f;
+        rotate_by_yaw(root.yaw, p.x, p.z, wx, wz);
+        s.feet.push_back(glm::vec3(root.x + wx, p.y, root.z + wz));
+      }
+      samples.push_back(std::move(s));
+    }
+  }
+  double planted = 0.0, expected = 0.0;
+  // Per segment and foot (each gait lifts its feet to its own height), skipping each
+  // segment's first half second (the crossfade into locomotion, the ramp between speeds).
+  for (std::size_t f = 0; f < feet.size(); ++f) {
+    for (std::size_t seg = 0; seg < 3; ++seg) {
+    const std::size_t first = seg * 240 + 30, end = (seg + 1) * 240;
+    float low = 1e30f, high = -1e30f;
+    for (std::size_t i = first; i < end; ++i) low = std::min(low, samples[i].feet[f].y), high = std::max(high, samples[i].feet[f].y);
+    const float band = low + 0.1f * (high - low);
+    for (std::size_t i = first + 1; i < end; ++i) {
+      if (samples[i].feet[f].y > band || samples[i - 1].feet[f].y > band) continue;
+      const glm::vec3 d = samples[i].feet[f] - samples[i - 1].feet[f];
+      const double dx = d.x, dz = d.z;
+      planted += std::sqrt(dx * dx + dz * dz);
+      expected += static_cast<double>(samples[i].speed) / 60.0;
+    }
+    }
+  }
+  ASSERT_GT(expected, 0.0);
+  std::printf("gen-rig:24:travel through World locomotion: planted-foot sliding %.2f %% of the commanded speed\n",
+              100.0 * planted / expected);
+  EXPECT_LT(planted / expected, 0.06);  // the figure is the output; this bounds regressions
 }
 
 // A scenario's path is a move_to and queued move_tos the World walks in order; a point
