@@ -39,7 +39,8 @@ struct Blend {
 };
 
 SpeedQ16 to_rate(float rate) {
-  rate = std::clamp(rate, 0.0f, kMaxRate);
+  if (!(rate >= 0.0f)) return 0;  // NaN too
+  rate = std::min(rate, kMaxRate);
   return static_cast<SpeedQ16>(rate * 65536.0f + 0.5f);
 }
 
@@ -140,7 +141,8 @@ float covered_speed(const Motion& motion, const Rig& rig) {
     stride += (motion.slots[i].weight / total) * (ground_speed(rig, clip) * duration_s(rig, clip));
   }
   const float rate = static_cast<float>(motion.speed) / 65536.0f;
-  return (rate / duration_s(rig, motion.slots[0].clip)) * stride;
+  const float length = duration_s(rig, motion.slots[0].clip);
+  return length > 0.0f ? (rate / length) * stride : 0.0f;
 }
 
 // Speed changes ramp: the blend covers at most this many of the rig's fastest ground speed per
@@ -150,7 +152,7 @@ constexpr float kRampPerSecond = 4.0f;
 
 // Moves layer 0's blend one tick towards the commanded speed.
 void ramp_speed(EntityState& state, const Rig& rig, float dt) {
-  if (state.layers.empty()) return;
+  if (state.layers.empty() || !check_locomotion_rig(rig).ok()) return;
   Motion& motion = state.layers[0].target;
   const float target = state.locomotion.speed;
   const Blend goal = blend_for(rig, target);

@@ -32,6 +32,7 @@
 #include "posecast/hash.h"
 #include "posecast/sampling.h"
 #include "evaluator.h"
+#include "locomotion.h"
 #include "world_impl.h"
 
 namespace posecast::sim {
@@ -415,6 +416,9 @@ class SnapshotParser {
     if (!std::isfinite(e.sway) || std::fabs(e.sway) > 1.0e4f) return fail(where + ".sway", "not finite");
     if (mode >= kLocomotionModeCount) return fail(where + ".locomotion.mode", num(mode) + " is not a locomotion mode");
     loco.mode = static_cast<LocomotionMode>(mode);
+    if (loco.mode != LocomotionMode::kNone) {
+      if (Status s = check_locomotion_rig(*tables.rig(e.model, e.rig)); !s) return fail(where + ".locomotion.mode", s.error().message);
+    }
     if (!speed_ok(loco.speed)) return fail(where + ".locomotion.speed", "out of range");
     if (!std::isfinite(loco.turn_rate) || std::fabs(loco.turn_rate) > kMaxTurnRate) return fail(where + ".locomotion.turn_rate", "out of range");
     if (!in_world(loco.target_x, loco.target_z)) return fail(where + ".locomotion.target", "outside the world");
