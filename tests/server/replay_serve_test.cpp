@@ -53,6 +53,11 @@ uint64_t world_hash(const sim::World& world) {
   for (std::size_t i = 0; i < world.entity_count(); ++i) {
     h.add_u32(world.entity_id_at(i));
     h.add_u64(hash_palette(world.palette_at(i)));
+    const sim::RootTransform& root = world.entity_at(i)->root;
+    h.add_float(root.x);
+    h.add_float(root.y);
+    h.add_float(root.z);
+    h.add_float(root.yaw);
   }
   return h.value();
 }
@@ -500,7 +505,7 @@ TEST(ServerProgramReplay, AMovedModelIsFoundWithAssetsAndAClearErrorWithout) {
   ASSERT_TRUE(world.add_model(std::make_shared<const Model>(std::move(model).value())).ok());
   constexpr uint32_t kWalkers = 3;
   for (EntityId e = 1; e <= kWalkers; ++e) {
-    world.submit(0, Command{0, e, SpawnCommand{0, 0}});
+    world.submit(0, Command{0, e, SpawnCommand{0, 0, {}}});
     world.submit(0, Command{0, e, PlayCommand{0, motion(static_cast<uint16_t>(e % 4))}});
   }
   const std::string recorded_source = "/nonexistent/posecast/assets/walker.glb";

@@ -280,7 +280,7 @@ TEST_F(Snapshots, DespawnReachesClientsThatKnewTheEntity) {
 
 TEST_F(Snapshots, AnIdDespawnedAndSpawnedInOneTickIsANewGeneration) {
   start();
-  server->submit(sim::Command{0, 7, sim::SpawnCommand{0, 0}});
+  server->submit(sim::Command{0, 7, sim::SpawnCommand{0, 0, {}}});
   server->submit(sim::Command{0, 7, sim::PlayCommand{0, clip_motion(1)}});
   RawClient& client = add_client();
   use_formats(client);
@@ -288,7 +288,7 @@ TEST_F(Snapshots, AnIdDespawnedAndSpawnedInOneTickIsANewGeneration) {
   ASSERT_NE(connect(client, 1).client_id, 0u);
   step(9);
   server->despawn(7);
-  server->submit(sim::Command{0, 7, sim::SpawnCommand{0, 0}});
+  server->submit(sim::Command{0, 7, sim::SpawnCommand{0, 0, {}}});
   step(9);
   auto spawns = client.all<protocol::EntitySpawn>();
   ASSERT_GE(spawns.size(), 2u);
@@ -455,13 +455,18 @@ TEST_F(Snapshots, WorldHashesOnlyWhenAskedAndOnlyWithPalettes) {
   step(2);
   EXPECT_NE(server->world().world_hash(), 0u);
   // The World's hash is the one a recorder would compute from the palettes itself:
-  // (entity id, palette hash) in id order.
+  // (entity id, palette hash, root transform bits) in id order.
   const sim::World& world = server->world();
   Hasher expected;
   for (std::size_t i = 0; i < world.entity_count(); ++i) {
     EXPECT_EQ(world.palette_hash_at(i), hash_palette(world.palette_at(i)));
     expected.add_u32(world.entity_id_at(i));
     expected.add_u64(hash_palette(world.palette_at(i)));
+    const sim::RootTransform& root = world.entity_at(i)->root;
+    expected.add_float(root.x);
+    expected.add_float(root.y);
+    expected.add_float(root.z);
+    expected.add_float(root.yaw);
   }
   EXPECT_EQ(world.world_hash(), expected.value());
 

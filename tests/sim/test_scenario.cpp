@@ -117,7 +117,19 @@ TEST(ScenarioParse, ErrorsNameTheFieldAndTheReason) {
                         {"tick": 2, "op": "spawn", "entity": 0, "count": 1000000, "model": "t"},
                         {"tick": 3, "op": "despawn", "entity": 0, "count": 1000000},
                         {"tick": 4, "op": "spawn", "entity": 0, "count": 1, "model": "t"})"),
-       "s.json: commands: 4000001 commands after \"count\" expansion; at most 4000000"},
+       "s.json: commands: 4000001 commands after \"count\" and \"path\" expansion; at most 4000000"},
+      {wrap_commands(R"({"tick": 0, "op": "spawn", "entity": 1, "model": "t", "x": 20000})"),
+       "s.json: commands[0].x: 20000 is out of range -16384..16384"},
+      {wrap_commands(R"({"tick": 0, "op": "spawn", "entity": 1, "count": 3, "model": "t", "z_step": 9000})"),
+       "s.json: commands[0].z_step: z for entity +2 leaves the world"},
+      {wrap_commands(R"({"tick": 0, "op": "spawn", "entity": 1, "model": "t", "heading": 3})"),
+       "s.json: commands[0].heading: unknown field"},
+      {wrap_commands(kSpawn + R"(, {"tick": 0, "op": "teleport", "entity": 1, "z": "far"})"),
+       "s.json: commands[1].z: must be a number"},
+      {wrap_commands(kSpawn + R"(, {"tick": 0, "op": "move", "entity": 1, "speed": 1})"),
+       "s.json: commands[1].op: move for entity 1 at tick 0 (model 't'): the rig has no walk clip"},
+      {wrap_commands(kSpawn + R"(, {"tick": 0, "op": "play", "entity": 1, "clip": "wave", "root_motion": 0})"),
+       "s.json: commands[1].root_motion: must be"},
   };
   for (const Case& c : cases) {
     const std::string error = error_of(c.text);

@@ -24,7 +24,7 @@ class Script {
   void submit_for(World& world, uint64_t tick) const {
     if (tick == 0) {
       for (EntityId id = 0; id < kEntities; ++id) {
-        world.submit(0, at(0, id, SpawnCommand{model_, 0}));
+        world.submit(0, at(0, id, SpawnCommand{model_, 0, {}}));
         world.submit(0, at(0, id, PlayCommand{0, blend_motion(kWalk, 1.0f + static_cast<float>(id % 3), kRun, static_cast<float>(id % 4), id * 7919)}));
       }
       return;
@@ -84,7 +84,7 @@ class Script {
         }
         case 6:
           submit(id, DespawnCommand{}, false);
-          submit(id, SpawnCommand{model_, 0}, true);
+          submit(id, SpawnCommand{model_, 0, {}}, true);
           submit(id, CrossfadeCommand{0, clip_motion(clip), 100000, false}, true);
           break;
         case 7:
@@ -381,10 +381,12 @@ TEST(Snapshot, AFrozenChainThatDoesNotRebuildItsPoseIsRefused) {
   ASSERT_TRUE(target.world.restore(bytes).ok());  // as written, the chain rebuilds the pose
   TestWorld untouched;
   const std::vector<uint8_t> before = untouched.world.snapshot();
-  // The last stage's fade progress is the second-last i64 before the 8-byte checksum (one
-  // entity, one layer: its chain ends the entity records).
+  // The last stage's fade progress is the second-last i64 of the entity's one layer (its chain
+  // ends the layer), before the entity's root record (f32 x y z yaw sway, u8 mode, f32 speed
+  // turn_rate target_x target_z, u8 waypoints = 0: 38 bytes) and the 8-byte checksum.
   std::vector<uint8_t> altered = bytes;
-  const std::size_t elapsed_at = altered.size() - 8 - 16;
+  constexpr std::size_t kRootRecordBytes = 5 * 4 + 1 + 4 * 4 + 1;
+  const std::size_t elapsed_at = altered.size() - 8 - kRootRecordBytes - 16;
   ByteReader elapsed_reader(std::span<const uint8_t>(altered).subspan(elapsed_at, 8));
   const int64_t elapsed = elapsed_reader.i64();
   ASSERT_GT(elapsed, 0);  // the second fade had run some ticks when it was interrupted
