@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "posecast/protocol/root_coding.h"
 #include "posecast_messages_generated.h"
 
 namespace posecast::protocol {
@@ -14,6 +15,13 @@ namespace {
 
 namespace fb = flatbuffers;
 namespace w = posecast::wire;
+
+// A record's wire size field: its byte count in the low 11 bits, its root bytes above.
+constexpr unsigned kRecordSizeBits = 11;
+static_assert(kMaxRecordBytes == (1u << kRecordSizeBits) - 1 && kMaxRootBytes < (1u << (16 - kRecordSizeBits)));
+uint16_t pack_record_size(std::size_t size, std::size_t root_size) {
+  return static_cast<uint16_t>(size | (root_size << kRecordSizeBits));
+}
 
 // Verifier limits: our deepest message is Envelope -> Welcome -> [AssetInfo] -> string (depth 4);
 // the largest table count is a Welcome with kMaxAssets assets.
@@ -78,10 +86,15 @@ class Encoder {
     std::size_t pose_bytes = 0;
     for (std::size_t i = 0; i < entities.size(); ++i) {
       const EntityPose& e = entities[i];
-      if (e.pose.size() > std::numeric_limits<uint16_t>::max()) {
-        return field_error("snapshot", "records[" + std::to_string(i) + "]: pose over 65535 bytes");
+      if (e.pose.size() > kMaxRecordBytes) {
+        return field_error("snapshot", "records[" + std::to_string(i) + "]: record over " +
+                                           std::to_string(kMaxRecordBytes) + " bytes");
       }
-      records.emplace_back(e.entity_id, e.generation, static_cast<uint16_t>(e.pose.size()));
+      if (e.root_size > kMaxRootBytes || e.root_size > e.pose.size()) {
+        return field_error("snapshot", "records[" + std::to_string(i) + "]: root_size " +
+                                           std::to_string(e.root_size) + " beyond the record");
+      }
+      records.emplace_back(e.entity_id, e.generation, pack_record_size(e.pose.size(), e.root_size));
       pose_bytes += e.pose.size();
     }
     uint8_t* poses_data = nullptr;
@@ -227,7 +240,13 @@ Result<Message> decode_snapshot(const w::Snapshot& t) {
   m.entities.resize(record_count);
   for (std::size_t i = 0; i < record_count; ++i) {
     const w::EntityRecord* r = records->Get(static_cast<fb::uoffset_t>(i));
-    const std::size_t size = r->pose_size();
+    const std::size_t size = r->pose_size() & kMaxRecordBytes;
+    const std::size_t root_size = r->pose_size() >> kRecordSizeBits;
+    if (root_size > size) {
+      return field_error("snapshot", "records[" + std::to_string(i) + "]: root transform of " +
+                                         std::to_string(root_size) + " bytes in a record of " +
+                                         std::to_string(size));
+    }
     if (size > pose_bytes - offset) {
       return field_error("snapshot",
                          "records[" + std::to_string(i) + "]: pose bytes run past the pose data");
@@ -235,6 +254,7 @@ Result<Message> decode_snapshot(const w::Snapshot& t) {
     EntityPose& e = m.entities[i];
     e.entity_id = r->entity_id();
     e.generation = r->generation();
+    e.root_size = static_cast<uint8_t>(root_size);
     // size > 0 implies the pose vector exists (pose_bytes > 0); a record with no pose bytes
     // may come with no pose vector at all (found by fuzz_message_decode).
     if (size > 0) e.pose.assign(poses->data() + offset, poses->data() + offset + size);
