@@ -15,9 +15,13 @@ protocol::QuantizedRoot hold_root_for(const EntityRecord& entity, uint32_t tick,
   while (k > 0 && entity.history_entry(k - 1).tick >= tick) --k;
   if (k == 0) return protocol::hold_root(exact_codes, protocol::QuantizedRoot{}, protocol::QuantizedRoot{});
   const HistoryEntry& baseline = entity.history_entry(k - 1);
-  const uint32_t age = tick - baseline.tick;
-  return protocol::hold_root(exact_codes, protocol::predict_root({&baseline.pose.root, age}),
-                             protocol::measure_root_velocity(exact, baseline.exact_root, age));
+  // The velocity over kRootVelocitySpan ticks or more where the history reaches that far.
+  std::size_t span_entry = k - 1;
+  while (span_entry > 0 && tick - entity.history_entry(span_entry).tick < protocol::kRootVelocitySpan) --span_entry;
+  const HistoryEntry& anchor = entity.history_entry(span_entry);
+  return protocol::hold_root(
+      exact_codes, protocol::predict_root({&baseline.pose.root, tick - baseline.tick}),
+      protocol::measure_root_velocity(exact, anchor.exact_root, tick - anchor.tick));
 }
 
 }  // namespace posecast::server

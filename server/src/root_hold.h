@@ -16,8 +16,8 @@ protocol::RootValue world_root(const sim::EntityState& state);
 // The held root of `entity` at `tick` for the World's root `exact` (quantised: `exact_codes`):
 // protocol::hold_root against the prediction from its newest history entry older than `tick`
 // (the canonical reference: a client whose baseline is that entry derives the held root
-// without a byte while the entity moves as predicted), velocities measured against that
-// entry's exact root.
+// without a byte while the entity moves as predicted), velocities measured against the exact
+// root of the newest entry at least kRootVelocitySpan ticks old (or the oldest entry).
 protocol::QuantizedRoot hold_root_for(const EntityRecord& entity, uint32_t tick,
                                       const protocol::RootValue& exact,
                                       const protocol::QuantizedRoot& exact_codes);
