@@ -57,7 +57,7 @@ void BM_Animator(benchmark::State& state, const BenchModel& spec, std::shared_pt
   const uint16_t walk = clip_index(*model, spec.walk);
   const uint16_t run = clip_index(*model, spec.run);
   for (EntityId e = 0; e < entities; ++e) {
-    world.submit(0, Command{0, e, SpawnCommand{id.value(), 0}});
+    world.submit(0, Command{0, e, SpawnCommand{id.value(), 0, {}}});
     MotionSpec motion;
     motion.count = 2;
     // Distinct per entity: both weights > 0 (both clips sampled), speeds 0.8x..1.4x, offsets.

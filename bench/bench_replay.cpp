@@ -122,7 +122,7 @@ MotionSpec one_clip(uint16_t clip, SpeedQ16 speed, int64_t offset_us) {
 void populate(World& world, const Model& model) {
   const auto clips = static_cast<uint16_t>(model.rigs[0].clips.size());
   for (EntityId e = 0; e < kEntities; ++e) {
-    world.submit(0, Command{0, e, SpawnCommand{0, 0}});
+    world.submit(0, Command{0, e, SpawnCommand{0, 0, {}}});
     world.submit(0, Command{0, e, PlayCommand{0, one_clip(static_cast<uint16_t>(e % clips),
                                                           kSpeedOne - 20000 + static_cast<SpeedQ16>(e * 400),
                                                           static_cast<int64_t>(e) * 41000)}});

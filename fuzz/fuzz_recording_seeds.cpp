@@ -34,7 +34,7 @@ bool write_seed(const std::string& path, std::shared_ptr<const Model> model, uin
   World world(WorldOptions{60, 1, true});
   if (!world.add_model(model)) return false;
   for (EntityId e = 0; e < entities; ++e) {
-    world.submit(0, Command{0, e, SpawnCommand{0, 0}});
+    world.submit(0, Command{0, e, SpawnCommand{0, 0, {}}});
     world.submit(0, Command{0, e, PlayCommand{0, clip(static_cast<uint16_t>(e % 4), kSpeedOne)}});
   }
   auto rec = replay::Recorder::create(path, world, {"gen-rig:24"}, config);
@@ -50,7 +50,7 @@ bool write_seed(const std::string& path, std::shared_ptr<const Model> model, uin
       case 6: world.submit(4, Command{t, e, SetBlendWeightsCommand{0, {0.5f, 0.5f, 0, 0}, 2}}); break;
       case 7: world.submit(5, Command{t, e, SetMaskCommand{1, kNoMask}}); break;
       case 8: world.submit(5, Command{t > 0 ? t - 1 : 0, e, DespawnCommand{}}); break;
-      default: world.submit(6, Command{t, e, SpawnCommand{0, 0}}); break;
+      default: world.submit(6, Command{t, e, SpawnCommand{0, 0, {}}}); break;
     }
     world.tick();
     if (!rec.value()->record_tick(world)) return false;

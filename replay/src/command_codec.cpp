@@ -16,11 +16,12 @@ namespace {
 
 using namespace posecast::sim;
 
-// motion = u8 count  u8 wrap  svarint speed  svarint start_offset_us
+// motion = u8 count  u8 wrap  u8 root_motion  svarint speed  svarint start_offset_us
 //          { varint clip  f32 weight }[min(count, kMaxBlendClips)]
 void write_motion(ByteWriter& w, const MotionSpec& m) {
   w.u8(m.count);
   w.u8(static_cast<uint8_t>(m.wrap));
+  w.u8(m.root_motion ? 1 : 0);
   w.svarint(m.speed);
   w.svarint(m.start_offset_us);
   const int n = std::min<int>(m.count, kMaxBlendClips);
@@ -42,6 +43,9 @@ int32_t read_i32(ByteReader& r, const char* field) {
 void read_motion(ByteReader& r, MotionSpec& m) {
   m.count = r.u8("body.motion.count");
   m.wrap = static_cast<WrapMode>(r.u8("body.motion.wrap"));
+  const uint8_t root_motion = r.u8("body.motion.root_motion");
+  if (root_motion > 1) r.fail("body.motion.root_motion", std::to_string(root_motion) + " is not 0 or 1");
+  m.root_motion = root_motion == 1;
   m.speed = read_i32(r, "body.motion.speed");
   m.start_offset_us = r.svarint("body.motion.start_offset_us");
   const int n = std::min<int>(m.count, kMaxBlendClips);
@@ -56,7 +60,7 @@ bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 bool same_motion(const MotionSpec& a, const MotionSpec& b) {
   if (a.count != b.count || a.wrap != b.wrap || a.speed != b.speed ||
-      a.start_offset_us != b.start_offset_us) {
+      a.start_offset_us != b.start_offset_us || a.root_motion != b.root_motion) {
     return false;
   }
   const int n = std::min<int>(a.count, kMaxBlendClips);
@@ -132,6 +136,31 @@ struct F32 {
   bool same(const C& a, const C& b) const { return same_bits(a.*m, b.*m); }
 };
 
+// A RootTransform as f32 x, y, z, yaw (kept as they are, valid or not).
+template <class C>
+struct Root {
+  RootTransform C::*m;
+  void write(ByteWriter& w, const C& c) const {
+    const RootTransform& t = c.*m;
+    w.f32(t.x);
+    w.f32(t.y);
+    w.f32(t.z);
+    w.f32(t.yaw);
+  }
+  void read(ByteReader& r, C& c) const {
+    RootTransform& t = c.*m;
+    t.x = r.f32("body.at.x");
+    t.y = r.f32("body.at.y");
+    t.z = r.f32("body.at.z");
+    t.yaw = r.f32("body.at.yaw");
+  }
+  bool same(const C& a, const C& b) const {
+    const RootTransform& x = a.*m;
+    const RootTransform& y = b.*m;
+    return same_bits(x.x, y.x) && same_bits(x.y, y.y) && same_bits(x.z, y.z) && same_bits(x.yaw, y.yaw);
+  }
+};
+
 template <class C>
 struct Motion {
   MotionSpec C::*m;
@@ -180,7 +209,8 @@ struct CommandFormat<SpawnCommand> {
   static constexpr CommandKind kind = CommandKind::kSpawn;
   static constexpr auto fields = std::make_tuple(
       Varint<SpawnCommand, ModelId>{"body.model", &SpawnCommand::model},
-      Varint<SpawnCommand, uint16_t>{"body.rig", &SpawnCommand::rig});
+      Varint<SpawnCommand, uint16_t>{"body.rig", &SpawnCommand::rig},
+      Root<SpawnCommand>{&SpawnCommand::at});
 };
 template <>
 struct CommandFormat<DespawnCommand> {
@@ -238,6 +268,29 @@ struct CommandFormat<SetLayerModeCommand> {
       layer_field(&C::layer), Byte<C, LayerMode>{"body.mode", &C::mode},
       Svarint<C, int32_t>{"body.reference_clip", &C::reference_clip},
       Svarint<C, int64_t>{"body.reference_time_us", &C::reference_time_us});
+};
+
+template <>
+struct CommandFormat<TeleportCommand> {
+  using C = TeleportCommand;
+  static constexpr CommandKind kind = CommandKind::kTeleport;
+  static constexpr auto fields = std::make_tuple(F32<C>{"body.x", &C::x}, F32<C>{"body.z", &C::z},
+                                                 F32<C>{"body.yaw", &C::yaw});
+};
+template <>
+struct CommandFormat<MoveCommand> {
+  using C = MoveCommand;
+  static constexpr CommandKind kind = CommandKind::kMove;
+  static constexpr auto fields = std::make_tuple(F32<C>{"body.speed", &C::speed},
+                                                 F32<C>{"body.turn_rate", &C::turn_rate});
+};
+template <>
+struct CommandFormat<MoveToCommand> {
+  using C = MoveToCommand;
+  static constexpr CommandKind kind = CommandKind::kMoveTo;
+  static constexpr auto fields =
+      std::make_tuple(F32<C>{"body.x", &C::x}, F32<C>{"body.z", &C::z},
+                      F32<C>{"body.speed", &C::speed}, Flag<C>{"body.queue", &C::queue});
 };
 
 static_assert(std::is_same_v<SpeedQ16, int32_t>, "SetSpeed's speed is stored as an int32");

@@ -17,7 +17,7 @@ void Server::Impl::queue(ApiOp op) {
 sim::EntityId Server::spawn(sim::ModelId model, uint16_t rig, Vec3 position) {
   const sim::EntityId id = impl_->next_api_id.fetch_add(1);
   std::lock_guard lock(impl_->api_mutex);
-  impl_->api_ops.push_back(sim::Command{0, id, sim::SpawnCommand{model, rig}});
+  impl_->api_ops.push_back(sim::Command{0, id, sim::SpawnCommand{model, rig, {}}});
   impl_->api_ops.push_back(OpSetPosition{id, position});
   return id;
 }

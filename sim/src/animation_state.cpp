@@ -64,7 +64,8 @@ bool shows_base_motion_only(const EntityState& state) {
 
 std::size_t EntityState::byte_size() const {
   std::size_t bytes = sizeof(EntityState) + layers.capacity() * sizeof(Layer) +
-                      cursors.capacity() * sizeof(uint32_t);
+                      cursors.capacity() * sizeof(uint32_t) +
+                      waypoints.capacity() * sizeof(Waypoint);
   for (const Layer& layer : layers) {
     bytes += layer.frozen.capacity() * sizeof(Transform) +
              layer.frozen_chain.capacity() * sizeof(FrozenStage);
@@ -83,6 +84,9 @@ const char* command_name(const CommandBody& body) {
     const char* operator()(const SetMaskCommand&) const { return "set_mask"; }
     const char* operator()(const SetBlendWeightsCommand&) const { return "set_blend_weights"; }
     const char* operator()(const SetLayerModeCommand&) const { return "set_layer_mode"; }
+    const char* operator()(const TeleportCommand&) const { return "teleport"; }
+    const char* operator()(const MoveCommand&) const { return "move"; }
+    const char* operator()(const MoveToCommand&) const { return "move_to"; }
   };
   return std::visit(Namer{}, body);
 }

@@ -8,6 +8,8 @@
 #include "posecast/hash.h"
 #include "posecast/palette_batch.h"
 #include "posecast/sampling.h"
+#include "locomotion.h"
+#include "root_motion_step.h"
 
 namespace posecast::sim {
 namespace {
@@ -317,23 +319,20 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
   }
 }
 
-namespace {
-
-void advance_motion(const Rig& rig, Motion& motion, int64_t dt_us) {
-  for (uint8_t i = 0; i < motion.count; ++i) {
-    ClipSlot& slot = motion.slots[i];
-    slot.phase = advance_phase(slot.phase, dt_us, motion.speed, rig.clips[slot.clip].duration_us,
-                               motion.wrap);
-  }
-}
-
-}  // namespace
-
 void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us) {
+  // Layer 0's root motion over this advance, weighted as this tick evaluated the layer: the
+  // target by the fade's alpha, a fading-out motion by 1 - alpha (a frozen pose moves nothing).
+  RootMotionDelta delta;
+  bool base = true;
   for (Layer& layer : state.layers) {
-    advance_motion(rig, layer.target, dt_us);
+    const float alpha = base ? fade_alpha(layer) : 0.0f;
+    RootMotionDelta* moved = base ? &delta : nullptr;
+    base = false;
+    advance_motion(rig, layer.target, dt_us, moved, alpha);
     if (layer.fade_source == FadeSource::kNone) continue;
-    if (layer.fade_source == FadeSource::kMotion) advance_motion(rig, layer.source, dt_us);
+    if (layer.fade_source == FadeSource::kMotion) {
+      advance_motion(rig, layer.source, dt_us, moved, 1.0f - alpha);
+    }
     layer.fade_elapsed_us += dt_us;
     if (layer.fade_elapsed_us >= layer.fade_duration_us) {
       // The target now has weight 1: drop the source. Its cursors stay allocated (unused) until
@@ -346,6 +345,8 @@ void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us) {
       layer.frozen_chain.clear();
     }
   }
+  apply_root_delta(state.root, delta);
+  if (state.locomotion.mode != LocomotionMode::kNone) step_locomotion(state, rig, dt_us);
 }
 
 }  // namespace posecast::sim

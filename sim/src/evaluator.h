@@ -99,7 +99,9 @@ void prefetch_entity_state(const Entity& entity);
 void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::size_t count,
                     EvalScratch& scratch, bool compute_palettes, bool hash, bool stream_palettes);
 
-// Advances every phase and crossfade of the entity by dt_us of world time; ends finished fades.
+// Advances every phase and crossfade of the entity by dt_us of world time; ends finished fades;
+// moves its root by layer 0's root motion over that advance (root_motion_step.h), then steers
+// it (locomotion.h).
 void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us);
 
 }  // namespace posecast::sim

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "json_fields.h"
+#include "locomotion.h"
 
 namespace posecast::sim {
 namespace {
@@ -270,16 +271,28 @@ class ScenarioParser {
   Status bind(const Json& c, const std::string& path, const RawCommand& r, uint32_t k, Command& out) {
     const EntityId id = out.entity;
     const std::string who = "entity " + str(id) + " at tick " + str(static_cast<int64_t>(r.tick));
-    if (r.op == "spawn") return bind_spawn(c, path, who, id, out);
+    if (r.op == "spawn") return bind_spawn(c, path, who, id, k, out);
     const auto live = live_.find(id);
     static const char* const kOps[] = {"despawn", "play", "crossfade", "set_speed", "set_layer_weight",
-                                       "set_mask", "set_blend_weights", "set_layer_mode"};
+                                       "set_mask", "set_blend_weights", "set_layer_mode",
+                                       "teleport", "move", "move_to", "path"};
     if (std::find(std::begin(kOps), std::end(kOps), r.op) == std::end(kOps)) {
       return f_.error(path + ".op", "unknown op '" + r.op +
                                         "' (spawn, despawn, play, crossfade, set_speed, "
-                                        "set_layer_weight, set_mask, set_blend_weights, set_layer_mode)");
+                                        "set_layer_weight, set_mask, set_blend_weights, set_layer_mode, "
+                                        "teleport, move, move_to, path)");
     }
     if (live == live_.end()) return f_.error(path + ".entity", who + " is not spawned");
+    if (r.op == "teleport" || r.op == "move" || r.op == "move_to" || r.op == "path") {
+      if (r.op != "teleport") {
+        const LiveEntity& e = live->second;
+        if (Status st = check_locomotion_rig(scenario_->models[e.model]->rigs[e.rig]); !st) {
+          return f_.error(path + ".op", r.op + " for " + who + " (model '" +
+                                            scenario_->header.models[e.model].name + "'): " + st.error().message);
+        }
+      }
+      return bind_movement(c, path, r, k, out);
+    }
     if (r.op == "despawn") {
       if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment"}); !st) return st;
       live_.erase(live);
@@ -324,9 +337,11 @@ class ScenarioParser {
   };
 
   Status bind_spawn(const Json& c, const std::string& path, const std::string& who, EntityId id,
-                    Command& out) {
-    if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "model", "rig"}); !st) return st;
+                    uint32_t k, Command& out) {
+    if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "model", "rig", "x", "z", "yaw", "x_step", "z_step", "yaw_step"}); !st) return st;
     if (live_.count(id) != 0) return f_.error(path + ".entity", who + " is already spawned");
+    Result<RootTransform> at = parse_place(c, path, k, true);
+    if (!at) return at.error();
     Result<std::string> name = f_.string(c, path, "model", std::nullopt);
     if (!name) return name.error();
     Result<std::size_t> model = model_index(path + ".model", name.value());
@@ -335,7 +350,116 @@ class ScenarioParser {
     Result<int64_t> rig = f_.integer(c, path, "rig", 0, static_cast<int64_t>(m.rigs.size()) - 1, 0);
     if (!rig) return rig.error();
     live_[id] = LiveEntity{model.value(), static_cast<uint16_t>(rig.value()), {}};
-    out.body = SpawnCommand{static_cast<ModelId>(model.value()), static_cast<uint16_t>(rig.value())};
+    out.body = SpawnCommand{static_cast<ModelId>(model.value()), static_cast<uint16_t>(rig.value()), at.value()};
+    return {};
+  }
+
+  // A ground point: "x" and "z" (plus k times "x_step" / "z_step"), inside the world; with
+  // `yaw`, "yaw" in degrees (plus k times "yaw_step"). Missing fields are 0.
+  Result<RootTransform> parse_place(const Json& c, const std::string& path, uint32_t k, bool yaw) const {
+    const double ext = static_cast<double>(kWorldHalfExtent);
+    RootTransform at;
+    const char* keys[2][2] = {{"x", "x_step"}, {"z", "z_step"}};
+    float* out[2] = {&at.x, &at.z};
+    for (int i = 0; i < 2; ++i) {
+      Result<double> v = f_.number(c, path, keys[i][0], -ext, ext, 0.0);
+      if (!v) return v.error();
+      Result<double> step = f_.number(c, path, keys[i][1], -ext, ext, 0.0);
+      if (!step) return step.error();
+      const double value = v.value() + static_cast<double>(k) * step.value();
+      if (!(value >= -ext && value <= ext)) {
+        return f_.error(path + "." + keys[i][1], std::string(keys[i][0]) + " for entity +" + str(k) +
+                                                     " leaves the world (|" + keys[i][0] + "| <= " +
+                                                     str(static_cast<int64_t>(ext)) + ")");
+      }
+      *out[i] = static_cast<float>(value);
+    }
+    if (yaw) {
+      Result<double> deg = f_.number(c, path, "yaw", -36000.0, 36000.0, 0.0);
+      if (!deg) return deg.error();
+      Result<double> step = f_.number(c, path, "yaw_step", -36000.0, 36000.0, 0.0);
+      if (!step) return step.error();
+      const double d = std::fmod(deg.value() + static_cast<double>(k) * step.value(), 360.0);
+      at.yaw = static_cast<float>(d * (3.14159265358979323846 / 180.0));
+    }
+    return at;
+  }
+
+  // A movement speed: "speed" (units/s) plus k times "speed_step", in 0..kMaxMoveSpeed (above 0
+  // unless `zero_allowed`).
+  Result<float> parse_move_speed(const Json& c, const std::string& path, uint32_t k, bool zero_allowed) const {
+    const double max = static_cast<double>(kMaxMoveSpeed);
+    Result<double> v = f_.number(c, path, "speed", 0.0, max, zero_allowed ? std::optional<double>(0.0) : std::nullopt);
+    if (!v) return v.error();
+    Result<double> step = f_.number(c, path, "speed_step", -max, max, 0.0);
+    if (!step) return step.error();
+    const double value = v.value() + static_cast<double>(k) * step.value();
+    if (!(value >= 0.0 && value <= max) || (!zero_allowed && value == 0.0)) {
+      return f_.error(path + ".speed", "speed for entity +" + str(k) + " is out of range (" +
+                                           (zero_allowed ? "0" : "above 0") + ".." + str(static_cast<int64_t>(max)) + ")");
+    }
+    return static_cast<float>(value);
+  }
+
+  // teleport, move, move_to, path (a path is a move_to to its first point and queued move_tos
+  // to the others: it expands into several commands, appended by the caller).
+  Status bind_movement(const Json& c, const std::string& path, const RawCommand& r, uint32_t k, Command& out) {
+    if (r.op == "teleport") {
+      if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "x", "z", "yaw", "x_step", "z_step", "yaw_step"}); !st) return st;
+      Result<RootTransform> at = parse_place(c, path, k, true);
+      if (!at) return at.error();
+      out.body = TeleportCommand{at.value().x, at.value().z, at.value().yaw};
+      return {};
+    }
+    if (r.op == "move") {
+      if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "speed", "speed_step", "turn_rate"}); !st) return st;
+      Result<float> speed = parse_move_speed(c, path, k, true);
+      if (!speed) return speed.error();
+      const double max_turn = static_cast<double>(kMaxTurnRate) * 180.0 / 3.14159265358979323846;
+      Result<double> turn = f_.number(c, path, "turn_rate", -max_turn, max_turn, 0.0);
+      if (!turn) return turn.error();
+      const float rad = static_cast<float>(turn.value() * (3.14159265358979323846 / 180.0));
+      out.body = MoveCommand{speed.value(), std::clamp(rad, -kMaxTurnRate, kMaxTurnRate)};
+      return {};
+    }
+    if (r.op == "move_to") {
+      if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "x", "z", "x_step", "z_step", "speed", "speed_step", "queue"}); !st) return st;
+      Result<RootTransform> at = parse_place(c, path, k, false);
+      if (!at) return at.error();
+      Result<float> speed = parse_move_speed(c, path, k, false);
+      if (!speed) return speed.error();
+      Result<bool> queue = f_.boolean(c, path, "queue", false);
+      if (!queue) return queue.error();
+      out.body = MoveToCommand{at.value().x, at.value().z, speed.value(), queue.value()};
+      return {};
+    }
+    if (Status st = f_.only(c, path, {"tick", "op", "entity", "count", "comment", "points", "x_step", "z_step", "speed", "speed_step"}); !st) return st;
+    Result<float> speed = parse_move_speed(c, path, k, false);
+    if (!speed) return speed.error();
+    const auto points = c.find("points");
+    if (points == c.end() || !points->is_array() || points->empty() || points->size() > kMaxWaypoints + 1) {
+      return f_.error(path + ".points", "must be an array of 1.." + str(static_cast<int64_t>(kMaxWaypoints + 1)) + " [x, z] points");
+    }
+    for (std::size_t i = 0; i < points->size(); ++i) {
+      const std::string ppath = path + ".points[" + str(static_cast<int64_t>(i)) + "]";
+      const Json& p = (*points)[i];
+      if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number()) {
+        return f_.error(ppath, "must be [x, z] (two numbers)");
+      }
+      Json place = Json::object({{"x", p[0]}, {"z", p[1]}});
+      if (const auto xs = c.find("x_step"); xs != c.end()) place["x_step"] = *xs;
+      if (const auto zs = c.find("z_step"); zs != c.end()) place["z_step"] = *zs;
+      Result<RootTransform> at = parse_place(place, ppath, k, false);
+      if (!at) return at.error();
+      const MoveToCommand move{at.value().x, at.value().z, speed.value(), i > 0};
+      if (i + 1 == points->size()) {
+        out.body = move;  // the caller appends `out` last
+      } else {
+        Command extra = out;
+        extra.body = move;
+        scenario_->commands.push_back(std::move(extra));
+      }
+    }
     return {};
   }
 
@@ -343,13 +467,16 @@ class ScenarioParser {
   Status bind_motion(const Bound& b, bool fade, Command& out) {
     const Json& c = b.c;
     const std::string& path = b.path;
-    if (Status st = fade ? f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "clip", "blend", "wrap", "speed", "speed_step", "offset_ms", "offset_step_ms", "duration_ms", "sync"})
-                         : f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "clip", "blend", "wrap", "speed", "speed_step", "offset_ms", "offset_step_ms"});
+    if (Status st = fade ? f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "clip", "blend", "wrap", "speed", "speed_step", "offset_ms", "offset_step_ms", "root_motion", "duration_ms", "sync"})
+                         : f_.only(c, path, {"tick", "op", "entity", "count", "comment", "layer", "clip", "blend", "wrap", "speed", "speed_step", "offset_ms", "offset_step_ms", "root_motion"});
         !st) {
       return st;
     }
     MotionSpec spec;
     if (Status st = parse_motion(c, path, b.k, b.rig, b.model_name, spec); !st) return st;
+    Result<bool> root_motion = f_.boolean(c, path, "root_motion", true);
+    if (!root_motion) return root_motion.error();
+    spec.root_motion = root_motion.value();
     b.e.clips_per_layer[b.layer] = spec.count;
     if (!fade) {
       out.body = PlayCommand{b.layer, spec};

@@ -1,11 +1,14 @@
-// World snapshot format, version 2 (docs/determinism.md, "Snapshots"; version 1 is read too). Every field little-endian,
+// World snapshot format, version 3 (docs/determinism.md, "Snapshots"; versions 1 and 2 are read
+// too). Every field little-endian,
 // floats as IEEE-754 bit patterns:
 //
 //   "PCWS"  u32 version  u32 tick_rate_hz  u64 tick
 //   u32 models     { u64 content_hash  u16 rigs { u32 nodes  u16 clips } }
 //   u32 masks      { u32 name_bytes  name  u32 model  u16 rig  u32 nodes  f32 weight[nodes] }
 //   u32 references { u32 model  u16 rig  i32 clip  i64 time_us }
-//   u32 entities   { u32 id  u32 model  u16 rig  u8 layers { layer } }   ids increasing
+//   u32 entities   { u32 id  u32 model  u16 rig  u8 layers { layer }  [root] }   ids increasing
+//   root   = f32 x y z yaw  u8 mode  f32 speed turn_rate target_x target_z
+//            u8 waypoints { f32 x z speed }          version 3: root transform, locomotion
 //   u64 checksum   hash_bytes of everything before it
 //
 //   layer  = u8 mode  u8 fade_source  f32 weight  i32 mask  i32 reference
@@ -15,7 +18,8 @@
 //            [u8 stages { motion  i64 fade_elapsed_us  i64 fade_duration_us }[stages]]
 //                                                    then, version 2: its frozen chain
 //                                                    (0..4 stages, Layer::frozen_chain)
-//   motion = u8 count  u8 wrap  i32 speed_q16  { u16 clip  f32 weight  i64 phase }[count]
+//   motion = u8 count  u8 wrap  [u8 flags]  i32 speed_q16  { u16 clip  f32 weight  i64 phase }[count]
+//            flags (version 3): bit 0 root_motion, bit 1 sync
 //
 // Additive reference poses are not stored: they are resampled from (clip, time) on restore,
 // which gives the same bits. Sampling cursors are not stored: they never change output.
@@ -24,6 +28,7 @@
 #include <string>
 
 #include "posecast/byte_io.h"
+#include "posecast/det_math.h"
 #include "posecast/hash.h"
 #include "posecast/sampling.h"
 #include "evaluator.h"
@@ -33,16 +38,23 @@ namespace posecast::sim {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'P', 'C', 'W', 'S'};
-constexpr uint32_t kSnapshotVersion = 2;
+constexpr uint32_t kSnapshotVersion = 3;
 // Version 1 had no frozen chains: a restored fade from a frozen pose then has none (it shows
-// the same pose; only the server's recipes for it are missing until the fade ends).
+// the same pose; only the server's recipes for it are missing until the fade ends). Versions 1
+// and 2 had no root transforms: their entities are restored standing at the origin facing +Z,
+// not steered, every motion's root motion on.
 constexpr uint32_t kOldestSnapshotVersion = 1;
 // About 580 years at 60 Hz: far below where tick_start_us could overflow at any rate.
 constexpr uint64_t kMaxSnapshotTick = uint64_t{1} << 40;
 
+constexpr uint8_t kMotionRootMotion = 1;
+constexpr uint8_t kMotionSync = 2;
+
 void write_motion(ByteWriter& w, const Motion& m) {
   w.u8(m.count);
   w.u8(static_cast<uint8_t>(m.wrap));
+  w.u8(static_cast<uint8_t>((m.root_motion != 0 ? kMotionRootMotion : 0) |
+                            (m.sync != 0 ? kMotionSync : 0)));
   w.i32(m.speed);
   for (uint8_t i = 0; i < m.count; ++i) {
     w.u16(m.slots[i].clip);
@@ -84,7 +96,31 @@ void write_layer(ByteWriter& w, const Layer& l) {
   }
 }
 
+void write_root(ByteWriter& w, const EntityState& e) {
+  w.f32(e.root.x);
+  w.f32(e.root.y);
+  w.f32(e.root.z);
+  w.f32(e.root.yaw);
+  w.u8(static_cast<uint8_t>(e.locomotion.mode));
+  w.f32(e.locomotion.speed);
+  w.f32(e.locomotion.turn_rate);
+  w.f32(e.locomotion.target_x);
+  w.f32(e.locomotion.target_z);
+  w.u8(static_cast<uint8_t>(e.waypoints.size()));
+  for (const Waypoint& p : e.waypoints) {
+    w.f32(p.x);
+    w.f32(p.z);
+    w.f32(p.speed);
+  }
+}
+
 std::string num(int64_t v) { return std::to_string(v); }
+
+bool in_world(float x, float z) {
+  return std::isfinite(x) && std::isfinite(z) && std::fabs(x) <= kWorldHalfExtent &&
+         std::fabs(z) <= kWorldHalfExtent;
+}
+bool speed_ok(float v) { return std::isfinite(v) && v >= 0.0f && v <= kMaxMoveSpeed; }
 
 // Reads and validates a snapshot into fresh tables and entities; the world is untouched until
 // everything has been checked.
@@ -226,8 +262,12 @@ class SnapshotParser {
   Status parse_motion(Motion& m, const Rig& rig, const std::string& where) {
     m.count = in_.u8();
     const uint8_t wrap = in_.u8();
+    const uint8_t flags = version_ >= 3 ? in_.u8() : kMotionRootMotion;
     m.speed = in_.i32();
     if (!in_.ok()) return truncated(where);
+    if ((flags & ~(kMotionRootMotion | kMotionSync)) != 0) return fail(where + ".flags", num(flags) + " has unknown bits");
+    m.root_motion = (flags & kMotionRootMotion) != 0 ? 1 : 0;
+    m.sync = (flags & kMotionSync) != 0 ? 1 : 0;
     if (m.count > kMaxBlendClips) return fail(where + ".count", num(m.count) + " clips (at most " + num(kMaxBlendClips) + ")");
     if (wrap >= kWrapModeCount) return fail(where + ".wrap", num(wrap) + " is not a wrap mode");
     m.wrap = static_cast<WrapMode>(wrap);
@@ -347,7 +387,42 @@ class SnapshotParser {
       for (uint8_t l = 0; l < layers; ++l) {
         if (Status s = parse_layer(e.layers[l], e, *entity.rig, where + ".layers[" + num(l) + "]"); !s) return s;
       }
+      if (version_ >= 3) {
+        if (Status s = parse_root(e, where); !s) return s;
+      }
       entities.push_back(std::move(entity));
+    }
+    return {};
+  }
+
+  Status parse_root(EntityState& e, const std::string& where) {
+    e.root.x = in_.f32();
+    e.root.y = in_.f32();
+    e.root.z = in_.f32();
+    e.root.yaw = in_.f32();
+    const uint8_t mode = in_.u8();
+    Locomotion& loco = e.locomotion;
+    loco.speed = in_.f32();
+    loco.turn_rate = in_.f32();
+    loco.target_x = in_.f32();
+    loco.target_z = in_.f32();
+    const uint8_t waypoints = in_.u8();
+    if (!in_.ok()) return truncated(where + ".root");
+    if (!in_world(e.root.x, e.root.z) || e.root.y != 0.0f) return fail(where + ".root", "position outside the world");
+    if (!std::isfinite(e.root.yaw) || e.root.yaw != det_wrap_angle(e.root.yaw)) return fail(where + ".root.yaw", "not a wrapped angle");
+    if (mode >= kLocomotionModeCount) return fail(where + ".locomotion.mode", num(mode) + " is not a locomotion mode");
+    loco.mode = static_cast<LocomotionMode>(mode);
+    if (!speed_ok(loco.speed)) return fail(where + ".locomotion.speed", "out of range");
+    if (!std::isfinite(loco.turn_rate) || std::fabs(loco.turn_rate) > kMaxTurnRate) return fail(where + ".locomotion.turn_rate", "out of range");
+    if (!in_world(loco.target_x, loco.target_z)) return fail(where + ".locomotion.target", "outside the world");
+    if (waypoints > kMaxWaypoints) return fail(where + ".waypoints", num(waypoints) + " (at most " + num(kMaxWaypoints) + ")");
+    e.waypoints.resize(waypoints);
+    for (Waypoint& p : e.waypoints) {
+      p.x = in_.f32();
+      p.z = in_.f32();
+      p.speed = in_.f32();
+      if (!in_.ok()) return truncated(where + ".waypoints");
+      if (!in_world(p.x, p.z) || !speed_ok(p.speed)) return fail(where + ".waypoints", "a waypoint is out of range");
     }
     return {};
   }
@@ -402,6 +477,7 @@ std::vector<uint8_t> World::snapshot() const {
     w.u16(e.rig);
     w.u8(static_cast<uint8_t>(e.layers.size()));
     for (const Layer& layer : e.layers) write_layer(w, layer);
+    write_root(w, e);
   }
   w.u64(hash_bytes(out));
   return out;

@@ -61,6 +61,14 @@ std::pair<std::size_t, std::size_t> claim(WorkerShare& share, std::size_t chunk,
   }
 }
 
+// The root transform's part of the world hash: its four floats' bits.
+void add_root(Hasher& h, const RootTransform& root) {
+  h.add_float(root.x);
+  h.add_float(root.y);
+  h.add_float(root.z);
+  h.add_float(root.yaw);
+}
+
 // Whether the pass evaluates entity `index` when it computes no palettes: only for the
 // observer, and only what it asks for.
 bool needs_pose(const World::Impl& impl, std::size_t index, EntityId id) {
@@ -308,6 +316,7 @@ void World::tick() {
     for (const Entity& entity : impl.entities) {
       world.add_u32(entity.state.id);
       world.add_u64(entity.palette_hash);
+      add_root(world, entity.state.root);
     }
     impl.world_hash = world.value();
   }
@@ -326,10 +335,11 @@ void World::fast_forward_tick() {
 
 uint64_t World::world_hash_of_palettes() const {
   if (impl_->world_hash != 0) return impl_->world_hash;
-  Hasher world;  // tick()'s definition: (entity id, palette hash) in id order
+  Hasher world;  // tick()'s definition: (entity id, palette hash, root transform) in id order
   for (const Entity& entity : impl_->entities) {
     world.add_u32(entity.state.id);
     world.add_u64(hash_palette(entity.palette));
+    add_root(world, entity.state.root);
   }
   return world.value();
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <variant>
 
+#include "locomotion.h"
+#include "posecast/det_math.h"
 #include "posecast/sampling.h"
 #include "world_impl.h"
 
@@ -53,6 +55,7 @@ Motion make_motion(const MotionSpec& spec, const Rig& rig) {
   motion.count = spec.count;
   motion.wrap = spec.wrap;
   motion.speed = spec.speed;
+  motion.root_motion = spec.root_motion ? 1 : 0;
   // Offsets beyond the phase range would overflow the shift: wrap whole clip periods first.
   for (uint8_t i = 0; i < spec.count; ++i) {
     ClipSlot& slot = motion.slots[i];
@@ -82,6 +85,31 @@ void sync_phases(Motion& motion, const Motion& from, const Rig& rig) {
     const int64_t to_cycle = cycle_length(duration, motion.wrap);
     slot.phase = wrap_phase(rescale_phase(lead.phase, from_cycle, to_cycle), duration, motion.wrap);
   }
+}
+
+// A point on the ground the World accepts: finite, |x| and |z| within kWorldHalfExtent.
+Status check_ground_point(float x, float z, const char* what) {
+  if (!std::isfinite(x) || !std::isfinite(z)) return Error{std::string(what) + " is not finite"};
+  if (std::fabs(x) > kWorldHalfExtent || std::fabs(z) > kWorldHalfExtent) {
+    return Error{std::string(what) + " (" + std::to_string(x) + ", " + std::to_string(z) +
+                 ") is outside the world (|x|, |z| <= " + std::to_string(kWorldHalfExtent) + ")"};
+  }
+  return {};
+}
+
+Status check_root(const RootTransform& at) {
+  if (Status s = check_ground_point(at.x, at.z, "position"); !s) return s;
+  if (at.y != 0.0f) return Error{"position y must be 0 (entities stand on the ground plane)"};
+  if (!std::isfinite(at.yaw) || std::fabs(at.yaw) > 1.0e6f) return Error{"yaw is not finite"};
+  return {};
+}
+
+Status check_speed(float speed, bool zero_allowed) {
+  if (!std::isfinite(speed) || speed < 0.0f || speed > kMaxMoveSpeed || (!zero_allowed && speed == 0.0f)) {
+    return Error{"speed " + std::to_string(speed) + " out of range (" + (zero_allowed ? "0" : "above 0") +
+                 ".." + std::to_string(kMaxMoveSpeed) + " units/s)"};
+  }
+  return {};
 }
 
 }  // namespace
@@ -145,6 +173,7 @@ struct ApplyToEntity {
   Status operator()(const PlayCommand& play) const {
     if (Status s = check_layer(play.layer); !s) return s;
     if (Status s = check_motion(play.motion, rig()); !s) return s;
+    if (play.layer == 0) end_locomotion();
     Layer& layer = layer_of(state(), play.layer);
     layer.target = make_motion(play.motion, rig());
     layer.source = Motion{};
@@ -161,6 +190,7 @@ struct ApplyToEntity {
     if (Status s = check_layer(fade.layer); !s) return s;
     if (Status s = check_motion(fade.motion, rig()); !s) return s;
     if (fade.duration_us < 0) return Error{"crossfade duration is negative"};
+    if (fade.layer == 0) end_locomotion();
     Layer& layer = layer_of(state(), fade.layer);
     Motion next = make_motion(fade.motion, rig());
     if (fade.sync_phase) sync_phases(next, layer.target, rig());
@@ -233,6 +263,78 @@ struct ApplyToEntity {
     return {};
   }
 
+  Status operator()(const TeleportCommand& teleport) const {
+    const RootTransform at{teleport.x, 0.0f, teleport.z, teleport.yaw};
+    if (Status s = check_root(at); !s) return s;
+    state().root = RootTransform{at.x, 0.0f, at.z, det_wrap_angle(at.yaw)};
+    return {};
+  }
+
+  Status operator()(const MoveCommand& move) const {
+    if (Status s = check_speed(move.speed, true); !s) return s;
+    if (!std::isfinite(move.turn_rate) || std::fabs(move.turn_rate) > kMaxTurnRate) {
+      return Error{"turn rate " + std::to_string(move.turn_rate) + " out of range (|.| <= " +
+                   std::to_string(kMaxTurnRate) + " rad/s)"};
+    }
+    if (Status s = check_locomotion_rig(rig()); !s) return s;
+    if (Status s = start_locomotion(move.speed); !s) return s;
+    Locomotion& loco = state().locomotion;
+    loco.mode = LocomotionMode::kMove;
+    loco.turn_rate = move.turn_rate;
+    loco.target_x = 0.0f;
+    loco.target_z = 0.0f;
+    state().waypoints.clear();
+    return {};
+  }
+
+  Status operator()(const MoveToCommand& move) const {
+    if (Status s = check_ground_point(move.x, move.z, "target"); !s) return s;
+    if (Status s = check_speed(move.speed, false); !s) return s;
+    if (Status s = check_locomotion_rig(rig()); !s) return s;
+    EntityState& st = state();
+    if (move.queue && st.locomotion.mode == LocomotionMode::kMoveTo) {
+      if (st.waypoints.size() >= kMaxWaypoints) {
+        return Error{"waypoint queue full (" + std::to_string(kMaxWaypoints) + ")"};
+      }
+      st.waypoints.push_back(Waypoint{move.x, move.z, move.speed});
+      return {};
+    }
+    if (Status s = start_locomotion(move.speed); !s) return s;
+    Locomotion& loco = st.locomotion;
+    loco.mode = LocomotionMode::kMoveTo;
+    loco.turn_rate = 0.0f;
+    loco.target_x = move.x;
+    loco.target_z = move.z;
+    st.waypoints.clear();
+    return {};
+  }
+
+  // Layer 0 plays the locomotion blend for `speed`: already playing it, its weights and rate
+  // change in place (phases kept); otherwise a phase-synced crossfade to it.
+  Status start_locomotion(float speed) const {
+    EntityState& st = state();
+    if (st.locomotion.mode != LocomotionMode::kNone && !st.layers.empty()) {
+      set_locomotion_speed(st.layers[0].target, rig(), speed);
+      st.locomotion.speed = speed;
+      return {};
+    }
+    CrossfadeCommand fade;
+    fade.layer = 0;
+    fade.motion = locomotion_spec(rig(), speed);
+    fade.duration_us = kLocomotionFadeUs;
+    if (Status s = (*this)(fade); !s) return s;
+    st.layers[0].target.sync = 1;
+    st.locomotion.speed = speed;
+    return {};
+  }
+
+  // A play or crossfade on layer 0 takes it over: the entity stops steering (and keeps its
+  // transform; its clips' root motion still moves it).
+  void end_locomotion() const {
+    state().locomotion = Locomotion{};
+    state().waypoints.clear();
+  }
+
   // What a crossfade of `duration_us` fades out from: nothing (a cut), the pose the layer shows
   // now (an interrupted crossfade, or nothing played yet: the rest pose) or its target motion.
   Status set_fade_source(Layer& layer, int64_t duration_us) const {
@@ -293,10 +395,12 @@ Status World::Impl::apply(const Command& command) {
   if (rig == nullptr) {
     return Error{"unknown model " + str(spawn->model) + " / rig " + str(spawn->rig)};
   }
+  if (Status s = check_root(spawn->at); !s) return s;
   Entity entity;
   entity.state.id = id;
   entity.state.model = spawn->model;
   entity.state.rig = spawn->rig;
+  entity.state.root = RootTransform{spawn->at.x, 0.0f, spawn->at.z, det_wrap_angle(spawn->at.yaw)};
   entity.rig = rig;
   prepare_entity(entity);
   const auto at = std::lower_bound(entities.begin(), entities.end(), id,

@@ -82,7 +82,7 @@ inline MotionSpec motion(uint16_t clip, SpeedQ16 speed = kSpeedOne, int64_t offs
 // purpose (the World rejects them; a replay must reject them identically).
 inline CommandBody decision(EntityId e, uint64_t k) {
   const uint16_t clip = static_cast<uint16_t>((e + k) % 4);
-  switch (k % 9) {
+  switch (k % 12) {
     case 0: {
       CrossfadeCommand c{0, motion(clip, kSpeedOne + static_cast<SpeedQ16>(e * 977)), 250000, true};
       return c;
@@ -102,6 +102,9 @@ inline CommandBody decision(EntityId e, uint64_t k) {
     case 5: return PlayCommand{1, motion(static_cast<uint16_t>((clip + 2) % 4))};
     case 6: return SetLayerWeightCommand{1, 0.1f * static_cast<float>(k % 7)};
     case 7: return SetMaskCommand{1, kNoMask};
+    case 9: return TeleportCommand{static_cast<float>(e % 7) - 3.0f, 0.5f * static_cast<float>(k % 5), 0.25f * static_cast<float>(k)};
+    case 10: return MoveCommand{0.4f * static_cast<float>(k % 9), k % 2 == 0 ? 0.5f : -1.0f};
+    case 11: return MoveToCommand{static_cast<float>(e % 5) * 2.0f, -3.0f, 1.0f + 0.1f * static_cast<float>(k % 30), k % 4 == 3};
     default: {
       CrossfadeCommand c{0, motion(clip, -kSpeedOne), 120000, false};
       return c;
@@ -114,7 +117,7 @@ inline std::unique_ptr<World> make_world(uint32_t entities, unsigned threads = 1
   auto world = std::make_unique<World>(WorldOptions{60, threads, hash_palettes});
   EXPECT_TRUE(world->add_model(rig_model()).ok());
   for (EntityId e = 1; e <= entities; ++e) {
-    world->submit(0, Command{0, e, SpawnCommand{0, 0}});
+    world->submit(0, Command{0, e, SpawnCommand{0, 0, {}}});
     world->submit(0, Command{0, e, PlayCommand{0, motion(static_cast<uint16_t>(e % 4), kSpeedOne, e * 37000)}});
   }
   return world;

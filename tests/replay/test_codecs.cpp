@@ -133,8 +133,8 @@ TEST(ZstdFrame, DamageIsAnErrorNeverWrongContent) {
 
 std::vector<Command> every_kind_of_command() {
   std::vector<Command> out;
-  for (uint64_t k = 0; k < 9; ++k) out.push_back(Command{100, 7, decision(7, k)});
-  out.push_back(Command{100, 1u << 31, SpawnCommand{70000, 65535}});
+  for (uint64_t k = 0; k < 12; ++k) out.push_back(Command{100, 7, decision(7, k)});
+  out.push_back(Command{100, 1u << 31, SpawnCommand{70000, 65535, {}}});
   out.push_back(Command{99, 3, DespawnCommand{}});
   // Values the World rejects are kept as they were.
   MotionSpec odd = motion(65535, INT32_MIN, INT64_MIN);
@@ -146,6 +146,9 @@ std::vector<Command> every_kind_of_command() {
   out.push_back(Command{100, 4, SetBlendWeightsCommand{3, {-1.0f, std::numeric_limits<float>::infinity(), 2, 3}, 9}});
   out.push_back(Command{100, 4, SetMaskCommand{2, INT32_MAX}});
   out.push_back(Command{100, 4, SetLayerWeightCommand{2, -0.0f}});
+  out.push_back(Command{100, 4, SpawnCommand{1, 2, RootTransform{-0.0f, std::numeric_limits<float>::quiet_NaN(), 1e30f, -7.0f}}});
+  out.push_back(Command{100, 4, MoveCommand{std::numeric_limits<float>::infinity(), -1e9f}});
+  out.push_back(Command{100, 4, MoveToCommand{1e20f, -0.0f, -1.0f, true}});
   return out;
 }
 
@@ -175,14 +178,15 @@ TEST(CommandCodec, WritesTheDocumentedBytesOfEveryKind) {
   two_clips.start_offset_us = -5;                // svarint: zigzag 9
   two_clips.clips[0] = ClipWeight{4, 1.0f};      // 04, f32 00 00 80 3f
   two_clips.clips[1] = ClipWeight{300, 0.5f};    // varint ac 02, f32 00 00 00 3f
-  const std::vector<uint8_t> motion = {2, 2, 0x80, 0x80, 0x08, 9,    4,    0,    0,
+  const std::vector<uint8_t> motion = {2, 2, 1, 0x80, 0x80, 0x08, 9,    4,    0,    0,
                                        0x80, 0x3f, 0xac, 0x02, 0, 0, 0, 0x3f};
   struct Case {
     CommandBody body;
     std::vector<uint8_t> body_bytes;
   };
   std::vector<Case> cases = {
-      {SpawnCommand{3, 1}, {3, 1}},
+      {SpawnCommand{3, 1, RootTransform{1.0f, 0.0f, -2.0f, 0.5f}},
+       {3, 1, 0, 0, 0x80, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0xc0, 0, 0, 0, 0x3f}},
       {DespawnCommand{}, {}},
       {PlayCommand{1, two_clips}, {}},
       {CrossfadeCommand{2, two_clips, 300, true}, {}},
@@ -191,6 +195,9 @@ TEST(CommandCodec, WritesTheDocumentedBytesOfEveryKind) {
       {SetMaskCommand{1, kNoMask}, {1, 1}},
       {SetBlendWeightsCommand{1, {0.25f, 0.5f}, 2}, {1, 2, 0, 0, 0x80, 0x3e, 0, 0, 0, 0x3f}},
       {SetLayerModeCommand{1, LayerMode::kAdditive, 2, 1000}, {1, 1, 4, 0xd0, 0x0f}},
+      {TeleportCommand{1.0f, 2.0f, -0.5f}, {0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, 0, 0, 0, 0xbf}},
+      {MoveCommand{0.5f, 0.25f}, {0, 0, 0, 0x3f, 0, 0, 0x80, 0x3e}},
+      {MoveToCommand{2.0f, -2.0f, 1.0f, true}, {0, 0, 0, 0x40, 0, 0, 0, 0xc0, 0, 0, 0x80, 0x3f, 1}},
   };
   cases[2].body_bytes = {1};
   cases[2].body_bytes.insert(cases[2].body_bytes.end(), motion.begin(), motion.end());
@@ -224,7 +231,7 @@ TEST(CommandCodec, NamesTheFieldOfAnInvalidOrTruncatedCommand) {
   ByteReader r(unknown);
   RecordedCommand got;
   EXPECT_FALSE(decode_command(r, 0, got));
-  EXPECT_EQ(r.error(), "kind: 77 is not a command kind (1..9)");
+  EXPECT_EQ(r.error(), "kind: 77 is not a command kind (1..12)");
 
   std::vector<uint8_t> late = {2, 0, 0, 5};  // 5 ticks late at tick 3
   ByteReader l(late);

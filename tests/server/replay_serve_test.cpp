@@ -500,7 +500,7 @@ TEST(ServerProgramReplay, AMovedModelIsFoundWithAssetsAndAClearErrorWithout) {
   ASSERT_TRUE(world.add_model(std::make_shared<const Model>(std::move(model).value())).ok());
   constexpr uint32_t kWalkers = 3;
   for (EntityId e = 1; e <= kWalkers; ++e) {
-    world.submit(0, Command{0, e, SpawnCommand{0, 0}});
+    world.submit(0, Command{0, e, SpawnCommand{0, 0, {}}});
     world.submit(0, Command{0, e, PlayCommand{0, motion(static_cast<uint16_t>(e % 4))}});
   }
   const std::string recorded_source = "/nonexistent/posecast/assets/walker.glb";

@@ -280,7 +280,7 @@ TEST_F(Snapshots, DespawnReachesClientsThatKnewTheEntity) {
 
 TEST_F(Snapshots, AnIdDespawnedAndSpawnedInOneTickIsANewGeneration) {
   start();
-  server->submit(sim::Command{0, 7, sim::SpawnCommand{0, 0}});
+  server->submit(sim::Command{0, 7, sim::SpawnCommand{0, 0, {}}});
   server->submit(sim::Command{0, 7, sim::PlayCommand{0, clip_motion(1)}});
   RawClient& client = add_client();
   use_formats(client);
@@ -288,7 +288,7 @@ TEST_F(Snapshots, AnIdDespawnedAndSpawnedInOneTickIsANewGeneration) {
   ASSERT_NE(connect(client, 1).client_id, 0u);
   step(9);
   server->despawn(7);
-  server->submit(sim::Command{0, 7, sim::SpawnCommand{0, 0}});
+  server->submit(sim::Command{0, 7, sim::SpawnCommand{0, 0, {}}});
   step(9);
   auto spawns = client.all<protocol::EntitySpawn>();
   ASSERT_GE(spawns.size(), 2u);

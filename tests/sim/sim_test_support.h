@@ -80,7 +80,7 @@ struct TestWorld {
     model = id.ok() ? id.value() : 0;
   }
   const Rig& rig() const { return world.model(model)->rigs[0]; }
-  void spawn(EntityId id, uint64_t tick = 0) { world.submit(0, at(tick, id, SpawnCommand{model, 0})); }
+  void spawn(EntityId id, uint64_t tick = 0) { world.submit(0, at(tick, id, SpawnCommand{model, 0, {}})); }
   void run_to(uint64_t tick) {
     while (world.tick_index() < tick) world.tick();
   }

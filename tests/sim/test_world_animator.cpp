@@ -335,8 +335,8 @@ TEST(CommandOrder, InvalidCommandsAreRejectedWithAReasonAndChangeNothing) {
   w.world.submit(0, at(0, 1, PlayCommand{0, clip_motion(77)}));               // no clip
   w.world.submit(0, at(0, 1, PlayCommand{kMaxLayers, clip_motion(kWalk)}));   // no layer
   w.world.submit(0, at(0, 1, CrossfadeCommand{0, clip_motion(kWalk), -5, false}));
-  w.world.submit(0, at(0, 1, SpawnCommand{42, 0}));  // entity exists anyway
-  w.world.submit(0, at(0, 2, SpawnCommand{42, 0}));  // unknown model
+  w.world.submit(0, at(0, 1, SpawnCommand{42, 0, {}}));  // entity exists anyway
+  w.world.submit(0, at(0, 2, SpawnCommand{42, 0, {}}));  // unknown model
   w.world.submit(0, at(0, 1, SetLayerModeCommand{0, LayerMode::kAdditive, 99, 0}));
   w.world.tick();
   EXPECT_EQ(w.world.stats().commands_rejected, 8u);
@@ -369,7 +369,7 @@ TEST(Animator, MembershipVersionChangesOnlyWhenEntitiesComeOrGo) {
   EXPECT_NE(w.world.membership_version(), version);
   version = w.world.membership_version();
   w.world.submit(0, at(1, 1, PlayCommand{0, clip_motion(kWalk)}));
-  w.world.submit(0, at(1, 1, SpawnCommand{0, 0}));  // rejected: entity 1 exists
+  w.world.submit(0, at(1, 1, SpawnCommand{0, 0, {}}));  // rejected: entity 1 exists
   w.world.tick();
   w.world.tick();
   EXPECT_EQ(w.world.membership_version(), version);

@@ -24,7 +24,7 @@ class Script {
   void submit_for(World& world, uint64_t tick) const {
     if (tick == 0) {
       for (EntityId id = 0; id < kEntities; ++id) {
-        world.submit(0, at(0, id, SpawnCommand{model_, 0}));
+        world.submit(0, at(0, id, SpawnCommand{model_, 0, {}}));
         world.submit(0, at(0, id, PlayCommand{0, blend_motion(kWalk, 1.0f + static_cast<float>(id % 3), kRun, static_cast<float>(id % 4), id * 7919)}));
       }
       return;
@@ -84,7 +84,7 @@ class Script {
         }
         case 6:
           submit(id, DespawnCommand{}, false);
-          submit(id, SpawnCommand{model_, 0}, true);
+          submit(id, SpawnCommand{model_, 0, {}}, true);
           submit(id, CrossfadeCommand{0, clip_motion(clip), 100000, false}, true);
           break;
         case 7:

@@ -158,7 +158,7 @@ class SoakRun {
   static uint64_t key_of(uint32_t tick, uint32_t id) { return (uint64_t{tick} << 32) | id; }
 
   void spawn(sim::EntityId id, uint32_t variant) {
-    sim::Command spawn_command{0, id, sim::SpawnCommand{0, 0}};
+    sim::Command spawn_command{0, id, sim::SpawnCommand{0, 0, {}}};
     server_->submit(spawn_command);
     sim::MotionSpec motion;
     const std::size_t clips = model_->rigs[0].clips.size();

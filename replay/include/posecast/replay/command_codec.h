@@ -31,6 +31,9 @@ enum class CommandKind : uint8_t {
   kSetMask = 7,
   kSetBlendWeights = 8,
   kSetLayerMode = 9,
+  kTeleport = 10,
+  kMove = 11,
+  kMoveTo = 12,
 };
 
 // A command as a recording keeps it: who submitted it and at which tick the World applied it.

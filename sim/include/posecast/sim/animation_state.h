@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "posecast/sim/playback_time.h"
+#include "posecast/sim/root_transform.h"
 #include "posecast/transform.h"
 
 namespace posecast::sim {
@@ -41,8 +42,14 @@ struct Motion {
   SpeedQ16 speed = kSpeedOne;
   uint8_t count = 0;
   WrapMode wrap = WrapMode::kLoop;
-  uint8_t reserved[2] = {0, 0};
+  // 1: on layer 0 its clips' root motion moves the entity (docs/movement.md); 0: it does not.
+  uint8_t root_motion = 1;
+  // 1: phase-synced (locomotion's blends): slot 0 advances at `speed` and every other slot
+  // follows at slot 0's normalised phase (rescale_phase), so walk and run keep their feet
+  // together. Evaluation is the same either way; only the advance differs.
+  uint8_t sync = 0;
 };
+static_assert(sizeof(Motion) == 4 * sizeof(ClipSlot) + 8, "Motion stays padding-free");
 
 // Where a crossfading layer fades from.
 enum class FadeSource : uint8_t {
@@ -106,6 +113,11 @@ struct EntityState {
   // Sampling cursors of every active slot (ClipSlot::cursor_offset). Output never depends on
   // their values (sampling.h), so they are not serialised: a restore starts them at 0.
   std::vector<uint32_t> cursors;
+  RootTransform root;              // after this tick's commands and motion
+  Locomotion locomotion;           // steering from move / move_to (root_transform.h)
+  // move_to targets queued after locomotion's current one (MoveToCommand::queue), walked in
+  // order; at most kMaxWaypoints.
+  std::vector<Waypoint> waypoints;
 
   // Bytes this state occupies, heap included (capacities, not sizes).
   std::size_t byte_size() const;

@@ -24,12 +24,15 @@ struct MotionSpec {
   WrapMode wrap = WrapMode::kLoop;
   SpeedQ16 speed = kSpeedOne;
   int64_t start_offset_us = 0;       // initial clip time (every clip), wrapped like playback
+  bool root_motion = true;           // on layer 0, its clips' root motion moves the entity
 };
 
-// Creates the entity (its id must be free) in the rest pose, with no layer.
+// Creates the entity (its id must be free) in the rest pose, with no layer, standing at `at`
+// (|x|, |z| <= kWorldHalfExtent, finite yaw, wrapped; y must be 0).
 struct SpawnCommand {
   ModelId model = 0;
   uint16_t rig = 0;
+  RootTransform at;
 };
 struct DespawnCommand {};
 // Cuts the layer to `motion` (no fade); cancels a crossfade in progress.
@@ -77,9 +80,38 @@ struct SetLayerModeCommand {
   int64_t reference_time_us = 0;
 };
 
+// Puts the entity at (x, 0, z) facing yaw (wrapped); |x|, |z| <= kWorldHalfExtent, all finite.
+// Its animation and locomotion carry on from there.
+struct TeleportCommand {
+  float x = 0.0f;
+  float z = 0.0f;
+  float yaw = 0.0f;
+};
+// Moves forward along the facing at `speed` (0..kMaxMoveSpeed units/s), turning at
+// `turn_rate` (|.| <= kMaxTurnRate rad/s): layer 0 becomes the rig's locomotion blend (idle,
+// walk, run by speed, phase-synced), whose root motion carries the entity. Speed 0 and turn 0
+// stands (idle). Clears queued waypoints. Refused for a rig without a walk clip with a ground
+// speed. A play or crossfade on layer 0 ends locomotion.
+struct MoveCommand {
+  float speed = 0.0f;
+  float turn_rate = 0.0f;
+};
+// Walks to (x, z) at `speed` (0 < speed <= kMaxMoveSpeed), turning towards it at most
+// kMaxTurnRate, and stands (idle) on arrival (within the arrival radius, docs/movement.md).
+// queue: walked after the current target and the waypoints already queued (at most
+// kMaxWaypoints queued), at this command's speed; without it the target replaces them all.
+// An entity that is not walking to a target starts on a queued one at once.
+struct MoveToCommand {
+  float x = 0.0f;
+  float z = 0.0f;
+  float speed = 0.0f;
+  bool queue = false;
+};
+
 using CommandBody = std::variant<SpawnCommand, DespawnCommand, PlayCommand, CrossfadeCommand,
                                  SetSpeedCommand, SetLayerWeightCommand, SetMaskCommand,
-                                 SetBlendWeightsCommand, SetLayerModeCommand>;
+                                 SetBlendWeightsCommand, SetLayerModeCommand, TeleportCommand,
+                                 MoveCommand, MoveToCommand>;
 
 struct Command {
   uint64_t tick = 0;      // applied at the start of this tick (or the next one, if late)

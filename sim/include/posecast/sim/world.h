@@ -137,7 +137,8 @@ class World {
   // the world's state: never saved, never hashed). Equal values mean the same entities at the
   // same indices, so a mirror of the id list need not compare it id by id.
   uint64_t membership_version() const;
-  // Hash over entities in id order of (entity id, palette hash); 0 before the first tick and
+  // Hash over entities in id order of (entity id, palette hash, root transform's x, y, z, yaw
+  // bits); 0 before the first tick and
   // after restore() until the next tick. Needs hash_palettes.
   uint64_t world_hash() const;
   std::span<const glm::mat4> palette_at(std::size_t index) const;
