@@ -3,6 +3,7 @@
 
 #include "posecast/protocol/messages.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -121,7 +122,7 @@ class Encoder {
     return finish(w::Payload::ClientCommand,
                   w::CreateClientCommand(fbb_, m.sequence, m.entity_id, m.generation,
                                          static_cast<w::CommandOp>(m.op), m.clip, m.layer,
-                                         m.time_us, m.value)
+                                         m.time_us, m.value, m.x, m.z, m.yaw, m.speed, m.turn_rate)
                       .Union());
   }
   Result<std::vector<uint8_t>> operator()(const EntitySpawn& m) {
@@ -325,9 +326,15 @@ Result<Message> decode_envelope(const w::Envelope& envelope) {
       if (op >= kCommandOpCount) {
         return field_error("client_command", "op " + std::to_string(op) + " out of range");
       }
+      const float movement[5] = {t->x(), t->z(), t->yaw(), t->speed(), t->turn_rate()};
+      const char* const names[5] = {"x", "z", "yaw", "speed", "turn_rate"};
+      for (int i = 0; i < 5; ++i) {
+        if (!std::isfinite(movement[i])) return field_error("client_command", std::string(names[i]) + " is not finite");
+      }
       return Message{ClientCommand{t->sequence(), t->entity_id(), t->generation(),
                                    static_cast<CommandOp>(op), t->clip(), t->layer(),
-                                   t->time_us(), t->value()}};
+                                   t->time_us(), t->value(), movement[0], movement[1], movement[2],
+                                   movement[3], movement[4]}};
     }
     case w::Payload::EntitySpawn: {
       const auto* t = envelope.payload_as_EntitySpawn();
@@ -392,6 +399,9 @@ const char* to_string(CommandOp op) {
     case CommandOp::kSetLayerWeight: return "set_layer_weight";
     case CommandOp::kStop: return "stop";
     case CommandOp::kSeek: return "seek";
+    case CommandOp::kMove: return "move";
+    case CommandOp::kMoveTo: return "move_to";
+    case CommandOp::kTeleport: return "teleport";
   }
   return "unknown";
 }

@@ -3,8 +3,7 @@
 namespace posecast::server {
 
 protocol::RootValue world_root(const sim::EntityState& state) {
-  (void)state;
-  return protocol::RootValue{};
+  return protocol::RootValue{state.root.x, state.root.y, state.root.z, state.root.yaw};
 }
 
 protocol::QuantizedRoot hold_root_for(const EntityRecord& entity, uint32_t tick,

@@ -68,8 +68,11 @@ enum class CommandOp : uint8_t {
   kSetLayerWeight,  // `value` = weight in 1/65536
   kStop,            // stop `layer`
   kSeek,            // set the layer's clip time to `time_us`
+  kMove,            // walk forward at `speed` units/s turning at `turn_rate` rad/s (0, 0: stand)
+  kMoveTo,          // walk to (`x`, `z`) at `speed` units/s, then stand
+  kTeleport,        // stand at (`x`, `z`) facing `yaw` radians
 };
-inline constexpr uint8_t kCommandOpCount = 6;
+inline constexpr uint8_t kCommandOpCount = 9;
 
 const char* to_string(DisconnectReason reason);
 const char* to_string(CommandOp op);
@@ -164,6 +167,10 @@ struct ClientCommand {
   uint8_t layer = 0;
   int64_t time_us = 0;  // fade duration or clip time, per op
   int32_t value = 0;    // 16.16 fixed point, per op
+  // Movement ops (model units, radians; finite: decode_message refuses NaN and infinities, the
+  // server refuses values out of the World's ranges).
+  float x = 0.0f, z = 0.0f, yaw = 0.0f;
+  float speed = 0.0f, turn_rate = 0.0f;
   bool operator==(const ClientCommand&) const = default;
 };
 
