@@ -167,26 +167,30 @@ QuantizedRoot hold_root(const QuantizedRoot& exact, const QuantizedRoot& predict
 
 std::size_t encode_root(const QuantizedRoot& held, const RootReference& reference, std::vector<uint8_t>& out) {
   const QuantizedRoot predicted = predict_root(reference);
-  int64_t position[kComponents], velocity[kComponents];
+  int64_t position[kComponents], velocity[kComponents], fraction[kComponents];
   uint32_t mask = 0;
-  bool aligned = true;
+  bool aligned = true, fractions_kept = true;
   for (int i = 0; i < kComponents; ++i) {
     position[i] = difference(code_of(held, i), code_of(predicted, i), i);
     velocity[i] = int64_t{code_of(held, i + kComponents)} - code_of(predicted, i + kComponents);
-    if (position[i] != 0 || velocity[i] != 0) mask |= 1u << (kComponents - 1 - i);
+    fraction[i] = int64_t{code_of(held, i + 2 * kComponents)} - code_of(predicted, i + 2 * kComponents);
+    if (position[i] != 0 || velocity[i] != 0 || fraction[i] != 0) mask |= 1u << (kComponents - 1 - i);
     if (position[i] % kRootCoarse != 0) aligned = false;
+    if (fraction[i] != 0) fractions_kept = false;
   }
   if (mask == 0) return 0;
   const std::size_t start = out.size();
   BitWriter writer(out);
   writer.write(mask, kComponents);
   writer.write_bit(aligned ? 1u : 0u);
+  writer.write_bit(fractions_kept ? 1u : 0u);
   for (int i = 0; i < kComponents; ++i) {
     if ((mask & (1u << (kComponents - 1 - i))) == 0) continue;
     const int64_t a = round_div(position[i], kRootCoarse);
     if (!aligned) writer.write(static_cast<uint32_t>(position[i] - kRootCoarse * a + kRemainderBias), kRemainderBits);
     write_signed(writer, a);
     write_signed(writer, velocity[i]);
+    if (!fractions_kept) write_signed(writer, fraction[i]);
   }
   return out.size() - start;
 }
@@ -201,6 +205,7 @@ Status decode_root(std::span<const uint8_t> bytes, const RootReference& referenc
   const uint32_t mask = reader.read(kComponents);
   if (mask == 0) return Error{"root: " + std::to_string(bytes.size()) + " bytes, an empty residual"};
   const bool aligned = reader.read_bit() != 0;
+  const bool fractions_kept = reader.read_bit() != 0;
   for (int i = 0; i < kComponents; ++i) {
     if ((mask & (1u << (kComponents - 1 - i))) == 0) continue;
     int64_t remainder = 0;
@@ -208,19 +213,23 @@ Status decode_root(std::span<const uint8_t> bytes, const RootReference& referenc
       remainder = int64_t{reader.read(kRemainderBits)} - kRemainderBias;
       if (remainder > kRemainderBias) return root_error(i, "remainder out of range");
     }
-    int64_t a = 0, dv = 0;
+    int64_t a = 0, dv = 0, df = 0;
     const char* bad = read_signed(reader, a);
     if (bad == nullptr) bad = read_signed(reader, dv);
+    if (bad == nullptr && !fractions_kept) bad = read_signed(reader, df);
     if (reader.failed()) break;  // reported below
     if (bad != nullptr) return root_error(i, bad);
     const int64_t residual = kRootCoarse * a + remainder;
-    if (residual == 0 && dv == 0) return root_error(i, "flagged as differing, but equal");
+    if (residual == 0 && dv == 0 && df == 0) return root_error(i, "flagged as differing, but equal");
+    const int64_t f = int64_t{code_of(out, i + 2 * kComponents)} + df;
+    if (f < 0 || f >= kRootVelocityScale) return root_error(i, "fraction out of range");
     const int64_t position = int64_t{code_of(out, i)} + residual;
     if (i != kYaw && (position > kMaxRootCode || position < -kMaxRootCode)) return root_error(i, "code out of range");
     const int64_t v = int64_t{code_of(out, i + kComponents)} + dv;
     if (v > kMaxRootVelocity || v < -kMaxRootVelocity) return root_error(i, "velocity out of range");
     slot_of(out, i) = i == kYaw ? wrap_yaw(position) : static_cast<int32_t>(position);
     slot_of(out, i + kComponents) = static_cast<int32_t>(v);
+    slot_of(out, i + 2 * kComponents) = static_cast<int32_t>(f);
   }
   if (reader.failed()) return Error{"root: bits run past the " + std::to_string(bytes.size()) + " bytes"};
   if (reader.bytes_consumed() != bytes.size()) {

@@ -127,17 +127,20 @@ TEST(RootCoding, MalformedBytesAreRejectedWithAReason) {
   };
   EXPECT_NE(reason({0x00}).find("empty residual"), std::string::npos);
   EXPECT_NE(reason(std::vector<uint8_t>(32, 0xFF)).find("at most 31"), std::string::npos);
-  EXPECT_NE(reason({0x88}).find("run past"), std::string::npos);  // x, aligned, then nothing
-  // x, aligned, a = +1 (0 00001), dv = 0 (0 00000): 10001 000001 000000 -> 10001000 00100000 0xxxxxxx.
-  EXPECT_EQ(reason({0x88, 0x20, 0x00}), "ok");
-  EXPECT_NE(reason({0x88, 0x20, 0x00, 0x00}).find("left over"), std::string::npos);
-  EXPECT_NE(reason({0x88, 0x20, 0x01}).find("nonzero padding"), std::string::npos);
-  // x, aligned, a = 0, dv = 0: flagged but equal.
-  EXPECT_NE(reason({0x88, 0x00, 0x00}).find("flagged as differing, but equal"), std::string::npos);
-  // x, aligned, negative zero: 1000 1 1 00000.
-  EXPECT_NE(reason({0x8C, 0x00}).find("negative zero"), std::string::npos);
-  // x, unaligned, remainder 3 (out of [-1, 1]): 1000 0 11 ...
-  EXPECT_NE(reason({0x86, 0x00}).find("remainder out of range"), std::string::npos);
+  EXPECT_NE(reason({0x8C}).find("run past"), std::string::npos);  // x, aligned, kept, then nothing
+  // x, aligned, fractions kept, a = +1 (0 00001), dv = 0 (0 00000):
+  // 1000 1 1 000001 000000 -> 10001100 00010000 00xxxxxx.
+  EXPECT_EQ(reason({0x8C, 0x10, 0x00}), "ok");
+  EXPECT_NE(reason({0x8C, 0x10, 0x00, 0x00}).find("left over"), std::string::npos);
+  EXPECT_NE(reason({0x8C, 0x10, 0x01}).find("nonzero padding"), std::string::npos);
+  // x, aligned, kept, a = 0, dv = 0: flagged but equal.
+  EXPECT_NE(reason({0x8C, 0x00, 0x00}).find("flagged as differing, but equal"), std::string::npos);
+  // x, aligned, kept, negative zero: 1000 1 1 1 00000.
+  EXPECT_NE(reason({0x8E, 0x00}).find("negative zero"), std::string::npos);
+  // x, unaligned, kept, remainder 3 (out of [-1, 1]): 1000 0 1 11 ...
+  EXPECT_NE(reason({0x87, 0x00}).find("remainder out of range"), std::string::npos);
+  // x, aligned, fractions coded, a = 0, dv = 0, df = -1 (from 0): 1000 1 0 000000 000000 1 00001.
+  EXPECT_NE(reason({0x88, 0x00, 0x21}).find("fraction out of range"), std::string::npos);
   // Random bytes: an error or an in-range root, never a crash.
   std::mt19937 rng(5);
   for (int i = 0; i < 20000; ++i) {

@@ -22,11 +22,13 @@
 //
 // Bytes. Zero bytes: the held state equals the receiver's prediction. Otherwise a bit stream
 // (MSB first): 4 bits "component differs" (x, y, z, yaw; never all zero), 1 bit "every
-// position residual a multiple of kRootCoarse", then per flagged component: when not all
-// multiples, 2 bits of remainder (b + 1, b in [-1, 1]); the position quotient a (residual =
-// kRootCoarse * a + b) and the velocity residual, each as a sign bit and a 5-bit length
+// position residual a multiple of kRootCoarse", 1 bit "every fraction as predicted", then per
+// flagged component: when not all multiples, 2 bits of remainder (b + 1, b in [-1, 1]); the
+// position quotient a (residual = kRootCoarse * a + b), the velocity residual and, when not
+// all as predicted, the fraction's residual, each as a sign bit and a 5-bit length
 // L = bit_width(|value|) followed by the L - 1 bits under the leading one. At most
-// kMaxRootBytes bytes; padding bits are zero.
+// kMaxRootBytes bytes; padding bits are zero. (Fractions differ only for a receiver whose
+// reference is not the server's canonical one.)
 
 #include <cstddef>
 #include <cstdint>
@@ -55,8 +57,9 @@ inline constexpr std::size_t kMaxRootBytes = 31;
 
 // A held root state: position x, y, z in kRootStep units, yaw in [-32768, 32767] (1/65536
 // turn), their velocities (1/kRootVelocityScale codes per tick) and the positions' fractions.
-// The fractions carry the prediction's sub-code part from tick to tick (never sent: both sides
-// compute them), so a steady velocity does not lose a rounding per prediction.
+// The fractions carry the prediction's sub-code part from tick to tick (both sides compute
+// them; sent only to a receiver that predicts other ones), so a steady velocity does not lose
+// a rounding per prediction.
 struct QuantizedRoot {
   int32_t x = 0, y = 0, z = 0, yaw = 0;
   int32_t vx = 0, vy = 0, vz = 0, vyaw = 0;
