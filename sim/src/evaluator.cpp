@@ -322,11 +322,11 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
 void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us) {
   // Layer 0's root motion over this advance, weighted as this tick evaluated the layer: the
   // target by the fade's alpha, a fading-out motion by 1 - alpha (a frozen pose moves nothing).
-  RootMotionDelta delta;
+  RootMotionSum delta;
   bool base = true;
   for (Layer& layer : state.layers) {
     const float alpha = base ? fade_alpha(layer) : 0.0f;
-    RootMotionDelta* moved = base ? &delta : nullptr;
+    RootMotionSum* moved = base ? &delta : nullptr;
     base = false;
     advance_motion(rig, layer.target, dt_us, moved, alpha);
     if (layer.fade_source == FadeSource::kNone) continue;
@@ -345,7 +345,7 @@ void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us) {
       layer.frozen_chain.clear();
     }
   }
-  apply_root_delta(state.root, delta);
+  apply_root_motion(state, delta);
   if (state.locomotion.mode != LocomotionMode::kNone) step_locomotion(state, rig, dt_us);
 }
 

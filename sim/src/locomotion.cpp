@@ -21,8 +21,11 @@ int role_clip(const Rig& rig, LocomotionRole role) {
   return clip;
 }
 
+// The idle stands: its in-place ground speed (foot noise) moves nothing (root_motion_step.h).
 float ground_speed(const Rig& rig, int clip) {
-  return rig.root_motion[static_cast<std::size_t>(clip)].ground_speed;
+  const RootMotionTrack& track = rig.root_motion[static_cast<std::size_t>(clip)];
+  if (!track.travels && clip == role_clip(rig, LocomotionRole::kIdle)) return 0.0f;
+  return track.ground_speed;
 }
 float duration_s(const Rig& rig, int clip) {
   return static_cast<float>(rig.clips[static_cast<std::size_t>(clip)].duration_us) / 1000000.0f;
@@ -168,7 +171,8 @@ void step_locomotion(EntityState& state, const Rig& rig, int64_t dt_us) {
     next_target(state, rig);
     return;
   }
-  const float turn = det_wrap_angle(det_atan2(dx, dz) - root.yaw);
+  // Steers the heading (the facing without the stride's sway).
+  const float turn = det_wrap_angle(det_atan2(dx, dz) - (root.yaw - state.sway));
   const float max_turn = kMaxTurnRate * dt;
   root.yaw = det_wrap_angle(root.yaw + std::clamp(turn, -max_turn, max_turn));
 }

@@ -1,6 +1,7 @@
 #include "root_motion_step.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "posecast/det_math.h"
 #include "posecast/sim/root_transform.h"
@@ -8,41 +9,58 @@
 namespace posecast::sim {
 namespace {
 
-// The root motion of one clip whose sample time went from `from_us` to `to_us` while playing at
-// a speed of sign `speed`. Through a loop's end (looping, and time moved against the speed's
-// sign) the motion continues over the wrap, never back.
-RootMotionDelta slot_root_motion(const RootMotionTrack& track, int64_t from_us, int64_t to_us,
-                                 SpeedQ16 speed, bool looping) {
-  RootMotionDelta d;
+// The clip's yaw at `time_us` relative to clip time 0 (0 for a clip that does not turn).
+float track_yaw_at(const RootMotionTrack& track, int64_t time_us) {
+  if (!track.turns || time_us <= 0) return 0.0f;
+  return root_motion_between(track, 0, time_us, false).dyaw;
+}
+
+// Adds `w` times the root motion of one clip whose sample time went from `from_us` to `to_us`
+// while playing at a speed of sign `speed`. Through a loop's end (looping, and time moved
+// against the speed's sign) the motion continues over the wrap, never back.
+void add_slot_root_motion(const RootMotionTrack& track, bool stands, int64_t from_us,
+                          int64_t to_us, SpeedQ16 speed, bool looping, float w,
+                          RootMotionSum& sum) {
   if (track.travels) {
-    if (speed >= 0) return root_motion_between(track, from_us, to_us, looping);
-    // Backwards: the forward motion from `to` to `from`, undone (in the frame at `to`, which
-    // differs from the frame at `from` by the clip's turn over one tick: negligible, and the
-    // same bits everywhere).
-    const RootMotionDelta back = root_motion_between(track, to_us, from_us, looping);
-    d.dx = -back.dx;
-    d.dz = -back.dz;
-    d.dyaw = -back.dyaw;
-    return d;
+    const float sway = track_yaw_at(track, from_us);
+    const float sway_after = track_yaw_at(track, to_us);
+    float dx = 0.0f, dz = 0.0f, dyaw = 0.0f, frame_yaw = sway;
+    if (speed >= 0) {
+      const RootMotionDelta d = root_motion_between(track, from_us, to_us, looping);
+      dx = d.dx, dz = d.dz, dyaw = d.dyaw;
+    } else {
+      // Backwards: the forward motion from `to` to `from`, undone.
+      const RootMotionDelta back = root_motion_between(track, to_us, from_us, looping);
+      dx = -back.dx, dz = -back.dz, dyaw = -back.dyaw;
+      frame_yaw = track_yaw_at(track, to_us);
+    }
+    float cx = dx, cz = dz;
+    if (frame_yaw != 0.0f) rotate_by_yaw(frame_yaw, dx, dz, cx, cz);  // into the loop frame
+    sum.x += w * cx;
+    sum.z += w * cz;
+    // The heading turns by what the clip turned beyond its sway: 0 within a loop, the loop's
+    // net turn across a wrap.
+    sum.turn += w * ((sway + dyaw) - sway_after);
+    sum.sway += w * sway_after;
+    return;
   }
-  if (!(track.ground_speed > 0.0f)) return d;
+  if (stands || !(track.ground_speed > 0.0f)) return;
   int64_t advance_us = to_us - from_us;
   if (looping && speed > 0 && advance_us < 0) advance_us += track.duration_us;
   if (looping && speed < 0 && advance_us > 0) advance_us -= track.duration_us;
-  d.dz = track.ground_speed * (static_cast<float>(advance_us) / 1000000.0f);
-  return d;
+  sum.z += w * (track.ground_speed * (static_cast<float>(advance_us) / 1000000.0f));
 }
 
 }  // namespace
 
-void advance_motion(const Rig& rig, Motion& motion, int64_t dt_us, RootMotionDelta* delta,
+void advance_motion(const Rig& rig, Motion& motion, int64_t dt_us, RootMotionSum* sum,
                     float weight) {
   if (motion.count == 0) return;
-  const bool moves = delta != nullptr && motion.root_motion != 0 && weight > 0.0f &&
+  const bool moves = sum != nullptr && motion.root_motion != 0 && weight > 0.0f &&
                      rig.root_motion.size() == rig.clips.size();
-  float total = 0.0f;
+  float total = motion.slots[0].weight;
   if (moves) {
-    for (uint8_t i = 0; i < motion.count; ++i) total += motion.slots[i].weight;
+    for (uint8_t i = 1; i < motion.count; ++i) total += motion.slots[i].weight;
   }
   const bool looping = motion.wrap == WrapMode::kLoop;
   const ClipSlot& lead = motion.slots[0];
@@ -60,23 +78,35 @@ void advance_motion(const Rig& rig, Motion& motion, int64_t dt_us, RootMotionDel
       slot.phase = advance_phase(slot.phase, dt_us, motion.speed, duration, motion.wrap);
     }
     if (!moves || !(total > 0.0f) || !(slot.weight > 0.0f)) continue;
-    const RootMotionDelta d = slot_root_motion(
-        rig.root_motion[slot.clip], sample_time_us(before, duration, motion.wrap),
-        sample_time_us(slot.phase, duration, motion.wrap), motion.speed, looping);
-    const float w = weight * (slot.weight / total);
-    delta->dx += w * d.dx;
-    delta->dz += w * d.dz;
-    delta->dyaw += w * d.dyaw;
+    const bool stands =
+        slot.clip == rig.motion_config.locomotion_clips[static_cast<std::size_t>(LocomotionRole::kIdle)];
+    add_slot_root_motion(rig.root_motion[slot.clip], stands,
+                         sample_time_us(before, duration, motion.wrap),
+                         sample_time_us(slot.phase, duration, motion.wrap), motion.speed, looping,
+                         weight * (slot.weight / total), *sum);
   }
 }
 
-void apply_root_delta(RootTransform& root, const RootMotionDelta& delta) {
-  if (delta.dx == 0.0f && delta.dz == 0.0f && delta.dyaw == 0.0f) return;
-  float wx = 0.0f, wz = 0.0f;
-  rotate_by_yaw(root.yaw, delta.dx, delta.dz, wx, wz);
-  root.x = std::clamp(root.x + wx, -kWorldHalfExtent, kWorldHalfExtent);
-  root.z = std::clamp(root.z + wz, -kWorldHalfExtent, kWorldHalfExtent);
-  if (delta.dyaw != 0.0f) root.yaw = det_wrap_angle(root.yaw + delta.dyaw);
+void apply_root_motion(EntityState& state, const RootMotionSum& sum) {
+  RootTransform& root = state.root;
+  float& sway = state.sway;
+  const float heading = root.yaw - sway;
+  if (sum.x != 0.0f || sum.z != 0.0f) {
+    // rotate_by_yaw(heading, sum.x, sum.z), its det_sin_cos cached while the heading holds.
+    const uint32_t bits = std::bit_cast<uint32_t>(heading);
+    if (bits != state.heading_bits) {
+      det_sin_cos(heading, state.heading_sin, state.heading_cos);
+      state.heading_bits = bits;
+    }
+    const float s = state.heading_sin, c = state.heading_cos;
+    const float wx = sum.x * c + sum.z * s;
+    const float wz = sum.z * c - sum.x * s;
+    root.x = std::clamp(root.x + wx, -kWorldHalfExtent, kWorldHalfExtent);
+    root.z = std::clamp(root.z + wz, -kWorldHalfExtent, kWorldHalfExtent);
+  }
+  if (sway == 0.0f && sum.turn == 0.0f && sum.sway == 0.0f) return;  // no turning clip
+  root.yaw = det_wrap_angle((heading + sum.turn) + sum.sway);
+  sway = sum.sway;
 }
 
 }  // namespace posecast::sim

@@ -7,7 +7,7 @@
 //   u32 masks      { u32 name_bytes  name  u32 model  u16 rig  u32 nodes  f32 weight[nodes] }
 //   u32 references { u32 model  u16 rig  i32 clip  i64 time_us }
 //   u32 entities   { u32 id  u32 model  u16 rig  u8 layers { layer }  [root] }   ids increasing
-//   root   = f32 x y z yaw  u8 mode  f32 speed turn_rate target_x target_z
+//   root   = f32 x y z yaw  f32 sway  u8 mode  f32 speed turn_rate target_x target_z
 //            u8 waypoints { f32 x z speed }          version 3: root transform, locomotion
 //   u64 checksum   hash_bytes of everything before it
 //
@@ -101,6 +101,7 @@ void write_root(ByteWriter& w, const EntityState& e) {
   w.f32(e.root.y);
   w.f32(e.root.z);
   w.f32(e.root.yaw);
+  w.f32(e.sway);
   w.u8(static_cast<uint8_t>(e.locomotion.mode));
   w.f32(e.locomotion.speed);
   w.f32(e.locomotion.turn_rate);
@@ -400,6 +401,7 @@ class SnapshotParser {
     e.root.y = in_.f32();
     e.root.z = in_.f32();
     e.root.yaw = in_.f32();
+    e.sway = in_.f32();
     const uint8_t mode = in_.u8();
     Locomotion& loco = e.locomotion;
     loco.speed = in_.f32();
@@ -410,6 +412,7 @@ class SnapshotParser {
     if (!in_.ok()) return truncated(where + ".root");
     if (!in_world(e.root.x, e.root.z) || e.root.y != 0.0f) return fail(where + ".root", "position outside the world");
     if (!std::isfinite(e.root.yaw) || e.root.yaw != det_wrap_angle(e.root.yaw)) return fail(where + ".root.yaw", "not a wrapped angle");
+    if (!std::isfinite(e.sway) || std::fabs(e.sway) > 1.0e4f) return fail(where + ".sway", "not finite");
     if (mode >= kLocomotionModeCount) return fail(where + ".locomotion.mode", num(mode) + " is not a locomotion mode");
     loco.mode = static_cast<LocomotionMode>(mode);
     if (!speed_ok(loco.speed)) return fail(where + ".locomotion.speed", "out of range");

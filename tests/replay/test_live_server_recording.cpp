@@ -39,6 +39,11 @@ TEST(LiveServerRecording, EightClientsCommandingTheirEntitiesReplayBitExactly) {
     for (std::size_t i = 0; i < world.entity_count(); ++i) {
       h.add_u32(world.entity_id_at(i));
       h.add_u64(hash_palette(world.palette_at(i)));
+      const sim::RootTransform& root = world.entity_at(i)->root;
+      h.add_float(root.x);
+      h.add_float(root.y);
+      h.add_float(root.z);
+      h.add_float(root.yaw);
     }
     live.push_back(h.value());
     const Status s = recorder.value()->record_tick(world);

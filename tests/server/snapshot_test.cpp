@@ -455,13 +455,18 @@ TEST_F(Snapshots, WorldHashesOnlyWhenAskedAndOnlyWithPalettes) {
   step(2);
   EXPECT_NE(server->world().world_hash(), 0u);
   // The World's hash is the one a recorder would compute from the palettes itself:
-  // (entity id, palette hash) in id order.
+  // (entity id, palette hash, root transform bits) in id order.
   const sim::World& world = server->world();
   Hasher expected;
   for (std::size_t i = 0; i < world.entity_count(); ++i) {
     EXPECT_EQ(world.palette_hash_at(i), hash_palette(world.palette_at(i)));
     expected.add_u32(world.entity_id_at(i));
     expected.add_u64(hash_palette(world.palette_at(i)));
+    const sim::RootTransform& root = world.entity_at(i)->root;
+    expected.add_float(root.x);
+    expected.add_float(root.y);
+    expected.add_float(root.z);
+    expected.add_float(root.yaw);
   }
   EXPECT_EQ(world.world_hash(), expected.value());
 

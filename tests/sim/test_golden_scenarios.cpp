@@ -71,7 +71,7 @@ TEST_P(GoldenScenario, GivesTheCommittedHashesWithOneAndTwoThreads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, GoldenScenario,
-                         ::testing::Values("genrig_locomotion", "genrig_layers", "genrig_crowd",
+                         ::testing::Values("genrig_locomotion", "genrig_layers", "genrig_crowd", "genrig_travel_crowd",
                                            "fox_walk_run"));
 
 }  // namespace

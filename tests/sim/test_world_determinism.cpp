@@ -381,10 +381,12 @@ TEST(Snapshot, AFrozenChainThatDoesNotRebuildItsPoseIsRefused) {
   ASSERT_TRUE(target.world.restore(bytes).ok());  // as written, the chain rebuilds the pose
   TestWorld untouched;
   const std::vector<uint8_t> before = untouched.world.snapshot();
-  // The last stage's fade progress is the second-last i64 before the 8-byte checksum (one
-  // entity, one layer: its chain ends the entity records).
+  // The last stage's fade progress is the second-last i64 of the entity's one layer (its chain
+  // ends the layer), before the entity's root record (f32 x y z yaw sway, u8 mode, f32 speed
+  // turn_rate target_x target_z, u8 waypoints = 0: 38 bytes) and the 8-byte checksum.
   std::vector<uint8_t> altered = bytes;
-  const std::size_t elapsed_at = altered.size() - 8 - 16;
+  constexpr std::size_t kRootRecordBytes = 5 * 4 + 1 + 4 * 4 + 1;
+  const std::size_t elapsed_at = altered.size() - 8 - kRootRecordBytes - 16;
   ByteReader elapsed_reader(std::span<const uint8_t>(altered).subspan(elapsed_at, 8));
   const int64_t elapsed = elapsed_reader.i64();
   ASSERT_GT(elapsed, 0);  // the second fade had run some ticks when it was interrupted

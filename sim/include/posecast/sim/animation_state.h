@@ -114,6 +114,16 @@ struct EntityState {
   // their values (sampling.h), so they are not serialised: a restore starts them at 0.
   std::vector<uint32_t> cursors;
   RootTransform root;              // after this tick's commands and motion
+  // The part of root.yaw that is layer 0's travelling clips' blended yaw sway over their
+  // stride (docs/movement.md): root.yaw - sway is the heading the entity travels along.
+  float sway = 0.0f;
+  // Derived, never serialised or hashed (like the cursors): det_sin_cos of the heading last
+  // used to move the entity, as bits, so that one walking straight does not evaluate it every
+  // tick (sim/src/root_motion_step.cpp). All-ones bits (a NaN no heading has): none yet.
+  // Beside the root: every tick reads both (then the locomotion's mode).
+  uint32_t heading_bits = 0xFFFFFFFFu;
+  float heading_sin = 0.0f;
+  float heading_cos = 1.0f;
   Locomotion locomotion;           // steering from move / move_to (root_transform.h)
   // move_to targets queued after locomotion's current one (MoveToCommand::queue), walked in
   // order; at most kMaxWaypoints.

@@ -1,0 +1,258 @@
+// Root transforms in the World: spawn positions, teleports, root motion of travelling and
+// in-place clips, locomotion (move, move_to, queued waypoints), refusals of bad input, and the
+// transform's place in snapshots, fast-forward and the world hash.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include "posecast/rig/model_source.h"
+#include "posecast/sim/world.h"
+#include "sim_test_support.h"
+
+namespace posecast::test {
+namespace {
+
+std::shared_ptr<const Model> load(const std::string& source) {
+  Result<Model> model = rig::load_model_source(source);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
+  return std::make_shared<const Model>(std::move(model).value());
+}
+
+// A world of one generated rig ("gen-rig:24:travel" unless told).
+struct MoveWorld {
+  explicit MoveWorld(const std::string& source = "gen-rig:24:travel") {
+    Result<ModelId> id = world.add_model(load(source));
+    EXPECT_TRUE(id.ok());
+  }
+  const Rig& rig() const { return world.model(0)->rigs[0]; }
+  uint16_t clip(LocomotionRole role) const {
+    return static_cast<uint16_t>(rig().motion_config.locomotion_clips[static_cast<std::size_t>(role)]);
+  }
+  float ground_speed(LocomotionRole role) const { return rig().root_motion[clip(role)].ground_speed; }
+  void submit(uint64_t tick, EntityId id, CommandBody body) { world.submit(0, at(tick, id, std::move(body))); }
+  void spawn(EntityId id, RootTransform where = {}) { submit(world.tick_index(), id, SpawnCommand{0, 0, where}); }
+  void run(int ticks) {
+    for (int i = 0; i < ticks; ++i) world.tick();
+  }
+  const RootTransform& root(EntityId id) const { return world.find_entity(id)->root; }
+  World world;
+};
+
+float distance(const RootTransform& a, float x, float z) {
+  return std::sqrt((a.x - x) * (a.x - x) + (a.z - z) * (a.z - z));
+}
+
+bool same_root(const RootTransform& a, const RootTransform& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST(WorldMovement, SpawnsWhereToldAndTeleports) {
+  MoveWorld w;
+  w.spawn(1, RootTransform{3.0f, 0.0f, -4.0f, 7.0f});
+  w.run(1);
+  EXPECT_EQ(w.root(1).x, 3.0f);
+  EXPECT_EQ(w.root(1).z, -4.0f);
+  EXPECT_NEAR(w.root(1).yaw, 7.0f - 6.2831853f, 1e-5f);  // wrapped into [-pi, pi)
+  w.submit(1, 1, TeleportCommand{-100.0f, 50.0f, -0.5f});
+  w.run(1);
+  EXPECT_EQ(w.root(1).x, -100.0f);
+  EXPECT_EQ(w.root(1).z, 50.0f);
+  EXPECT_EQ(w.root(1).yaw, -0.5f);
+}
+
+TEST(WorldMovement, RefusesBadPlacesAndSpeedsAndCountsThem) {
+  MoveWorld w;
+  w.spawn(1);
+  w.run(1);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const RootTransform before = w.root(1);
+  const uint64_t rejected = w.world.stats().commands_rejected;
+  const CommandBody bad[] = {
+      TeleportCommand{nan, 0.0f, 0.0f},         TeleportCommand{0.0f, kWorldHalfExtent * 2, 0.0f},
+      TeleportCommand{0.0f, 0.0f, inf},         MoveCommand{nan, 0.0f},
+      MoveCommand{-1.0f, 0.0f},                 MoveCommand{kMaxMoveSpeed * 2, 0.0f},
+      MoveCommand{1.0f, kMaxTurnRate * 2},      MoveToCommand{nan, 0.0f, 1.0f, false},
+      MoveToCommand{0.0f, -kWorldHalfExtent * 2, 1.0f, false}, MoveToCommand{1.0f, 1.0f, 0.0f, false},
+      MoveToCommand{1.0f, 1.0f, inf, false},
+  };
+  for (const CommandBody& body : bad) w.submit(1, 1, body);
+  w.submit(1, 99, MoveCommand{1.0f, 0.0f});  // no such entity
+  w.submit(1, 2, SpawnCommand{0, 0, RootTransform{0.0f, 1.0f, 0.0f, 0.0f}});  // y must be 0
+  w.submit(1, 3, SpawnCommand{0, 0, RootTransform{nan, 0.0f, 0.0f, 0.0f}});
+  w.run(1);
+  EXPECT_EQ(w.world.stats().commands_rejected - rejected, std::size(bad) + 3);
+  EXPECT_TRUE(same_root(w.root(1), before));
+  EXPECT_EQ(w.world.find_entity(1)->locomotion.mode, LocomotionMode::kNone);
+  EXPECT_EQ(w.world.find_entity(2), nullptr);
+  EXPECT_EQ(w.world.find_entity(3), nullptr);
+}
+
+TEST(WorldMovement, RefusesLocomotionForARigWithoutAWalkClip) {
+  TestWorld t;  // the test rig: clips without locomotion roles
+  t.spawn(1);
+  t.world.submit(0, at(0, 1, MoveCommand{1.0f, 0.0f}));
+  t.world.tick();
+  EXPECT_EQ(t.world.stats().commands_rejected, 1u);
+  EXPECT_NE(t.world.stats().last_rejection.find("no walk clip"), std::string::npos)
+      << t.world.stats().last_rejection;
+}
+
+// A travelling walk played at rate 1 for one loop moves the entity by the clip's own travel
+// (its ground speed times its length) along its facing; with root motion off it stays.
+TEST(WorldMovement, TravellingClipMovesByItsRootMotion) {
+  MoveWorld w;
+  const uint16_t walk = w.clip(LocomotionRole::kWalk);
+  const float speed = w.ground_speed(LocomotionRole::kWalk);
+  const float length_s = static_cast<float>(w.rig().clips[walk].duration_us) / 1e6f;
+  w.spawn(1, RootTransform{0.0f, 0.0f, 0.0f, 1.5707963f});  // facing +X
+  w.spawn(2);
+  w.submit(0, 1, PlayCommand{0, clip_motion(walk)});
+  MotionSpec off = clip_motion(walk);
+  off.root_motion = false;
+  w.submit(0, 2, PlayCommand{0, off});
+  // 60 ticks at 60 Hz: exactly 1 s of clip time.
+  w.run(static_cast<int>(std::lround(length_s * 60.0f)));
+  EXPECT_NEAR(w.root(1).x, speed * length_s, 0.01f * speed * length_s);
+  EXPECT_NEAR(w.root(1).z, 0.0f, 0.05f * speed * length_s);
+  EXPECT_TRUE(same_root(w.root(2), RootTransform{}));
+}
+
+// An in-place walk covers its ground speed per second of clip time: at rate 2, twice.
+TEST(WorldMovement, InPlaceClipMovesAtItsGroundSpeed) {
+  MoveWorld w("gen-rig:24");
+  const uint16_t walk = w.clip(LocomotionRole::kWalk);
+  const float speed = w.ground_speed(LocomotionRole::kWalk);
+  ASSERT_GT(speed, 0.0f);
+  w.spawn(1);
+  w.submit(0, 1, PlayCommand{0, clip_motion(walk, 2 * kSpeedOne)});
+  w.run(120);  // 2 s
+  EXPECT_NEAR(w.root(1).z, 4.0f * speed, 0.002f * speed);
+  EXPECT_EQ(w.root(1).x, 0.0f);
+}
+
+// Move blends idle, walk and run by speed, phase-synced, and covers the commanded speed.
+TEST(WorldMovement, MoveCoversTheCommandedSpeedAtAnySpeed) {
+  MoveWorld w;
+  const float walk = w.ground_speed(LocomotionRole::kWalk);
+  const float run = w.ground_speed(LocomotionRole::kRun);
+  const float speeds[] = {0.5f * walk, walk, 0.5f * (walk + run), run, 1.3f * run};
+  for (std::size_t i = 0; i < std::size(speeds); ++i) {
+    w.spawn(static_cast<EntityId>(i + 1), RootTransform{static_cast<float>(i) * 10.0f, 0.0f, 0.0f, 0.0f});
+    w.submit(0, static_cast<EntityId>(i + 1), MoveCommand{speeds[i], 0.0f});
+  }
+  w.run(60);  // through the 200 ms crossfade into locomotion
+  float start[std::size(speeds)];
+  for (std::size_t i = 0; i < std::size(speeds); ++i) start[i] = w.root(static_cast<EntityId>(i + 1)).z;
+  w.run(420);  // 7 s: whole strides at every speed within about half a stride
+  for (std::size_t i = 0; i < std::size(speeds); ++i) {
+    const EntityState& e = *w.world.find_entity(static_cast<EntityId>(i + 1));
+    const float covered = e.root.z - start[i];
+    EXPECT_NEAR(covered, 7.0f * speeds[i], 0.03f * 7.0f * speeds[i]) << "speed " << speeds[i];
+    EXPECT_NEAR(e.root.x, static_cast<float>(i) * 10.0f, 0.05f * 7.0f * speeds[i]);
+    EXPECT_EQ(e.layers[0].target.sync, 1);
+    // Phase-synced: every slot at the lead's normalised phase.
+    const Motion& m = e.layers[0].target;
+    const double lead = static_cast<double>(m.slots[0].phase) /
+                        static_cast<double>(cycle_length(w.rig().clips[m.slots[0].clip].duration_us, m.wrap));
+    for (uint8_t s = 1; s < m.count; ++s) {
+      const double p = static_cast<double>(m.slots[s].phase) /
+                       static_cast<double>(cycle_length(w.rig().clips[m.slots[s].clip].duration_us, m.wrap));
+      EXPECT_NEAR(p, lead, 1e-6);
+    }
+  }
+}
+
+TEST(WorldMovement, MoveTurnsAtItsTurnRate) {
+  MoveWorld w;
+  w.spawn(1);
+  w.submit(0, 1, MoveCommand{0.0f, 1.0f});
+  w.run(60);
+  EXPECT_NEAR(w.root(1).yaw, 1.0f, 1e-4f);
+  EXPECT_NEAR(distance(w.root(1), 0.0f, 0.0f), 0.0f, 1e-6f);  // standing: idle has no travel
+}
+
+// move_to walks to the point, turning towards it, and stands there; queued points follow.
+TEST(WorldMovement, MoveToWalksAPathAndStops) {
+  MoveWorld w;
+  const float speed = w.ground_speed(LocomotionRole::kWalk);
+  w.spawn(1);
+  w.submit(0, 1, MoveToCommand{5.0f, 5.0f, speed, false});
+  w.submit(0, 1, MoveToCommand{-5.0f, 5.0f, 2.0f * speed, true});
+  w.submit(0, 1, MoveToCommand{0.0f, 0.0f, speed, true});
+  bool reached_first = false, reached_second = false;
+  for (int i = 0; i < 60 * 40; ++i) {
+    w.run(1);
+    reached_first = reached_first || distance(w.root(1), 5.0f, 5.0f) < 0.5f;
+    reached_second = reached_first && (reached_second || distance(w.root(1), -5.0f, 5.0f) < 0.5f);
+  }
+  const EntityState& e = *w.world.find_entity(1);
+  EXPECT_TRUE(reached_first);
+  EXPECT_TRUE(reached_second);
+  EXPECT_LT(distance(e.root, 0.0f, 0.0f), 0.5f);
+  EXPECT_EQ(e.locomotion.speed, 0.0f);
+  EXPECT_TRUE(e.waypoints.empty());
+  const RootTransform stood = e.root;
+  w.run(60);
+  EXPECT_TRUE(same_root(w.root(1), stood));  // idle: no travel
+}
+
+// A play on layer 0 ends locomotion; the entity keeps its place.
+TEST(WorldMovement, PlayOnTheBaseLayerEndsLocomotion) {
+  MoveWorld w;
+  w.spawn(1);
+  w.submit(0, 1, MoveCommand{1.0f, 0.5f});
+  w.run(30);
+  const uint16_t idle = w.clip(LocomotionRole::kIdle);
+  w.submit(w.world.tick_index(), 1, PlayCommand{0, clip_motion(idle)});
+  w.run(1);
+  const RootTransform after = w.root(1);
+  EXPECT_EQ(w.world.find_entity(1)->locomotion.mode, LocomotionMode::kNone);
+  w.run(30);
+  EXPECT_TRUE(same_root(w.root(1), after));
+}
+
+// The same commands give the same transforms through fast_forward_tick as through tick, and a
+// snapshot restored mid-walk continues bit for bit; the world hash covers the transform.
+TEST(WorldMovement, FastForwardSnapshotAndHashCarryTheTransform) {
+  const auto script = [](MoveWorld& w) {
+    w.spawn(1, RootTransform{1.0f, 0.0f, 2.0f, 0.3f});
+    w.spawn(2);
+    w.submit(0, 1, MoveToCommand{8.0f, -3.0f, 2.0f, false});
+    w.submit(0, 1, MoveToCommand{-4.0f, -6.0f, 3.0f, true});
+    w.submit(0, 2, MoveCommand{2.5f, -0.7f});
+    w.submit(50, 2, MoveCommand{0.8f, 0.2f});
+  };
+  MoveWorld ticked, forwarded;
+  script(ticked);
+  script(forwarded);
+  ticked.run(100);
+  for (int i = 0; i < 99; ++i) forwarded.world.fast_forward_tick();
+  forwarded.run(1);
+  EXPECT_EQ(ticked.world.world_hash(), forwarded.world.world_hash());
+  EXPECT_TRUE(same_root(ticked.root(1), forwarded.root(1)));
+  EXPECT_TRUE(same_root(ticked.root(2), forwarded.root(2)));
+
+  const std::vector<uint8_t> snap = ticked.world.snapshot();
+  MoveWorld restored;
+  ASSERT_TRUE(restored.world.restore(snap).ok());
+  EXPECT_EQ(restored.world.find_entity(1)->waypoints.size(), ticked.world.find_entity(1)->waypoints.size());
+  ticked.run(200);
+  restored.run(200);
+  EXPECT_EQ(ticked.world.world_hash(), restored.world.world_hash());
+  EXPECT_TRUE(same_root(ticked.root(1), restored.root(1)));
+  EXPECT_EQ(ticked.world.snapshot(), restored.world.snapshot());
+
+  // Only the transform differs: the hash differs.
+  MoveWorld a, b;
+  a.spawn(1);
+  b.spawn(1, RootTransform{0.0f, 0.0f, 0.0f, 0.001f});
+  a.run(1);
+  b.run(1);
+  EXPECT_NE(a.world.world_hash(), b.world.world_hash());
+}
+
+}  // namespace
+}  // namespace posecast::test
