@@ -1,11 +1,13 @@
 // libFuzzer: decode_message() on arbitrary datagrams must return a message or an error; a
-// decoded message must re-encode (every field it holds is in range).
+// decoded message must re-encode (every field it holds is in range). A snapshot's records'
+// root bytes go through decode_root (with and without a baseline): an error or an in-range root.
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
 #include "posecast/protocol/messages.h"
+#include "posecast/protocol/root_coding.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace posecast::protocol;
@@ -15,5 +17,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!encoded.ok()) std::abort();  // decode accepted something encode refuses
   const auto again = decode_message(encoded.value());
   if (!again.ok() || !(again.value() == decoded.value())) std::abort();
+  if (const auto* snapshot = std::get_if<Snapshot>(&decoded.value())) {
+    const QuantizedRoot base{81920, 0, -4096, 1000, 2560, 0, -512, 16, 128, 0, 0, 0};
+    for (const EntityPose& record : snapshot->entities) {
+      for (const RootReference& ref : {RootReference{}, RootReference{&base, 3}}) {
+        QuantizedRoot root;
+        if (decode_root(record.root_bytes(), ref, root).ok() && !root_in_range(root)) std::abort();
+      }
+    }
+  }
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "pose_fuzz_setup.h"
 #include "posecast/protocol/messages.h"
+#include "posecast/protocol/root_coding.h"
 #include "posecast/protocol/snapshot_packets.h"
 
 namespace {
@@ -82,7 +83,14 @@ int main(int argc, char** argv) {
       if (!encoder.encode(pose, ref, bytes, options)) return 1;
       written += write(pose_dir + "/pose_" + std::to_string(selector) + "_" + std::to_string(coding), bytes);
       if (coding == 0 && entities.size() < 12) {
-        entities.push_back({static_cast<uint32_t>(selector), 1, std::vector<uint8_t>(bytes.begin() + 2, bytes.end())});
+        // Each record with root bytes before the pose's: absolute, against a baseline, or none.
+        std::vector<uint8_t> record;
+        const QuantizedRoot base{8192 * selector, 0, -4096, 1000, 2560, 0, -512, 16, 128, 0, 0, 0};
+        const QuantizedRoot held{8192 * selector + 700, 0, -4000, 1200, 2600, 0, -512, 20, 128, 0, 0, 0};
+        const RootReference root_ref = selector % 3 == 0 ? RootReference{} : RootReference{&base, 3};
+        const std::size_t root_size = selector % 3 == 2 ? 0 : encode_root(held, root_ref, record);
+        record.insert(record.end(), bytes.begin() + 2, bytes.end());
+        entities.push_back({static_cast<uint32_t>(selector), 1, std::move(record), static_cast<uint8_t>(root_size)});
       }
     }
   }
@@ -93,6 +101,9 @@ int main(int argc, char** argv) {
       ClientHello{kProtocolVersion, 42, "fuzz"}, ServerChallenge{42, 7}, ChallengeResponse{42, 7},
       welcome, Ack{100, 0xFFFF0000u},
       ClientCommand{1, 2, 3, CommandOp::kCrossfade, 1, 0, 250000, 65536}, EntitySpawn{2, 3, 1, 0, 90},
+      ClientCommand{2, 2, 3, CommandOp::kMove, -1, 0, 0, 0, 0.0f, 0.0f, 0.0f, 96.5f, 1.2f},
+      ClientCommand{3, 2, 3, CommandOp::kMoveTo, -1, 0, 0, 0, 120.0f, -40.0f, 0.0f, 150.0f, 0.0f},
+      ClientCommand{4, 2, 3, CommandOp::kTeleport, -1, 0, 0, 0, 5.5f, 7.25f, 1.5f, 0.0f, 0.0f},
       EntityDespawn{2, 3, 95}, Disconnect{DisconnectReason::kTimeout, "bye"},
       SessionStatus{120, {2, 5}, kNoTick, kNoTick, kNoTick, 65536},
       SessionStatus{121, {}, 0, 3599, 812, 2 * 65536},

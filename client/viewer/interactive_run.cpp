@@ -58,8 +58,15 @@ std::optional<ViewerAction> session_key(int key) {
     case GLFW_KEY_TAB: return ViewerAction::kNextOwned;
     case GLFW_KEY_P: return ViewerAction::kReplayToggle;
     case GLFW_KEY_PERIOD: return ViewerAction::kReplayStep;
-    case GLFW_KEY_LEFT: return ViewerAction::kReplayBack;
-    case GLFW_KEY_RIGHT: return ViewerAction::kReplayForward;
+    case GLFW_KEY_W:
+    case GLFW_KEY_UP: return ViewerAction::kSteerFaster;
+    case GLFW_KEY_S:
+    case GLFW_KEY_DOWN: return ViewerAction::kSteerSlower;
+    case GLFW_KEY_A:
+    case GLFW_KEY_LEFT: return ViewerAction::kSteerLeft;  // a replay seeks back instead
+    case GLFW_KEY_D:
+    case GLFW_KEY_RIGHT: return ViewerAction::kSteerRight;
+    case GLFW_KEY_C: return ViewerAction::kFollowToggle;
     case GLFW_KEY_LEFT_BRACKET: return ViewerAction::kReplaySlower;
     case GLFW_KEY_RIGHT_BRACKET: return ViewerAction::kReplayFaster;
     default: return std::nullopt;
@@ -201,6 +208,8 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
       input.camera.frame(r.bounds(source.entities()), aspect);
       input.frame_requested = false;
     }
+    // Following the owned entity: the orbit keeps its angles and distance, its target moves.
+    if (const std::optional<glm::vec3> followed = source.follow_target()) input.camera.target = *followed;
     const render::FrameView view =
         render::make_frame_view(input.camera, aspect, r.bounds(source.entities()));
     Result<render::DrawStats> drawn = r.draw(view, source.entities(), input.draw);

@@ -13,7 +13,6 @@ namespace posecast::viewer {
 
 namespace {
 
-// Largest ground extent of a model's meshes at bind (mesh-space positions), as grid spacing.
 // How far Left/Right seek a replay, and how long the 1-4 crossfades take.
 constexpr int64_t kReplaySeekUs = 5'000'000;
 constexpr int64_t kFadeUs = 250'000;
@@ -24,18 +23,21 @@ bool same_name(std::string_view a, std::string_view b) {
          });
 }
 
-float model_spacing(const Model& model) {
-  glm::vec3 lo(1e30f);
-  glm::vec3 hi(-1e30f);
-  for (const Rig& rig : model.rigs)
-    for (const SkinnedMesh& mesh : rig.meshes)
-      for (const glm::vec3& p : mesh.positions) {
-        lo = glm::min(lo, p);
-        hi = glm::max(hi, p);
-      }
-  if (lo.x > hi.x) return 1.0f;
-  const glm::vec3 size = hi - lo;
-  return std::max({size.x, size.z, size.y * 0.5f, 1e-3f}) * 1.5f;
+// Turn rate per A/D step (radians per second) and the steps each way.
+constexpr float kTurnStep = 0.6f;
+constexpr int kMaxTurnSteps = 3;
+
+// The walk and run speeds of a rig: its locomotion clips' ground speeds (docs/movement.md),
+// or 1 and 2.5 units/s when it names none.
+float gait_speed(const Rig& rig, int gait) {
+  if (gait <= 0) return 0.0f;
+  const int role = gait == 1 ? 1 : 2;  // LocomotionRole: idle 0, walk 1, run 2
+  const int clip = rig.motion_config.locomotion_clips[static_cast<std::size_t>(role)];
+  if (clip >= 0 && static_cast<std::size_t>(clip) < rig.root_motion.size()) {
+    const float speed = rig.root_motion[static_cast<std::size_t>(clip)].ground_speed;
+    if (speed > 0.0f) return speed;
+  }
+  return gait == 1 ? 1.0f : 2.5f;
 }
 
 }  // namespace
@@ -82,18 +84,23 @@ void NetworkPoseSource::bind_models() {
     if (local == nullptr) break;  // cannot happen once connected (the binding succeeded)
     models_.push_back(local->model);
     manifest_ids_.push_back(assets[i].model_id);
-    spacing_ = std::max(spacing_, model_spacing(*local->model));
   }
 }
 
-glm::mat4 NetworkPoseSource::placement(uint32_t entity_id) const {
-  const float x = static_cast<float>(entity_id % kGridColumns) * spacing_;
-  const float z = static_cast<float>(entity_id / kGridColumns) * spacing_;
-  return glm::translate(glm::mat4(1.0f), glm::vec3(x, 0.0f, z));
+glm::mat4 NetworkPoseSource::placement(const client::PresentedEntity& entity) {
+  const protocol::RootValue& root = entity.root;
+  const glm::mat4 at = glm::translate(glm::mat4(1.0f), glm::vec3(root.x, root.y, root.z));
+  return glm::rotate(at, root.yaw, glm::vec3(0.0f, 1.0f, 0.0f));
 }
+
+std::optional<glm::vec3> NetworkPoseSource::follow_target() const { return follow_ ? follow_target_ : std::nullopt; }
 
 void NetworkPoseSource::build_entities() {
   entities_.clear();
+  follow_target_.reset();
+  if (const client::PresentedEntity* owned = controlled()) {
+    follow_target_ = glm::vec3(owned->root.x, owned->root.y, owned->root.z);
+  }
   for (const client::PresentedEntity& presented : client_->entities()) {
     if (presented.skeleton == nullptr || presented.palette.empty()) continue;
     const auto found = std::find(manifest_ids_.begin(), manifest_ids_.end(), presented.model_id);
@@ -102,7 +109,7 @@ void NetworkPoseSource::build_entities() {
     entity.model = static_cast<uint32_t>(found - manifest_ids_.begin());
     entity.rig = presented.rig_index;
     // The mesh node's transform, from the evaluation that made the palette.
-    entity.world = placement(presented.id) * *presented.mesh_model;
+    entity.world = placement(presented) * *presented.mesh_model;
     entity.palette = presented.palette;
     entities_.push_back(entity);
   }
@@ -174,7 +181,7 @@ void NetworkPoseSource::update_panel(double decode_ms) {
     const auto speed = speed_q16_.find(id);
     const auto clip = clip_.find(id);
     char line[160];
-    std::snprintf(line, sizeof line, "drives entity %u of %zu owned (%s, %.2fx): keys 1-4 idle/walk/run/wave, -/= speed, Tab next",
+    std::snprintf(line, sizeof line, "drives entity %u of %zu owned (%s, %.2fx): WASD/arrows steer, C follow, 1-4 idle/walk/run/wave, -/= speed, Tab next",
                   id, owned.size(), clip == clip_.end() ? "as the server set it" : clip->second.c_str(),
                   speed == speed_q16_.end() ? 1.0 : speed->second / 65536.0);
     panel_.control = line;
@@ -217,6 +224,25 @@ std::string NetworkPoseSource::act(ViewerAction action) {
     case ViewerAction::kReplayFaster:
       result = control_replay(action);
       break;
+    case ViewerAction::kFollowToggle:
+      follow_ = !follow_;
+      result = follow_ ? "camera follows the owned entity" : "camera free";
+      break;
+    case ViewerAction::kSteerLeft:
+    case ViewerAction::kSteerRight:
+      if (client_->session_status().is_replay()) {  // the arrow keys seek in a replay
+        result = control_replay(action == ViewerAction::kSteerLeft ? ViewerAction::kReplayBack
+                                                                  : ViewerAction::kReplayForward);
+        break;
+      }
+      [[fallthrough]];
+    case ViewerAction::kSteerFaster:
+    case ViewerAction::kSteerSlower: {
+      const client::PresentedEntity* entity = controlled();
+      result = entity ? steer_entity(action, *entity)
+                      : std::string(to_string(action)) + ": this client owns no entity (server --grant N)";
+      break;
+    }
     case ViewerAction::kNextOwned: {
       const std::size_t owned = client_->session_status().owned.size();
       if (owned == 0) {
@@ -265,6 +291,30 @@ std::string NetworkPoseSource::command_entity(ViewerAction action, const client:
   const uint32_t sequence = client_->send_command(command, clock_us());
   if (sequence == 0) return name + ": not sent (not connected, or too many commands in flight)";
   return name + " -> entity " + std::to_string(entity.id) + " (command " + std::to_string(sequence) + ")";
+}
+
+std::string NetworkPoseSource::steer_entity(ViewerAction action, const client::PresentedEntity& entity) {
+  Steering& steering = steering_[entity.id];
+  switch (action) {
+    case ViewerAction::kSteerFaster: steering.gait = std::min(steering.gait + 1, 2); break;
+    case ViewerAction::kSteerSlower: steering.gait = std::max(steering.gait - 1, 0); break;
+    // Positive yaw turns +Z towards +X: to the character's left.
+    case ViewerAction::kSteerLeft: steering.turn = std::min(steering.turn + 1, kMaxTurnSteps); break;
+    default: steering.turn = std::max(steering.turn - 1, -kMaxTurnSteps); break;
+  }
+  protocol::ClientCommand command;
+  command.entity_id = entity.id;
+  command.generation = entity.generation;
+  command.op = protocol::CommandOp::kMove;
+  command.speed = gait_speed(entity.model->rigs[entity.rig_index], steering.gait);
+  command.turn_rate = kTurnStep * static_cast<float>(steering.turn);
+  const uint32_t sequence = client_->send_command(command, clock_us());
+  const std::string name(to_string(action));
+  if (sequence == 0) return name + ": not sent (not connected, or too many commands in flight)";
+  char line[160];
+  std::snprintf(line, sizeof line, "%s -> entity %u: move at %.2f units/s turning %.2f rad/s (command %u)", name.c_str(),
+                entity.id, static_cast<double>(command.speed), static_cast<double>(command.turn_rate), sequence);
+  return line;
 }
 
 std::string NetworkPoseSource::control_replay(ViewerAction action) {

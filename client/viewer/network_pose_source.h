@@ -9,12 +9,14 @@
 // to real time: wait_for_next_frame() sleeps so consecutive updates are at least 1/60 s apart
 // (N frames take at least N/60 s, and two runs never produce the same image).
 //
-// Placement: the protocol carries poses, not positions, so each entity is placed on a ground
-// grid by its entity id (kGridColumns per row, spacing from the models' rest footprints).
+// Placement: each entity stands where the server puts it (PresentedEntity::root: position on
+// the ground and yaw about +Y, interpolated at the render time), on the renderer's ground grid.
 //
 // Control: act() turns keys into ClientCommands for the selected entity this client owns (the
-// server's SessionStatus lists them; posecast-server --grant N hands them out) and into
-// ReplayControls when the server serves a recording.
+// server's SessionStatus lists them; posecast-server --grant N hands them out): crossfades and
+// speeds, and steering (W/S: stand, walk, run; A/D: turn in steps, Move commands), and into
+// ReplayControls when the server serves a recording. follow_target() is the owned entity
+// while following is on (the default; C toggles it).
 
 #include <asio/io_context.hpp>
 
@@ -38,7 +40,6 @@ struct NetworkSourceOptions {
 
 class NetworkPoseSource final : public PoseSource {
  public:
-  static constexpr uint32_t kGridColumns = 10;
   static constexpr int64_t kMinFrameIntervalUs = 16'667;  // 1/60 s
 
   // Parses the address and builds the client; does not touch the network (the first update()
@@ -60,6 +61,7 @@ class NetworkPoseSource final : public PoseSource {
   std::string describe() const override;
   std::string act(ViewerAction action) override;
   const NetworkPanel* network_panel() const override { return &panel_; }
+  std::optional<glm::vec3> follow_target() const override;
 
   const client::NetClient& client() const { return *client_; }
 
@@ -69,12 +71,13 @@ class NetworkPoseSource final : public PoseSource {
   Status fail(const std::string& what) const;
   void bind_models();
   void build_entities();
-  glm::mat4 placement(uint32_t entity_id) const;
+  static glm::mat4 placement(const client::PresentedEntity& entity);
   void update_panel(double decode_ms);
   // The owned entity keys act on (the selected one, kept valid as the owned list changes);
   // null when this client owns nothing presented.
   const client::PresentedEntity* controlled();
   std::string command_entity(ViewerAction action, const client::PresentedEntity& entity);
+  std::string steer_entity(ViewerAction action, const client::PresentedEntity& entity);
   std::string control_replay(ViewerAction action);
 
   std::string address_;
@@ -88,7 +91,8 @@ class NetworkPoseSource final : public PoseSource {
 
   std::vector<std::shared_ptr<const Model>> models_;  // manifest order
   std::vector<uint32_t> manifest_ids_;                // server model id of models_[i]
-  float spacing_ = 1.0f;
+  bool follow_ = true;
+  std::optional<glm::vec3> follow_target_;  // the owned entity's root at the last update
 
   std::vector<render::RenderEntity> entities_;
 
@@ -100,6 +104,12 @@ class NetworkPoseSource final : public PoseSource {
   uint32_t selected_owned_ = 0;             // index into the owned list
   std::map<uint32_t, int32_t> speed_q16_;   // speed last sent per owned entity (16.16)
   std::map<uint32_t, std::string> clip_;    // clip last sent per owned entity
+  // Steering per owned entity: gait 0 stand, 1 walk, 2 run; turn in steps of kTurnStep.
+  struct Steering {
+    int gait = 0;
+    int turn = 0;
+  };
+  std::map<uint32_t, Steering> steering_;
 };
 
 }  // namespace posecast::viewer

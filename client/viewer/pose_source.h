@@ -8,8 +8,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+
+#include <glm/vec3.hpp>
 
 #include "network_panel.h"
 #include "posecast/model.h"
@@ -49,6 +52,9 @@ class PoseSource {
   virtual std::string act(ViewerAction action) {
     return std::string(to_string(action)) + ": not available without --connect";
   }
+
+  // Where the camera should look when it follows an entity (the owned one), or nullopt.
+  virtual std::optional<glm::vec3> follow_target() const { return std::nullopt; }
 
   // Network figures for the overlay; null for sources without a network.
   virtual const NetworkPanel* network_panel() const { return nullptr; }

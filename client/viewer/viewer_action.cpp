@@ -8,7 +8,7 @@
 namespace posecast::viewer {
 namespace {
 
-constexpr std::array<std::pair<ViewerAction, std::string_view>, 13> kNames = {{
+constexpr std::array<std::pair<ViewerAction, std::string_view>, 18> kNames = {{
     {ViewerAction::kIdle, "idle"},
     {ViewerAction::kWalk, "walk"},
     {ViewerAction::kRun, "run"},
@@ -22,6 +22,11 @@ constexpr std::array<std::pair<ViewerAction, std::string_view>, 13> kNames = {{
     {ViewerAction::kReplayForward, "replay-forward"},
     {ViewerAction::kReplaySlower, "replay-slower"},
     {ViewerAction::kReplayFaster, "replay-faster"},
+    {ViewerAction::kSteerFaster, "steer-faster"},
+    {ViewerAction::kSteerSlower, "steer-slower"},
+    {ViewerAction::kSteerLeft, "steer-left"},
+    {ViewerAction::kSteerRight, "steer-right"},
+    {ViewerAction::kFollowToggle, "follow"},
 }};
 
 }  // namespace

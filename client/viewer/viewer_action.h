@@ -26,6 +26,11 @@ enum class ViewerAction {
   kReplayForward,  // replay: seek 5 s forward                     (Right)
   kReplaySlower,   // replay: half speed                           ([)
   kReplayFaster,   // replay: double speed                         (])
+  kSteerFaster,    // owned entity: stand -> walk -> run (Move)     (W, Up)
+  kSteerSlower,    // owned entity: run -> walk -> stand            (S, Down)
+  kSteerLeft,      // owned entity: turn more to the left (Move); in a replay: seek back   (A, Left)
+  kSteerRight,     // owned entity: turn more to the right; in a replay: seek forward      (D, Right)
+  kFollowToggle,   // the camera follows the owned entity, or not   (C)
 };
 
 // The name used by --act and in messages ("idle", "walk", ..., "replay-toggle").

@@ -3,10 +3,12 @@
 
 #include "posecast/protocol/messages.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
+#include "posecast/protocol/root_coding.h"
 #include "posecast_messages_generated.h"
 
 namespace posecast::protocol {
@@ -14,6 +16,13 @@ namespace {
 
 namespace fb = flatbuffers;
 namespace w = posecast::wire;
+
+// A record's wire size field: its byte count in the low 11 bits, its root bytes above.
+constexpr unsigned kRecordSizeBits = 11;
+static_assert(kMaxRecordBytes == (1u << kRecordSizeBits) - 1 && kMaxRootBytes < (1u << (16 - kRecordSizeBits)));
+uint16_t pack_record_size(std::size_t size, std::size_t root_size) {
+  return static_cast<uint16_t>(size | (root_size << kRecordSizeBits));
+}
 
 // Verifier limits: our deepest message is Envelope -> Welcome -> [AssetInfo] -> string (depth 4);
 // the largest table count is a Welcome with kMaxAssets assets.
@@ -78,10 +87,15 @@ class Encoder {
     std::size_t pose_bytes = 0;
     for (std::size_t i = 0; i < entities.size(); ++i) {
       const EntityPose& e = entities[i];
-      if (e.pose.size() > std::numeric_limits<uint16_t>::max()) {
-        return field_error("snapshot", "records[" + std::to_string(i) + "]: pose over 65535 bytes");
+      if (e.pose.size() > kMaxRecordBytes) {
+        return field_error("snapshot", "records[" + std::to_string(i) + "]: record over " +
+                                           std::to_string(kMaxRecordBytes) + " bytes");
       }
-      records.emplace_back(e.entity_id, e.generation, static_cast<uint16_t>(e.pose.size()));
+      if (e.root_size > kMaxRootBytes || e.root_size > e.pose.size()) {
+        return field_error("snapshot", "records[" + std::to_string(i) + "]: root_size " +
+                                           std::to_string(e.root_size) + " beyond the record");
+      }
+      records.emplace_back(e.entity_id, e.generation, pack_record_size(e.pose.size(), e.root_size));
       pose_bytes += e.pose.size();
     }
     uint8_t* poses_data = nullptr;
@@ -108,7 +122,7 @@ class Encoder {
     return finish(w::Payload::ClientCommand,
                   w::CreateClientCommand(fbb_, m.sequence, m.entity_id, m.generation,
                                          static_cast<w::CommandOp>(m.op), m.clip, m.layer,
-                                         m.time_us, m.value)
+                                         m.time_us, m.value, m.x, m.z, m.yaw, m.speed, m.turn_rate)
                       .Union());
   }
   Result<std::vector<uint8_t>> operator()(const EntitySpawn& m) {
@@ -227,7 +241,13 @@ Result<Message> decode_snapshot(const w::Snapshot& t) {
   m.entities.resize(record_count);
   for (std::size_t i = 0; i < record_count; ++i) {
     const w::EntityRecord* r = records->Get(static_cast<fb::uoffset_t>(i));
-    const std::size_t size = r->pose_size();
+    const std::size_t size = r->pose_size() & kMaxRecordBytes;
+    const std::size_t root_size = r->pose_size() >> kRecordSizeBits;
+    if (root_size > size) {
+      return field_error("snapshot", "records[" + std::to_string(i) + "]: root transform of " +
+                                         std::to_string(root_size) + " bytes in a record of " +
+                                         std::to_string(size));
+    }
     if (size > pose_bytes - offset) {
       return field_error("snapshot",
                          "records[" + std::to_string(i) + "]: pose bytes run past the pose data");
@@ -235,6 +255,7 @@ Result<Message> decode_snapshot(const w::Snapshot& t) {
     EntityPose& e = m.entities[i];
     e.entity_id = r->entity_id();
     e.generation = r->generation();
+    e.root_size = static_cast<uint8_t>(root_size);
     // size > 0 implies the pose vector exists (pose_bytes > 0); a record with no pose bytes
     // may come with no pose vector at all (found by fuzz_message_decode).
     if (size > 0) e.pose.assign(poses->data() + offset, poses->data() + offset + size);
@@ -305,9 +326,15 @@ Result<Message> decode_envelope(const w::Envelope& envelope) {
       if (op >= kCommandOpCount) {
         return field_error("client_command", "op " + std::to_string(op) + " out of range");
       }
+      const float movement[5] = {t->x(), t->z(), t->yaw(), t->speed(), t->turn_rate()};
+      const char* const names[5] = {"x", "z", "yaw", "speed", "turn_rate"};
+      for (int i = 0; i < 5; ++i) {
+        if (!std::isfinite(movement[i])) return field_error("client_command", std::string(names[i]) + " is not finite");
+      }
       return Message{ClientCommand{t->sequence(), t->entity_id(), t->generation(),
                                    static_cast<CommandOp>(op), t->clip(), t->layer(),
-                                   t->time_us(), t->value()}};
+                                   t->time_us(), t->value(), movement[0], movement[1], movement[2],
+                                   movement[3], movement[4]}};
     }
     case w::Payload::EntitySpawn: {
       const auto* t = envelope.payload_as_EntitySpawn();
@@ -372,6 +399,9 @@ const char* to_string(CommandOp op) {
     case CommandOp::kSetLayerWeight: return "set_layer_weight";
     case CommandOp::kStop: return "stop";
     case CommandOp::kSeek: return "seek";
+    case CommandOp::kMove: return "move";
+    case CommandOp::kMoveTo: return "move_to";
+    case CommandOp::kTeleport: return "teleport";
   }
   return "unknown";
 }

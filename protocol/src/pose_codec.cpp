@@ -214,6 +214,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
     codec::BitSource source{BitReader(bytes.subspan(1))};
     if (Status st = codec::decode_body(format, predictor, source, out, false); !st) return st;
     if (source.bits.bytes_consumed() != bytes.size() - 1) return Error{"pose: trailing bytes"};
+    if (info != nullptr) info->references = references;
     return {};
   }
   codec::Models models;
@@ -244,7 +245,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
   if (exact) {  // nothing follows the recipe
     if (!all_bytes_read()) return Error{"pose: unread bytes"};
     if (!dictionary->valid(out.recipe)) return Error{recipe_refused};
-    if (info != nullptr) *info = PoseDecodeInfo{true, true, defer_exact};
+    if (info != nullptr) *info = PoseDecodeInfo{true, true, defer_exact, references};
     if (defer_exact) return {};
     if (!dictionary->predict(out.recipe, out)) return Error{recipe_refused};
     return {};
@@ -280,7 +281,10 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
     if (Status st = codec::decode_body(format, predictor, source, out, axes_known); !st) return st;
   }
   if (!all_bytes_read()) return Error{"pose: unread bytes"};
-  if (info != nullptr) info->from_dictionary = from_dictionary;
+  if (info != nullptr) {
+    info->from_dictionary = from_dictionary;
+    info->references = references;
+  }
   return {};
 }
 
@@ -288,7 +292,7 @@ PoseRecordFlags peek_pose_record(std::span<const uint8_t> bytes) {
   codec::Models models;
   RangeDecoder rc(bytes);
   const RecordHeader header = decode_record_header(rc, models);
-  return PoseRecordFlags{header.from_dictionary, header.exact};
+  return PoseRecordFlags{header.from_dictionary, header.exact, header.references};
 }
 
 }  // namespace posecast::protocol

@@ -207,6 +207,7 @@ void QuantizedPose::reset(const PoseFormat& format) {
   for (std::size_t n = 0; n < format.node_count(); ++n) values[n * kValuesPerNode + kRotationAxis] = 3;
   off_layout = false;
   recipe = PoseRecipe{};
+  root = QuantizedRoot{};
 }
 
 PoseQuantizer::PoseQuantizer(const PoseFormat& format)

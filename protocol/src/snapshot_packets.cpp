@@ -41,7 +41,7 @@ Result<std::vector<std::vector<uint8_t>>> encode_snapshot_packets(
   writer.begin(header);
   for (const EntityPose& entity : entities) {
     writer.next_pose() = entity.pose;
-    writer.append(entity.entity_id, entity.generation);
+    writer.append(entity.entity_id, entity.generation, entity.root_size);
   }
   return writer.finish();
 }

@@ -26,10 +26,11 @@ std::vector<uint8_t>& SnapshotWriter::next_pose() {
   return records_[record_count_].pose;
 }
 
-void SnapshotWriter::append(uint32_t entity_id, uint16_t generation) {
+void SnapshotWriter::append(uint32_t entity_id, uint16_t generation, uint8_t root_size) {
   EntityPose& record = records_[record_count_];  // next_pose() made it
   record.entity_id = entity_id;
   record.generation = generation;
+  record.root_size = root_size;
   const std::size_t pose_bytes = record.pose.size();
   bound_bytes_ += next_record_cost();
   if (!fits_current(pose_bytes)) {

@@ -2,7 +2,11 @@
 // Authority is checked by the caller; this only maps the op and checks what the World would
 // otherwise reject later with less context.
 
+#include <cmath>
+#include <string>
+
 #include "server_impl.h"
+#include "posecast/sim/root_transform.h"
 
 namespace posecast::server {
 namespace {
@@ -14,6 +18,36 @@ sim::MotionSpec single_clip(uint16_t clip, int64_t start_offset_us, sim::SpeedQ1
   motion.start_offset_us = start_offset_us;
   motion.speed = speed;
   return motion;
+}
+
+bool within(float v, float limit) { return std::isfinite(v) && v >= -limit && v <= limit; }
+
+// Move, MoveTo, Teleport: values the World would refuse are refused here with a reason (the
+// World refuses them too; the World is never asked).
+Result<sim::Command> translate_movement(const protocol::ClientCommand& command, const std::string& where,
+                                        sim::Command out) {
+  const float extent = sim::kWorldHalfExtent;
+  switch (command.op) {
+    case protocol::CommandOp::kMove:
+      if (!(std::isfinite(command.speed) && command.speed >= 0.0f && command.speed <= sim::kMaxMoveSpeed)) {
+        return Error{where + ": speed out of 0.." + std::to_string(sim::kMaxMoveSpeed)};
+      }
+      if (!within(command.turn_rate, sim::kMaxTurnRate)) return Error{where + ": turn rate out of range"};
+      out.body = sim::MoveCommand{command.speed, command.turn_rate};
+      return out;
+    case protocol::CommandOp::kMoveTo:
+      if (!(std::isfinite(command.speed) && command.speed > 0.0f && command.speed <= sim::kMaxMoveSpeed)) {
+        return Error{where + ": speed out of (0, " + std::to_string(sim::kMaxMoveSpeed) + "]"};
+      }
+      if (!within(command.x, extent) || !within(command.z, extent)) return Error{where + ": target outside the world"};
+      out.body = sim::MoveToCommand{command.x, command.z, command.speed, false};
+      return out;
+    default:  // kTeleport
+      if (!within(command.x, extent) || !within(command.z, extent)) return Error{where + ": position outside the world"};
+      if (!within(command.yaw, 1e6f)) return Error{where + ": yaw out of range"};
+      out.body = sim::TeleportCommand{command.x, command.z, command.yaw};
+      return out;
+  }
 }
 
 }  // namespace
@@ -66,6 +100,10 @@ Result<sim::Command> translate_client_command(const protocol::ClientCommand& com
       // The animator has no "stop": a layer at weight 0 contributes nothing and is skipped.
       out.body = sim::SetLayerWeightCommand{command.layer, 0.0f};
       return out;
+    case protocol::CommandOp::kMove:
+    case protocol::CommandOp::kMoveTo:
+    case protocol::CommandOp::kTeleport:
+      return translate_movement(command, where, out);
     case protocol::CommandOp::kSeek: {
       const int32_t clip = command.clip >= 0 ? command.clip : current_clip;
       if (!clip_ok(clip)) return Error{where + ": no clip to seek in"};

@@ -59,6 +59,8 @@ void EntityRecord::commit_sent(uint32_t tick, uint32_t oldest_needed) {
     slot.pose.values.swap(current.values);
     slot.pose.off_layout = current.off_layout;
     slot.pose.recipe = current.recipe;
+    slot.pose.root = current.root;
+    slot.exact_root = current_exact_root;
     current_in_history = true;
     sent_this_tick = false;
   }

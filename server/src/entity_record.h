@@ -23,6 +23,7 @@ using protocol::kNoTick;
 struct HistoryEntry {
   uint32_t tick = kNoTick;
   protocol::QuantizedPose pose;
+  protocol::RootValue exact_root;  // the World's root at `tick` (pose.root is the held one)
 };
 
 // One cached encoding of this tick's pose against one (baseline, prior, older) reference.
@@ -34,7 +35,8 @@ struct EncodedVariant {
   uint32_t prior_age = 0;
   uint32_t older_age = 0;
   uint32_t offset = 0;  // into EntityRecord::encoded
-  uint32_t size = 0;
+  uint32_t size = 0;    // root bytes and pose bytes
+  uint8_t root_size = 0;
 
   // Same references (offset and size aside).
   bool same_key(const EncodedVariant& other) const {
@@ -61,6 +63,7 @@ struct EntityRecord {
   // tick that sent it, the commit moves it into the history (current_in_history; the
   // history's newest entry then stays until the next pose arrives): last_quantized().
   protocol::QuantizedPose current;
+  protocol::RootValue current_exact_root;  // the World's root behind current.root
   uint32_t current_tick = kNoTick;
   bool current_in_history = false;
   bool sent_this_tick = false;   // some client got a record: commit `current` to history

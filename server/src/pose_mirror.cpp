@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "pose_recipe.h"
+#include "root_hold.h"
 #include "posecast/sim/playback_time.h"
 
 namespace posecast::server {
@@ -159,14 +160,16 @@ void PoseMirror::observe_pose(std::size_t index, sim::EntityId id, std::span<con
     staged.pose.reset(*formats_.formats[format]);
   }
   staged.pose.recipe = protocol::PoseRecipe{};
-  if (attach_recipes_) {
-    // The entity's state is the one this pass just evaluated (the worker advances it after
-    // this call), and only this worker touches it. By index: a search costs a miss per probe.
-    const sim::EntityState* state = world_.entity_at(index);
-    if (state != nullptr && state->id == id) {
-      base_layer_recipe(*state, *formats_.rig_of[format], staged.pose.recipe);
-    }
-  }
+  // The entity's state is the one this pass just evaluated (the worker advances it after this
+  // call), and only this worker touches it. By index: a search costs a miss per probe.
+  const sim::EntityState* state = world_.entity_at(index);
+  const bool own_state = state != nullptr && state->id == id;
+  if (attach_recipes_ && own_state) base_layer_recipe(*state, *formats_.rig_of[format], staged.pose.recipe);
+  // The root where this pose was evaluated, exact codes (take_staged decides the held value).
+  // A root the codes cannot hold (the World refuses such transforms) stays at the origin.
+  staged.exact_root = own_state ? world_root(*state) : protocol::RootValue{};
+  staged.pose.root = protocol::QuantizedRoot{};
+  if (!protocol::quantize_root(staged.exact_root, staged.pose.root)) staged.exact_root = protocol::RootValue{};
   // A pose with a recipe is quantised without a reference, as the clip dictionary predicts
   // (ClipDictionary::predict): its codes are then the prediction's, which encoding vouches for
   // (PoseEncodeOptions::recipe_reproduces_pose). Other poses keep their axes stable against
@@ -306,6 +309,8 @@ void PoseMirror::take_staged(uint32_t tick) {
     entity.current.values.swap(s.pose.values);
     entity.current.off_layout = s.pose.off_layout;
     entity.current.recipe = s.pose.recipe;
+    entity.current.root = hold_root_for(entity, tick, s.exact_root, s.pose.root);
+    entity.current_exact_root = s.exact_root;
     entity.current_in_history = false;
     entity.current_tick = tick;
     if (entity.current.recipe.count > 0) {

@@ -96,7 +96,8 @@ class PoseMirror final : public sim::LocalPoseObserver {
  private:
   // A pose quantised in the evaluation pass, by world index.
   struct Staged {
-    protocol::QuantizedPose pose;
+    protocol::QuantizedPose pose;  // root: the exact codes of exact_root
+    protocol::RootValue exact_root;
     sim::EntityId id = 0;
     bool valid = false;
   };

@@ -274,7 +274,7 @@ void Replicator::take_phase_times(int64_t& build_us, int64_t& send_us) {
 }
 
 bool Replicator::encode_record(std::size_t index, const EncodedVariant& key, SendScratch& scratch,
-                               std::vector<uint8_t>& out) {
+                               std::vector<uint8_t>& out, uint8_t& root_size) {
   EntityRecord& entity = mirror_.records()[index];
   out.clear();
   SpinLock lock(entity_locks_[index]);
@@ -282,6 +282,7 @@ bool Replicator::encode_record(std::size_t index, const EncodedVariant& key, Sen
     const EncodedVariant& variant = entity.variants[v];
     if (variant.same_key(key)) {
       out.assign(entity.encoded.begin() + variant.offset, entity.encoded.begin() + variant.offset + variant.size);
+      root_size = variant.root_size;
       return true;
     }
   }
@@ -307,6 +308,10 @@ bool Replicator::encode_record(std::size_t index, const EncodedVariant& key, Sen
   // evaluating the clips.
   protocol::PoseEncodeOptions encode_options;
   encode_options.recipe_reproduces_pose = true;
+  // The root first (nothing when the client predicts it), then the pose.
+  root_size = static_cast<uint8_t>(
+      protocol::encode_root(entity.current.root,
+                             protocol::root_reference(reference, protocol::reference_count(reference)), out));
   if (!scratch.encoders[entity.format_index]->encode(entity.current, reference, out, encode_options)) {
     out.clear();
     return false;
@@ -316,6 +321,7 @@ bool Replicator::encode_record(std::size_t index, const EncodedVariant& key, Sen
     EncodedVariant stored = key;
     stored.offset = static_cast<uint32_t>(entity.encoded.size());
     stored.size = static_cast<uint32_t>(out.size());
+    stored.root_size = root_size;
     entity.variants[entity.variant_count++] = stored;
     entity.encoded.insert(entity.encoded.end(), out.begin(), out.end());
   }

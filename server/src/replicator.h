@@ -136,10 +136,11 @@ class Replicator {
   // The client's view of this tick: the records sent, plus what it carries from the baseline
   // view (entities still alive, same generation, not re-sent).
   void record_view(ClientReplica& client, uint32_t tick, const References& refs, SendScratch& scratch);
-  // This tick's pose of record `index` coded against `key`'s references into `out`, through
-  // the record's cache. Thread-safe across workers. False on an encoder failure.
+  // This tick's root and pose of record `index` coded against `key`'s references into `out`
+  // (root bytes first, `root_size` of them), through the record's cache. Thread-safe across
+  // workers. False on an encoder failure.
   bool encode_record(std::size_t index, const EncodedVariant& key, SendScratch& scratch,
-                     std::vector<uint8_t>& out);
+                     std::vector<uint8_t>& out, uint8_t& root_size);
   // The oldest pose tick any client may still code against (commit).
   uint32_t oldest_needed(uint32_t tick) const;
 

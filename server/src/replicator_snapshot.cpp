@@ -257,14 +257,15 @@ void Replicator::select_records(ClientReplica& client, uint32_t tick, const Refe
       continue;
     }
     const EncodedVariant key = reference_key(entity, tick, refs);
-    if (!encode_record(candidates[c].entity, key, scratch, writer.next_pose())) continue;
+    uint8_t root_size = 0;
+    if (!encode_record(candidates[c].entity, key, scratch, writer.next_pose(), root_size)) continue;
     const uint64_t spawn_cost = known.spawn_confirmed ? 0 : wire(spawn_message_bytes_);
     if (extra_bytes + writer.bound_bytes() + writer.next_record_cost() + spawn_cost > allowance) {
       deferred += candidates.size() - c;
       break;
     }
     extra_bytes += spawn_cost;
-    writer.append(entity.id, entity.generation);
+    writer.append(entity.id, entity.generation, root_size);
     scratch.record_candidates.push_back(c);
     scratch.record_from_rest.push_back(key.baseline_pose_tick == kNoTick ||
                                        entity.pose_at(key.baseline_pose_tick) == nullptr);

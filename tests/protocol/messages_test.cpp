@@ -27,7 +27,7 @@ std::vector<Message> sample_messages() {
   snapshot.older_tick = 91;
   snapshot.ack_echo_us = 0xFFFFFFFFu;
   snapshot.ack_hold_us = 16'667;
-  snapshot.entities = {{3, 1, {1, 2, 3}}, {9, 65535, {}}, {12, 2, std::vector<uint8_t>(300, 0xAB)}};
+  snapshot.entities = {{3, 1, {1, 2, 3}, 2}, {9, 65535, {}}, {12, 2, std::vector<uint8_t>(300, 0xAB), 31}};
   return {
       ClientHello{kProtocolVersion, 0xDEADBEEFCAFEull, "viewer"},
       ServerChallenge{5, 6},
@@ -99,8 +99,14 @@ TEST(Messages, EncodeRefusesFieldsThatDoNotFit) {
   s.part_count = 1;
   EXPECT_FALSE(encode_message(Message{s}).ok());
   Snapshot big;
-  big.entities.push_back({1, 0, std::vector<uint8_t>(70000, 0)});
+  big.entities.push_back({1, 0, std::vector<uint8_t>(kMaxRecordBytes + 1, 0)});
   EXPECT_FALSE(encode_message(Message{big}).ok());
+  Snapshot root_beyond_record;
+  root_beyond_record.entities.push_back({1, 0, std::vector<uint8_t>(2, 0), 3});
+  EXPECT_FALSE(encode_message(Message{root_beyond_record}).ok());
+  Snapshot root_too_long;
+  root_too_long.entities.push_back({1, 0, std::vector<uint8_t>(40, 0), 32});
+  EXPECT_FALSE(encode_message(Message{root_too_long}).ok());
 }
 
 TEST(Messages, EmptyShortAndForeignBytesAreErrors) {
@@ -220,6 +226,15 @@ TEST(Messages, SnapshotRecordsMustMatchThePoseBytes) {
   EXPECT_TRUE(decode_message(make(4, 8)).ok());
   EXPECT_FALSE(decode_message(make(60000, 8)).ok());  // runs past the pose data
   EXPECT_FALSE(decode_message(make(2, 8)).ok());      // bytes that belong to no record
+  // Root bytes (top 5 bits of pose_size) within the record's bytes, and no more than them.
+  const auto with_root = decode_message(make(static_cast<uint16_t>(4 | (3 << 11)), 8));
+  ASSERT_TRUE(with_root.ok()) << with_root.error().message;
+  EXPECT_EQ(std::get<Snapshot>(with_root.value()).entities[0].root_size, 3);
+  EXPECT_EQ(std::get<Snapshot>(with_root.value()).entities[0].pose_bytes().size(), 1u);
+  const auto root_past = decode_message(make(static_cast<uint16_t>(4 | (5 << 11)), 8));
+  ASSERT_FALSE(root_past.ok());
+  EXPECT_NE(root_past.error().message.find("root transform of 5 bytes in a record of 4"), std::string::npos)
+      << root_past.error().message;
   const auto bad_part = raw_envelope(
       [](flatbuffers::FlatBufferBuilder& fbb) {
         return wire::CreateSnapshot(fbb, 10, kNoTick, kNoTick, 3, 2).Union();

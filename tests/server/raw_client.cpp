@@ -110,10 +110,15 @@ void RawClient::on_snapshot(const protocol::Snapshot& part) {
     }
     protocol::QuantizedPose pose;
     const uint32_t model = k->second.second;
-    const Status s = protocol::decode_pose(*formats_[model], record.pose, reference, pose,
-                                           protocol::PoseCoding::kRangeCoded,
-                                           model < dictionaries_.size() ? dictionaries_[model].get() : nullptr,
-                                           &prediction_);
+    protocol::PoseDecodeInfo info;
+    Status s = protocol::decode_pose(*formats_[model], record.pose_bytes(), reference, pose,
+                                     protocol::PoseCoding::kRangeCoded,
+                                     model < dictionaries_.size() ? dictionaries_[model].get() : nullptr,
+                                     &prediction_, &info);
+    if (s) {
+      s = protocol::decode_root(record.root_bytes(), protocol::root_reference(reference, info.references),
+                                pose.root);
+    }
     if (!s) {
       view.failed = true;
       if (first_failure.empty()) first_failure = s.error().message;

@@ -27,11 +27,13 @@ inline std::shared_ptr<const Model> generated_rig(int joints = 24) {
 
 class ServerFixture : public ::testing::Test {
  protected:
-  void start(server::ServerOptions options = {}) {
+  // `models`: the server's models (default: the 24-joint generated rig).
+  void start(server::ServerOptions options = {}, std::vector<std::shared_ptr<const Model>> models = {}) {
     options.listen = net::Endpoint(asio::ip::make_address("127.0.0.1"), 0);
     options.cookie_key = std::array<uint8_t, 16>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
     options.threads = 2;
-    Result<std::unique_ptr<server::Server>> created = server::Server::create(io, options, {generated_rig()});
+    if (models.empty()) models.push_back(generated_rig());
+    Result<std::unique_ptr<server::Server>> created = server::Server::create(io, options, models);
     ASSERT_TRUE(created.ok()) << created.error().message;
     server = std::move(created).value();
     address = server->local_endpoint();

@@ -133,6 +133,7 @@ void Presenter::present_poses(int64_t render_us) {
       continue;
     }
     counters_.corrections += entity.track.corrections() - corrections_before;
+    entity.root_track.present(window, render_us, settings_.present, buffer_.tick_rate());
     shown_indices_.push_back(index);
     if (entity.track.palette_pending()) palette_indices_.push_back(index);
   }
@@ -152,7 +153,7 @@ void Presenter::publish_presented() {
                                          entity.rig_index, entity.model->model.get(),
                                          entity.skeleton, mode, track.correcting(), track.recipe(),
                                          track.locals(), track.palette(), track.recipe_miss(),
-                                         &track.mesh_model()});
+                                         &track.mesh_model(), entity.root_track.value()});
     ++counters_.recipe_misses[static_cast<std::size_t>(track.recipe_miss())];
   }
 }

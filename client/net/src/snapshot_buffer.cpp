@@ -176,7 +176,7 @@ protocol::PoseReference SnapshotBuffer::record_references(const SnapshotView& vi
                                                           std::size_t hint) const {
   // A record predicted from the clip dictionary reads no reference codes (pose_codec.h), so
   // references stored exact stay deferred; any other record needs them computed.
-  const bool needs_reference_codes = !protocol::peek_pose_record(record.pose).from_dictionary;
+  const bool needs_reference_codes = !protocol::peek_pose_record(record.pose_bytes()).from_dictionary;
   protocol::PoseReference reference;
   reference.tick_rate_hz = tick_rate_hz_;
   auto held = [&](const SnapshotView* ref_view) -> const protocol::QuantizedPose* {
@@ -271,7 +271,7 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& ref
   PoseSample& sample = pool_.at(slot);
   protocol::PoseDecodeInfo info;
   const Status decoded =
-      protocol::decode_pose(*entity->format, record.pose, reference, sample.quantized,
+      protocol::decode_pose(*entity->format, record.pose_bytes(), reference, sample.quantized,
                             protocol::PoseCoding::kRangeCoded, entity->dictionary, &prediction_,
                             &info, /*defer_exact=*/true);
   if (!decoded) {
@@ -283,6 +283,16 @@ void SnapshotBuffer::decode_record(SnapshotView& view, const ReferenceViews& ref
                          why.find("the receiver holds") != std::string::npos;
     note_record_failure(view, record, result,
                         missing ? result.missing_reference : result.decode_errors, why);
+    return;
+  }
+  // The root, against the held roots of the references the pose record itself used (the
+  // server's rule: protocol::root_reference).
+  const Status root = protocol::decode_root(record.root_bytes(),
+                                            protocol::root_reference(reference, info.references),
+                                            sample.quantized.root);
+  if (!root) {
+    pool_.release(slot);
+    note_record_failure(view, record, result, result.decode_errors, root.error().message);
     return;
   }
   finish_sample(sample, *entity, info);

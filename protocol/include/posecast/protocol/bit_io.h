@@ -74,6 +74,7 @@ class BitReader {
   bool failed() const { return failed_; }
   // Whole bytes touched so far.
   std::size_t bytes_consumed() const { return (bit_pos_ + 7) / 8; }
+  std::size_t bits_consumed() const { return bit_pos_; }
   std::size_t size() const { return in_.size(); }
 
  private:

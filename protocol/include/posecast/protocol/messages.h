@@ -32,7 +32,10 @@ namespace posecast::protocol {
 // Version 6: the clip dictionary predicts without axis hysteresis (a prediction is a function
 // of its recipe alone) and a record equal to its prediction says so in one flag and sends no
 // body ("exact"; docs/codec.md), so a receiver may defer computing its codes.
-inline constexpr uint16_t kProtocolVersion = 6;
+// Version 7: each record carries its entity's root transform (root_size bytes before the pose
+// codec's, in the top bits of pose_size; root_coding.h), and ClientCommand gains Move, MoveTo
+// and Teleport (x, z, yaw, speed, turn_rate).
+inline constexpr uint16_t kProtocolVersion = 7;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
 // decode_message() refuses anything larger before looking at it.
@@ -65,8 +68,11 @@ enum class CommandOp : uint8_t {
   kSetLayerWeight,  // `value` = weight in 1/65536
   kStop,            // stop `layer`
   kSeek,            // set the layer's clip time to `time_us`
+  kMove,            // walk forward at `speed` units/s turning at `turn_rate` rad/s (0, 0: stand)
+  kMoveTo,          // walk to (`x`, `z`) at `speed` units/s, then stand
+  kTeleport,        // stand at (`x`, `z`) facing `yaw` radians
 };
-inline constexpr uint8_t kCommandOpCount = 6;
+inline constexpr uint8_t kCommandOpCount = 9;
 
 const char* to_string(DisconnectReason reason);
 const char* to_string(CommandOp op);
@@ -108,11 +114,20 @@ struct Welcome {
   bool operator==(const Welcome&) const = default;
 };
 
-// One entity's pose in a snapshot: the pose codec's bytes (pose_codec.h).
+// A record's bytes are at most this many (root and pose; 11 bits of the wire's pose_size).
+inline constexpr std::size_t kMaxRecordBytes = 2047;
+
+// One entity's record in a snapshot: `root_size` bytes of root transform coding (root_coding.h;
+// 0: the receiver's prediction holds), then the pose codec's bytes (pose_codec.h).
 struct EntityPose {
   uint32_t entity_id = 0;
   uint16_t generation = 0;
-  std::vector<uint8_t> pose;  // < 65536 bytes (and must fit a packet)
+  std::vector<uint8_t> pose;  // root bytes then pose bytes, <= kMaxRecordBytes (and must fit a packet)
+  uint8_t root_size = 0;      // <= kMaxRootBytes and <= pose.size()
+  std::span<const uint8_t> root_bytes() const { return {pose.data(), root_size}; }
+  std::span<const uint8_t> pose_bytes() const {
+    return std::span<const uint8_t>(pose).subspan(root_size);
+  }
   bool operator==(const EntityPose&) const = default;
 };
 
@@ -152,6 +167,10 @@ struct ClientCommand {
   uint8_t layer = 0;
   int64_t time_us = 0;  // fade duration or clip time, per op
   int32_t value = 0;    // 16.16 fixed point, per op
+  // Movement ops (model units, radians; finite: decode_message refuses NaN and infinities, the
+  // server refuses values out of the World's ranges).
+  float x = 0.0f, z = 0.0f, yaw = 0.0f;
+  float speed = 0.0f, turn_rate = 0.0f;
   bool operator==(const ClientCommand&) const = default;
 };
 

@@ -60,6 +60,15 @@ inline int reference_count(const PoseReference& ref) {
   return ref.older == nullptr ? 2 : 3;
 }
 
+// The root reference of a record whose pose is coded against the first `references` (0..3) of
+// `ref`: the baseline's held root (root_coding.h), when it uses one. Both sides take it from the
+// record's own reference count (the encoder's reference_count(ref); the decoder's
+// PoseDecodeInfo::references), so they agree whatever else either holds.
+inline RootReference root_reference(const PoseReference& ref, int references) {
+  if (ref.baseline == nullptr || references < 1) return RootReference{};
+  return RootReference{&ref.baseline->root, ref.baseline_age};
+}
+
 struct PoseEncodeOptions {
   PoseCoding coding = PoseCoding::kRangeCoded;
   // How many reference poses to use at most (0..3): fewer than given is for measuring what
@@ -114,6 +123,7 @@ struct PoseDecodeInfo {
   // out.values has the format's size but not the codes, until the caller runs
   // dictionary->predict(out.recipe, out).
   bool deferred = false;
+  int references = 0;  // reference poses the record is coded against (0..3)
 };
 
 // Decodes into `out` (resized as needed; reuse it to avoid allocation). Errors name the
@@ -144,6 +154,7 @@ Status decode_pose(const PoseFormat& format, std::span<const uint8_t> bytes,
 struct PoseRecordFlags {
   bool from_dictionary = false;
   bool exact = false;
+  int references = 0;  // as the record's header says (0..3)
 };
 PoseRecordFlags peek_pose_record(std::span<const uint8_t> bytes);
 

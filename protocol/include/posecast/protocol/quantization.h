@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "posecast/protocol/pose_format.h"
+#include "posecast/protocol/root_coding.h"
 #include "posecast/sim/pose_recipe.h"
 #include "posecast/skeleton.h"
 #include "posecast/transform.h"
@@ -61,8 +62,11 @@ struct QuantizedPose {
   // The recipe the server attached (sent with the pose, so both sides hold the same one; the
   // next records predict clip times from it). Set by the caller before encoding.
   PoseRecipe recipe;
+  // Where the entity stands: the held root transform (root_coding.h), coded beside the pose
+  // (encode_root / decode_root), not by the pose codec, which leaves it as it is.
+  QuantizedRoot root;
 
-  // Sizes `values` for the format and sets the rest pose.
+  // Sizes `values` for the format and sets the rest pose (root at the origin).
   void reset(const PoseFormat& format);
   bool operator==(const QuantizedPose&) const = default;
 };

@@ -43,8 +43,9 @@ class SnapshotWriter {
     const std::size_t pose_bytes = record_count_ < records_.size() ? records_[record_count_].pose.size() : 0;
     return fits_current(pose_bytes) ? record_overhead_ + pose_bytes : packet_bound(1, pose_bytes);
   }
-  // Appends the next record (pose in next_pose()) to the current packet or a new one.
-  void append(uint32_t entity_id, uint16_t generation);
+  // Appends the next record (its bytes in next_pose(): `root_size` root bytes, then the pose
+  // codec's) to the current packet or a new one.
+  void append(uint32_t entity_id, uint16_t generation, uint8_t root_size = 0);
   // Removes the newest record (record_count() > 0), restoring the packets as they were.
   void drop_last();
 

@@ -23,6 +23,7 @@
 
 #include "posecast/client/asset_library.h"
 #include "posecast/client/pose_track.h"
+#include "posecast/client/root_track.h"
 #include "posecast/protocol/messages.h"
 #include "posecast/skeleton.h"
 
@@ -44,6 +45,7 @@ struct ClientEntity {
   RecipeSource recipes;
   // Presentation state, reset with external_scratch: present it with a PresentScratch.
   PoseTrack track;
+  RootTrack root_track;  // where it stands, from the same windows (root_track.h)
 
   bool alive_at(uint32_t tick) const {
     return tick >= spawn_tick && (despawn_tick == protocol::kNoTick || tick < despawn_tick);

@@ -82,6 +82,9 @@ struct PresentedEntity {
   // null for a presented entity; valid as long as the spans. A pointer: a frame writes every
   // PresentedEntity, and a matrix would double its size.
   const glm::mat4* mesh_model = nullptr;
+  // Where it stands at the render time (RootTrack: interpolated between the server's held
+  // roots, dead-reckoned at most PresentSettings::max_extrapolation_us past the newest).
+  protocol::RootValue root;
 };
 
 // What the presenter made of a raw payload (receive()).
