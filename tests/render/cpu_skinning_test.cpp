@@ -7,21 +7,10 @@
 #include <vector>
 
 #include "posecast/render/cpu_skinning.h"
+#include "one_vertex_mesh.h"
 
 namespace posecast::render {
 namespace {
-
-SkinnedMesh one_vertex_mesh(glm::vec3 position, glm::vec3 normal, glm::u16vec4 joints,
-                            glm::vec4 weights) {
-  SkinnedMesh mesh;
-  mesh.positions = {position};
-  mesh.normals = {normal};
-  mesh.uvs = {glm::vec2(0.0f)};
-  mesh.joints = {joints};
-  mesh.weights = {weights};
-  mesh.indices = {0, 0, 0};
-  return mesh;
-}
 
 TEST(CpuSkinning, HalfAndHalfBetweenTwoTranslationsLandsInTheMiddle) {
   const SkinnedMesh mesh = one_vertex_mesh({1, 2, 3}, {0, 1, 0}, {0, 1, 0, 0}, {0.5f, 0.5f, 0, 0});

@@ -13,21 +13,10 @@
 #include "posecast/render/dual_quaternion.h"
 #include "posecast/render/rigid_rig.h"
 #include "posecast/rig/model_source.h"
+#include "one_vertex_mesh.h"
 
 namespace posecast::render {
 namespace {
-
-SkinnedMesh dq_vertex_mesh(glm::vec3 position, glm::vec3 normal, glm::u16vec4 joints,
-                            glm::vec4 weights) {
-  SkinnedMesh mesh;
-  mesh.positions = {position};
-  mesh.normals = {normal};
-  mesh.uvs = {glm::vec2(0.0f)};
-  mesh.joints = {joints};
-  mesh.weights = {weights};
-  mesh.indices = {0, 0, 0};
-  return mesh;
-}
 
 // Rotation by `degrees` about unit `axis` then translation `t`, built from a quaternion so the
 // matrix is orthonormal to float precision.
@@ -49,7 +38,7 @@ TEST(DualQuaternion, OneInfluenceEqualsTheMatrixForRandomRigidTransforms) {
     EXPECT_GE(dq.real.w, 0.0f);
     const glm::vec3 p(u(rng), u(rng), u(rng));
     const glm::vec3 n = glm::normalize(glm::vec3(u(rng), u(rng), u(rng) + 2.0f));
-    const SkinnedMesh mesh = dq_vertex_mesh(p, n, {0, 0, 0, 0}, {1, 0, 0, 0});
+    const SkinnedMesh mesh = one_vertex_mesh(p, n, {0, 0, 0, 0}, {1, 0, 0, 0});
     std::vector<SkinnedVertex> out(1);
     ASSERT_TRUE(skin_vertices_cpu_dq(mesh, std::span(&dq, 1), out));
     const glm::vec3 expected = glm::vec3(m * glm::vec4(p, 1.0f));
@@ -86,7 +75,7 @@ TEST(DualQuaternion, AntipodalInfluencesBlendTheShortWay) {
   ASSERT_TRUE(to_dual_quaternion(rigid(179.0f, {0, 0, 1}, {0, 0, 0}), dq[0]));
   ASSERT_TRUE(to_dual_quaternion(rigid(181.0f, {0, 0, 1}, {0, 0, 0}), dq[1]));
   ASSERT_LT(glm::dot(dq[0].real, dq[1].real), -0.99f);
-  const SkinnedMesh mesh = dq_vertex_mesh({1, 0, 0}, {0, 1, 0}, {0, 1, 0, 0}, {0.5f, 0.5f, 0, 0});
+  const SkinnedMesh mesh = one_vertex_mesh({1, 0, 0}, {0, 1, 0}, {0, 1, 0, 0}, {0.5f, 0.5f, 0, 0});
   std::vector<SkinnedVertex> out(1);
   ASSERT_TRUE(skin_vertices_cpu_dq(mesh, dq, out));
   EXPECT_LE(glm::length(out[0].position - glm::vec3(-1, 0, 0)), 1e-6f);
@@ -100,9 +89,9 @@ TEST(DualQuaternion, TheLargestWeightIsThePivotWhateverItsSlot) {
   ASSERT_TRUE(to_dual_quaternion(rigid(179.0f, {0, 0, 1}, {0, 0, 0}), dq[1]));
   ASSERT_TRUE(to_dual_quaternion(rigid(181.0f, {0, 0, 1}, {0, 0, 0}), dq[2]));
   const SkinnedMesh a =
-      dq_vertex_mesh({1, 0, 0}, {0, 1, 0}, {0, 1, 2, 0}, {0.125f, 0.4375f, 0.4375f, 0});
+      one_vertex_mesh({1, 0, 0}, {0, 1, 0}, {0, 1, 2, 0}, {0.125f, 0.4375f, 0.4375f, 0});
   const SkinnedMesh b =
-      dq_vertex_mesh({1, 0, 0}, {0, 1, 0}, {1, 2, 0, 0}, {0.4375f, 0.4375f, 0.125f, 0});
+      one_vertex_mesh({1, 0, 0}, {0, 1, 0}, {1, 2, 0, 0}, {0.4375f, 0.4375f, 0.125f, 0});
   std::vector<SkinnedVertex> out_a(1), out_b(1);
   ASSERT_TRUE(skin_vertices_cpu_dq(a, dq, out_a));
   ASSERT_TRUE(skin_vertices_cpu_dq(b, dq, out_b));

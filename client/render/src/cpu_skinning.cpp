@@ -4,18 +4,23 @@
 
 namespace posecast::render {
 
-bool skin_vertices_cpu(const SkinnedMesh& mesh, std::span<const glm::mat4> palette,
-                       std::span<SkinnedVertex> out) {
+bool skinning_inputs_fit(const SkinnedMesh& mesh, std::size_t palette_size, std::size_t out_size) {
   const std::size_t n = mesh.positions.size();
-  if (out.size() != n || mesh.normals.size() != n || mesh.joints.size() != n ||
-      mesh.weights.size() != n) {
+  if (out_size != n || mesh.normals.size() != n || mesh.joints.size() != n || mesh.weights.size() != n) {
     return false;
   }
   for (std::size_t v = 0; v < n; ++v) {
     for (int k = 0; k < 4; ++k) {
-      if (mesh.weights[v][k] != 0.0f && mesh.joints[v][k] >= palette.size()) return false;
+      if (mesh.weights[v][k] != 0.0f && mesh.joints[v][k] >= palette_size) return false;
     }
   }
+  return true;
+}
+
+bool skin_vertices_cpu(const SkinnedMesh& mesh, std::span<const glm::mat4> palette,
+                       std::span<SkinnedVertex> out) {
+  if (!skinning_inputs_fit(mesh, palette.size(), out.size())) return false;
+  const std::size_t n = mesh.positions.size();
   for (std::size_t v = 0; v < n; ++v) {
     double skin[4][4] = {};  // [column][row]
     for (int k = 0; k < 4; ++k) {

@@ -41,16 +41,8 @@ int pivot_influence(const glm::vec4& weights) {
 
 bool skin_vertices_cpu_dq(const SkinnedMesh& mesh, std::span<const DualQuaternion> palette,
                           std::span<SkinnedVertex> out) {
+  if (!skinning_inputs_fit(mesh, palette.size(), out.size())) return false;
   const std::size_t n = mesh.positions.size();
-  if (out.size() != n || mesh.normals.size() != n || mesh.joints.size() != n ||
-      mesh.weights.size() != n) {
-    return false;
-  }
-  for (std::size_t v = 0; v < n; ++v) {
-    for (int k = 0; k < 4; ++k) {
-      if (mesh.weights[v][k] != 0.0f && mesh.joints[v][k] >= palette.size()) return false;
-    }
-  }
   std::vector<SkinnedVertex> result(n);
   for (std::size_t v = 0; v < n; ++v) {
     const int pivot = pivot_influence(mesh.weights[v]);

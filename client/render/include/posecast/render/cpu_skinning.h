@@ -8,6 +8,7 @@
 #include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
 
+#include <cstddef>
 #include <span>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct SkinnedVertex {
   glm::vec3 position{0.0f};  // palette space
   glm::vec3 normal{0.0f};    // palette space, unit or zero
 };
+
+// True when `mesh` can be skinned into `out_size` vertices with a palette of `palette_size`
+// joints: every attribute has the vertex count, `out_size` is that count, and every weighted
+// joint index is inside the palette (the check both CPU references make before writing).
+bool skinning_inputs_fit(const SkinnedMesh& mesh, std::size_t palette_size, std::size_t out_size);
 
 // Skins every vertex of `mesh` with `palette`. Influences whose weight is zero are skipped, so
 // their joint index may be anything. Returns false (writing nothing) when `out` is not the
