@@ -8,10 +8,6 @@
 
 namespace posecast::server {
 
-Vec3 grid_position(sim::EntityId id) {
-  return Vec3{static_cast<float>(id % 10) * 2.0f, 0.0f, static_cast<float>(id / 10 % 1000) * 2.0f};
-}
-
 Result<std::unique_ptr<ScenarioDriver>> ScenarioDriver::load(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return Error{path + ": cannot read the scenario file"};
@@ -53,10 +49,7 @@ void ScenarioDriver::submit_due(uint64_t tick, Server& server,
     const bool lifecycle = std::holds_alternative<sim::SpawnCommand>(command.body) ||
                            std::holds_alternative<sim::DespawnCommand>(command.body);
     if (!lifecycle && skip && skip(command.entity)) continue;
-    server.submit(command);
-    if (std::holds_alternative<sim::SpawnCommand>(command.body)) {
-      server.set_position(command.entity, grid_position(command.entity));
-    }
+    server.submit(command);  // a spawn carries its place (SpawnCommand::at)
   }
 }
 

@@ -34,7 +34,4 @@ class ScenarioDriver {
   std::size_t next_ = 0;
 };
 
-// The grid position of a scenario entity id.
-Vec3 grid_position(sim::EntityId id);
-
 }  // namespace posecast::server

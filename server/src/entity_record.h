@@ -1,6 +1,6 @@
 #pragma once
 // EntityRecord: the server's record of one World entity, kept by the PoseMirror in id order:
-// identity (id, generation, model, rig), the embedder's position and owner, this tick's
+// identity (id, generation, model, rig), its position (the World root's) and owner, this tick's
 // quantised pose, and the history of poses it was sent with (the baselines clients may
 // reference). Its encoding cache belongs to the Replicator, which fills it while building
 // snapshots and empties it when the tick's poses are committed.
@@ -56,7 +56,7 @@ struct EntityRecord {
   uint32_t spawn_tick = 0;
   uint32_t changed_tick = kNoTick;  // last tick a command addressed it (PoseRecipe::steady_us)
   uint32_t format_index = 0;  // into PoseFormats::formats
-  Vec3 position;
+  Vec3 position;  // where the World has its root this tick (interest)
   uint32_t owner = 0;  // client id; 0 = none
 
   // This tick's quantised pose (valid when current_tick == the tick being sent). After the

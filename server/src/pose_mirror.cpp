@@ -36,11 +36,6 @@ std::size_t PoseMirror::find(sim::EntityId id) const {
   return static_cast<std::size_t>(it - ids_.begin());
 }
 
-void PoseMirror::set_position(sim::EntityId id, Vec3 position) {
-  const std::size_t i = find(id);
-  if (i < records_.size()) records_[i].position = position;
-}
-
 void PoseMirror::set_owner(sim::EntityId id, uint32_t client) {
   const std::size_t i = find(id);
   if (i < records_.size()) records_[i].owner = client;
@@ -197,8 +192,18 @@ void PoseMirror::sync(uint32_t tick, bool world_moved, std::vector<RetiredEntity
   }
   synced_membership_version_ = world_.membership_version();
   if (!same) rebuild_records(tick, retired);
+  refresh_positions();
   mark_changed(tick, world_moved);
   if (quantize_this_tick_) take_staged(tick);
+}
+
+// Interest follows each entity's root (records are in the World's entity order after sync):
+// one read of the root per entity, beside the state the tick just advanced.
+void PoseMirror::refresh_positions() {
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const sim::RootTransform& root = world_.entity_at(i)->root;
+    records_[i].position = Vec3{root.x, root.y, root.z};
+  }
 }
 
 // An id despawned and spawned again within this tick looks unchanged in the id list: find

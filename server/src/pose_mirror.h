@@ -49,7 +49,6 @@ class PoseMirror final : public sim::LocalPoseObserver {
   std::size_t find(sim::EntityId id) const;
 
   // ---- The embedder's per-entity settings (unknown ids are ignored).
-  void set_position(sim::EntityId id, Vec3 position);
   void set_owner(sim::EntityId id, uint32_t client);  // 0: none
   void release_owned_by(uint32_t client);
   // Bumped whenever an owner changes (a grant, a revoke, a client leaving, an owned entity
@@ -113,6 +112,8 @@ class PoseMirror final : public sim::LocalPoseObserver {
   void find_respawned(bool world_moved);
   // Rebuilds records_ from the World's ids when membership changed; retired ones to `retired`.
   void rebuild_records(uint32_t tick, std::vector<RetiredEntity>& retired);
+  // Every record's position from its entity's root transform (interest follows the World).
+  void refresh_positions();
   EntityRecord new_record(sim::EntityId id, uint32_t tick);
   void mark_changed(uint32_t tick, bool world_moved);
   void take_staged(uint32_t tick);

@@ -1,7 +1,8 @@
 // The embedding API (server.h): calls from any thread are queued and applied at the next tick
-// boundary, in call order. Animator commands go to the World before the tick; everything that
-// names an entity by its server record (positions, ownership) or a client is applied after the
-// tick's entity sync, so a spawn and a set_position queued together both take effect.
+// boundary, in call order. Animator commands (set_position's teleport among them) go to the
+// World before the tick; everything that names an entity by its server record (ownership) or a
+// client is applied after the tick's entity sync, so a spawn and a grant queued together both
+// take effect.
 
 #include <algorithm>
 
@@ -16,9 +17,10 @@ void Server::Impl::queue(ApiOp op) {
 
 sim::EntityId Server::spawn(sim::ModelId model, uint16_t rig, Vec3 position) {
   const sim::EntityId id = impl_->next_api_id.fetch_add(1);
-  std::lock_guard lock(impl_->api_mutex);
-  impl_->api_ops.push_back(sim::Command{0, id, sim::SpawnCommand{model, rig, {}}});
-  impl_->api_ops.push_back(OpSetPosition{id, position});
+  sim::SpawnCommand spawn{model, rig, {}};
+  spawn.at.x = position.x;
+  spawn.at.z = position.z;
+  impl_->queue(sim::Command{0, id, spawn});
   return id;
 }
 
@@ -93,15 +95,18 @@ void Server::Impl::apply_api_ops() {
     if (auto* command = std::get_if<sim::Command>(&op)) {
       command->tick = next_tick;
       world->submit(kApiSubmitter, std::move(*command));
+    } else if (auto* p = std::get_if<OpSetPosition>(&op)) {
+      // A teleport that keeps the facing the entity has now (0 for one spawned this tick).
+      const sim::EntityState* state = world->find_entity(p->id);
+      const float yaw = state != nullptr ? state->root.yaw : 0.0f;
+      world->submit(kApiSubmitter, sim::Command{next_tick, p->id, sim::TeleportCommand{p->position.x, p->position.z, yaw}});
     }
   }
 }
 
 void Server::Impl::apply_entity_ops(int64_t now_us) {
   for (ApiOp& op : api_ops_taken) {
-    if (auto* p = std::get_if<OpSetPosition>(&op)) {
-      mirror->set_position(p->id, p->position);
-    } else if (auto* g = std::get_if<OpGrant>(&op)) {
+    if (auto* g = std::get_if<OpGrant>(&op)) {
       mirror->set_owner(g->id, g->client);
     } else if (auto* r = std::get_if<OpRevoke>(&op)) {
       mirror->set_owner(r->id, 0);

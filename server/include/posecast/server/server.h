@@ -51,7 +51,8 @@ class Server {
   const ServerOptions& options() const;
 
   // ---- Embedding API: any thread; applied at the next tick boundary --------------------------
-  // Spawns an entity of `model`/`rig` at `position` and returns its id (ids count up from
+  // Spawns an entity of `model`/`rig` standing at `position` on the ground (x, z; y is not kept:
+  // the World's ground plane), facing +Z, and returns its id (ids count up from
   // 1,000,000 so they never collide with scenario ids below that). An invalid model or rig is
   // rejected by the World at the tick (counted in world().stats()).
   sim::EntityId spawn(sim::ModelId model, uint16_t rig = 0, Vec3 position = {});
@@ -66,7 +67,10 @@ class Server {
   // Any other animator command (its tick is replaced by the next tick). A SpawnCommand here
   // uses command.entity as the id: the caller keeps scenario ids and spawn() ids apart.
   void submit(sim::Command command);
-  void set_position(sim::EntityId id, Vec3 position);  // ignored for an unknown id at the tick
+  // Teleports the entity to `position` on the ground (x, z), keeping its facing: a
+  // sim::TeleportCommand at the next tick (refused and counted for an unknown id or a place
+  // outside sim::kWorldHalfExtent). Interest (set_interest's radius) follows the World's roots.
+  void set_position(sim::EntityId id, Vec3 position);
   // Ownership: a client may command only the entities it owns (one owner per entity).
   void grant_ownership(uint32_t client_id, sim::EntityId id);
   void revoke_ownership(sim::EntityId id);
