@@ -45,8 +45,7 @@ RootMotionDelta segment(const RootMotionTrack& track, int64_t a, int64_t b) {
 void rotate_by_yaw(float yaw, float dx, float dz, float& out_x, float& out_z) {
   float s, c;
   det_sin_cos(yaw, s, c);
-  out_x = dx * c + dz * s;
-  out_z = dz * c - dx * s;
+  rotate_by_sin_cos(s, c, dx, dz, out_x, out_z);
 }
 
 RootMotionDelta root_motion_between(const RootMotionTrack& track, int64_t from_us, int64_t to_us, bool looping) {

@@ -98,9 +98,8 @@ void apply_root_motion(EntityState& state, const RootMotionSum& sum) {
       det_sin_cos(heading, state.heading_sin, state.heading_cos);
       state.heading_bits = bits;
     }
-    const float s = state.heading_sin, c = state.heading_cos;
-    const float wx = sum.x * c + sum.z * s;
-    const float wz = sum.z * c - sum.x * s;
+    float wx = 0.0f, wz = 0.0f;
+    rotate_by_sin_cos(state.heading_sin, state.heading_cos, sum.x, sum.z, wx, wz);
     root.x = std::clamp(root.x + wx, -kWorldHalfExtent, kWorldHalfExtent);
     root.z = std::clamp(root.z + wz, -kWorldHalfExtent, kWorldHalfExtent);
   }

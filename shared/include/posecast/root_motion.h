@@ -56,4 +56,11 @@ RootMotionDelta root_motion_between(const RootMotionTrack& track, int64_t from_u
 // clip-frame delta into world axes. Deterministic (det_sin_cos).
 void rotate_by_yaw(float yaw, float dx, float dz, float& out_x, float& out_z);
 
+// The same rotation from the yaw's sine and cosine (det_sin_cos of it), for a caller that keeps
+// them while the yaw holds: rotate_by_yaw's bits exactly.
+inline void rotate_by_sin_cos(float s, float c, float dx, float dz, float& out_x, float& out_z) {
+  out_x = dx * c + dz * s;
+  out_z = dz * c - dx * s;
+}
+
 }  // namespace posecast
