@@ -155,7 +155,7 @@ void submit_commands(World& world, const Model& model, uint64_t tick) {
 
 // `hash_palettes` false: palettes but no hashes (the server's World when not recording).
 std::unique_ptr<World> make_world(const BenchModel& m, bool hash_palettes = true) {
-  auto world = std::make_unique<World>(WorldOptions{kRate, 1, hash_palettes, true});
+  auto world = std::make_unique<World>(WorldOptions{kRate, 1, hash_palettes, true, /*tick_checks=*/hash_palettes});
   if (!world->add_model(m.model).ok()) return nullptr;
   populate(*world, *m.model);
   return world;

@@ -106,7 +106,8 @@ struct Playback {
 int report_divergence(replay::Replayer& replayer, const replay::ReplayStep& step, HashesFile& hashes) {
   hashes.close();
   const replay::DivergenceReport report = replay::diagnose_divergence(replayer, step.tick, step.world_hash, step.recorded_hash);
-  std::printf("DIVERGENCE\n%s", report.to_text().c_str());
+  std::printf("DIVERGENCE\n%s%s", replay::describe_check_mismatch(replayer.recording(), step).c_str(),
+              report.to_text().c_str());
   std::fprintf(stderr, "posecast replay: the replay diverges from the recording at tick %" PRIu64 "\n", step.tick);
   return kExitFailure;
 }

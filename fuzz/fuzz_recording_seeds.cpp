@@ -31,7 +31,7 @@ MotionSpec clip(uint16_t c, SpeedQ16 speed) {
 
 bool write_seed(const std::string& path, std::shared_ptr<const Model> model, uint32_t entities, uint64_t ticks,
                 replay::RecorderConfig config) {
-  World world(WorldOptions{60, 1, true});
+  World world(WorldOptions{60, 1, true, true, true});
   if (!world.add_model(model)) return false;
   for (EntityId e = 0; e < entities; ++e) {
     world.submit(0, Command{0, e, SpawnCommand{0, 0, {}}});

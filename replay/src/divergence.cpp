@@ -141,7 +141,11 @@ std::string describe(const JointDifference& d) {
 }
 
 std::string DivergenceReport::to_text() const {
-  std::string s = "tick " + num(tick) + ": world hash " + hash_hex(replayed_hash) + ", recorded " + hash_hex(recorded_hash) + "\n";
+  std::string s = "tick " + num(tick) + ": world hash " + hash_hex(replayed_hash) +
+                  (replayed_hash == recorded_hash ? " as recorded (the tick check differs)"
+                   : recorded_hash == 0         ? ", none recorded (the tick check differs)"
+                                                : ", recorded " + hash_hex(recorded_hash)) +
+                  "\n";
   if (entity) {
     s += "  entity " + num(*entity);
     if (!entity_note.empty()) s += " (" + entity_note + ")";

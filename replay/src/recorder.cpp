@@ -13,6 +13,18 @@
 #include "posecast/hash.h"
 
 namespace posecast::replay {
+namespace {
+
+// A TICK record's tick check (docs/recording-format.md, "TICK").
+void write_tick_check(ByteWriter& w, const sim::TickCheck& check) {
+  w.u8(check.sum_count);
+  for (uint8_t i = 0; i < check.sum_count; ++i) w.u64(check.state.sums[i]);
+  w.varint(check.palettes_checked);
+  if (check.palettes_checked == 0) return;
+  for (uint8_t i = 0; i < check.sum_count; ++i) w.u64(check.palettes.sums[i]);
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, const sim::World& world,
                                                    std::vector<std::string> model_sources,
@@ -21,9 +33,9 @@ Result<std::unique_ptr<Recorder>> Recorder::create(const std::string& path, cons
     return Error{"recorder: " + std::to_string(model_sources.size()) + " model sources for a world of " +
                  std::to_string(world.model_count()) + " models"};
   }
-  if (!world.computes_palettes()) {
-    return Error{"recorder: the world computes no palettes, and a recording's hashes are palette hashes "
-                 "(turn on sim::WorldOptions::palettes, or server::ServerOptions::world_palettes)"};
+  if (!world.computes_tick_checks()) {
+    return Error{"recorder: the world computes no tick checks, which every recorded tick holds "
+                 "(turn on sim::WorldOptions::tick_checks, or server::ServerOptions::tick_checks)"};
   }
   const uint32_t rate = world.tick_rate_hz();
   if (config.checkpoint_interval_ticks == 0) config.checkpoint_interval_ticks = 5 * rate;
@@ -76,7 +88,8 @@ RecorderStats Recorder::stats() const {
   return stats;
 }
 
-Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash) {
+Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash,
+                             const sim::TickCheck& check) {
   if (Status s = fail_if_failed(); !s) return s;
   if (tick != next_tick_) {
     return Error{"recorder: tick " + std::to_string(tick) + " recorded, expected tick " +
@@ -85,6 +98,7 @@ Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> 
   if (batch_ticks_ == 0) batch_first_tick_ = tick;
   ByteWriter w(batch_);
   w.u64(world_hash);
+  write_tick_check(w, check);
   w.varint(commands.size());
   for (const sim::QueuedCommand& q : commands) encode_command(w, q.submitter, q.command, tick);
   ++batch_ticks_;
@@ -100,17 +114,14 @@ uint64_t Recorder::entity_palette_hash(const sim::World& world, std::size_t inde
   return palettes_hashed_by_world_ ? world.palette_hash_at(index) : hash_palette(world.palette_at(index));
 }
 
-uint64_t Recorder::tick_world_hash(const sim::World& world) {
-  // A World that does not hash (WorldOptions::hash_palettes off, as the server runs) reports
-  // 0; any hashing World reports a non-zero value even with no entity (the hash of nothing).
-  palettes_hashed_by_world_ = world.world_hash() != 0;
-  if (!palettes_hashed_by_world_) ++stats_.ticks_hashed_here;
-  return world.world_hash_of_palettes();
-}
-
 Status Recorder::record_tick(const sim::World& world) {
   if (world.tick_index() == 0) return Error{"recorder: record_tick before the world's first tick"};
-  if (Status s = append_tick(world.tick_index() - 1, world.last_tick_commands(), tick_world_hash(world)); !s) return s;
+  // A World that does not hash every palette (WorldOptions::hash_palettes off, as the server
+  // runs) reports world hash 0, and the tick check alone verifies the tick; any hashing World
+  // reports a non-zero value even with no entity (the hash of nothing).
+  if (Status s = append_tick(world.tick_index() - 1, world.last_tick_commands(), world.world_hash(), world.tick_check()); !s) {
+    return s;
+  }
   if (world.tick_index() % config_.checkpoint_interval_ticks == 0) return append_checkpoint(world);
   if (batch_ticks_ >= config_.flush_interval_ticks) hand_off_ticks();
   return {};

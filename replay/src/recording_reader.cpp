@@ -151,6 +151,20 @@ class ChunkParser {
     return true;
   }
 
+  // u8 sum_count  u64 state_sums[sum_count]  varint palettes_checked
+  // u64 palette_sums[sum_count] (only when palettes_checked > 0)
+  void read_tick_check(ByteReader& r, TickRecord& t) {
+    t.sum_count = r.u8("check.sum_count");
+    if (r.ok() && (t.sum_count == 0 || t.sum_count > sim::kMaxCheckSums)) {
+      r.fail("check.sum_count", num(t.sum_count) + " is out of range (1.." + num(sim::kMaxCheckSums) + ")");
+    }
+    t.first_sum = rec_.check_sums.size();
+    for (uint8_t i = 0; i < t.sum_count && r.ok(); ++i) rec_.check_sums.push_back(r.u64("check.state_sums"));
+    t.palettes_checked = static_cast<uint32_t>(r.varint("check.palettes_checked", detail::kMaxEntities));
+    if (t.palettes_checked == 0) return;
+    for (uint8_t i = 0; i < t.sum_count && r.ok(); ++i) rec_.check_sums.push_back(r.u64("check.palette_sums"));
+  }
+
   bool ticks(std::span<const uint8_t> content, std::string& error) {
     ByteReader r(content);
     const uint64_t first = r.u64("first_tick");
@@ -161,10 +175,12 @@ class ChunkParser {
     if (r.ok() && (count == 0 || first + count > kMaxTick)) r.fail("tick_count", num(count) + " is out of range");
     const std::size_t ticks_before = rec_.ticks.size();
     const std::size_t commands_before = rec_.commands.size();
+    const std::size_t sums_before = rec_.check_sums.size();
     for (uint64_t i = 0; i < count && r.ok(); ++i) {
       const uint64_t tick = first + i;
       TickRecord t;
       t.world_hash = r.u64("world_hash");
+      read_tick_check(r, t);
       const uint64_t n = r.varint("command_count", detail::kMaxCommandsPerTick);
       // Every command takes at least 4 bytes: a hostile count cannot make us allocate.
       if (r.ok() && n > r.remaining() / 4) r.fail("command_count", num(n) + " commands cannot fit the chunk");
@@ -189,6 +205,7 @@ class ChunkParser {
     if (!r.ok()) {
       rec_.ticks.resize(ticks_before);
       rec_.commands.resize(commands_before);
+      rec_.check_sums.resize(sums_before);
       error = r.error();
       return false;
     }
@@ -288,6 +305,18 @@ std::span<const RecordedCommand> Recording::commands_at(uint64_t tick) const {
 const TickRecord* Recording::tick_record(uint64_t tick) const {
   if (tick < first_tick() || tick >= end_tick()) return nullptr;
   return &ticks[static_cast<std::size_t>(tick - first_tick())];
+}
+
+sim::TickCheck Recording::tick_check(uint64_t tick) const {
+  sim::TickCheck check;
+  const TickRecord* t = tick_record(tick);
+  if (t == nullptr) return check;
+  check.sum_count = t->sum_count;
+  check.palettes_checked = t->palettes_checked;
+  for (uint8_t i = 0; i < t->sum_count; ++i) check.state.sums[i] = check_sums[t->first_sum + i];
+  if (t->palettes_checked == 0) return check;
+  for (uint8_t i = 0; i < t->sum_count; ++i) check.palettes.sums[i] = check_sums[t->first_sum + t->sum_count + i];
+  return check;
 }
 
 const Checkpoint* Recording::checkpoint_at_or_before(uint64_t tick) const {

@@ -7,8 +7,10 @@ namespace {
 
 Result<std::unique_ptr<sim::World>> make_world(const Recording& rec,
                                                const std::vector<std::shared_ptr<const Model>>& models,
-                                               unsigned threads) {
+                                               unsigned threads, const sim::EvaluationFault* fault) {
   sim::WorldOptions options;
+  options.tick_checks = true;
+  options.fault = fault;
   options.tick_rate_hz = rec.header.tick_rate_hz;
   options.threads = threads;
   options.hash_palettes = true;
@@ -49,7 +51,7 @@ Result<std::unique_ptr<Replayer>> Replayer::create(std::shared_ptr<const Recordi
     }
     r->models_.push_back(std::move(model.value()));
   }
-  Result<std::unique_ptr<sim::World>> world = make_world(*r->recording_, r->models_, options.threads);
+  Result<std::unique_ptr<sim::World>> world = make_world(*r->recording_, r->models_, options.threads, options.fault);
   if (!world) return world.error();
   r->world_ = std::move(world.value());
   if (Status s = r->restore(r->recording_->checkpoints.front()); !s) return s.error();
@@ -66,7 +68,7 @@ Status Replayer::restore(const Checkpoint& checkpoint) {
 }
 
 Result<std::unique_ptr<sim::World>> Replayer::world_at_checkpoint(const Checkpoint& checkpoint) const {
-  Result<std::unique_ptr<sim::World>> world = make_world(*recording_, models_, 1);
+  Result<std::unique_ptr<sim::World>> world = make_world(*recording_, models_, 1, nullptr);
   if (!world) return world.error();
   Result<std::vector<uint8_t>> bytes = recording_->snapshot(checkpoint);
   if (!bytes) return bytes.error();
@@ -83,6 +85,47 @@ ReplayStep Replayer::step() {
   s.world_hash = world_->world_hash();
   const TickRecord* t = recording_->tick_record(s.tick);
   s.recorded_hash = t != nullptr ? t->world_hash : 0;
+  const sim::TickCheck recorded = recording_->tick_check(s.tick);
+  const sim::TickCheck& replayed = world_->tick_check();
+  s.state_matches = replayed.state == recorded.state;
+  s.palettes_match = replayed.palettes == recorded.palettes && replayed.palettes_checked == recorded.palettes_checked;
+  if (!s.state_matches) s.state_entity = sim::locate_entity(replayed.state, recorded.state);
+  if (!s.palettes_match) s.palette_entity = sim::locate_entity(replayed.palettes, recorded.palettes);
+  return s;
+}
+
+std::optional<uint64_t> last_palette_check_before(const Recording& recording, sim::EntityId entity, uint64_t tick) {
+  for (uint64_t t = tick; t > recording.first_tick() && tick - t < sim::kPaletteCheckPeriod;) {
+    --t;
+    if (sim::palette_slot_due(entity, t)) return t;
+    for (const RecordedCommand& c : recording.commands_at(t)) {
+      if (c.command.entity == entity) return t;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string describe_check_mismatch(const Recording& recording, const ReplayStep& step) {
+  const std::string tick = "tick " + std::to_string(step.tick);
+  std::string s;
+  if (!step.world_hash_matches()) {
+    s += tick + ": world hash " + hash_hex(step.world_hash) + ", recorded " + hash_hex(step.recorded_hash) + "\n";
+  }
+  if (!step.state_matches) {
+    s += tick + ": the state of " +
+         (step.state_entity ? "entity " + std::to_string(*step.state_entity) : std::string("several entities")) +
+         " differs from the recording\n";
+  }
+  if (!step.palettes_match) {
+    if (step.palette_entity) {
+      s += tick + ": the palette of ";
+      const std::optional<uint64_t> last = last_palette_check_before(recording, *step.palette_entity, step.tick);
+      s += "entity " + std::to_string(*step.palette_entity) + " differs from the recording: caught at " + tick + " (" +
+           (last ? "last matched " + std::to_string(*last) : std::string("its first check")) + ")\n";
+    } else {
+      s += tick + ": the palettes of several entities differ from the recording\n";
+    }
+  }
   return s;
 }
 

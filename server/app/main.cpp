@@ -249,12 +249,12 @@ int run(const std::vector<std::string>& args) {
   }
   Drivers drivers = std::move(loaded).value();
 
-  // A recording's world hashes are palette hashes: recording and serving a recording (which
-  // checks them) need the World's palettes, and their hashes, computed in the World's parallel
-  // pass rather than by the recorder or the replay driver on the ticking thread; a live server
+  // A recording's ticks are verified by tick checks (state hashes and a rotating share of the
+  // palette hashes): recording and serving a recording (which checks them) need the World's
+  // palettes and its tick checks, computed in the World's parallel pass; a live server
   // streams local poses only.
   config.server.world_palettes = !config.record.empty() || drivers.replay != nullptr;
-  config.server.world_hashes = config.server.world_palettes;
+  config.server.tick_checks = config.server.world_palettes;
   asio::io_context io;
   Result<std::unique_ptr<Server>> created = Server::create(io, config.server, drivers.models);
   if (!created) {

@@ -223,18 +223,21 @@ void ReplayDriver::verify(uint64_t tick) {
   const replay::TickRecord* record = recording_->tick_record(tick);
   if (record == nullptr) return;
   ++stats_.ticks_verified;
-  // What the Recorder recorded: the World's hash (posecast-server's World hashes when it
-  // serves a recording: ServerOptions::world_hashes), or computed here from the palettes by
-  // the same definition for a World that does not hash.
-  const uint64_t hash = world_->world_hash_of_palettes();
-  if (hash == record->world_hash) return;
+  // What the Recorder recorded: the World's tick check (posecast-server's World computes one
+  // when it serves a recording: ServerOptions::tick_checks), and the world hash when the
+  // recording's World hashed every palette (computed here from the palettes by the same
+  // definition when this World does not hash).
+  const bool check_matches = world_->tick_check() == recording_->tick_check(tick);
+  const uint64_t hash = record->world_hash != 0 ? world_->world_hash_of_palettes() : 0;
+  if (check_matches && hash == record->world_hash) return;
   ++stats_.divergences;
   if (stats_.first_divergent_tick == UINT64_MAX) stats_.first_divergent_tick = tick;
   // The first few in full, then every 1000th: a broken replay must not flood the log.
   if (stats_.divergences <= 10 || stats_.divergences % 1000 == 0) {
-    spdlog::warn("replay: tick {} diverges from the recording: world hash {} != recorded {} ({} so far; "
+    spdlog::warn("replay: tick {} diverges from the recording: {}world hash {}, recorded {} ({} so far; "
                  "`posecast replay {} --verify` names the entity and joint)",
-                 tick, hash_hex(hash), hash_hex(record->world_hash), stats_.divergences, path_);
+                 tick, check_matches ? "" : "tick check differs; ", hash_hex(hash), hash_hex(record->world_hash),
+                 stats_.divergences, path_);
   }
 }
 

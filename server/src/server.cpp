@@ -124,6 +124,7 @@ Result<std::unique_ptr<Server>> Server::create(asio::io_context& io, const Serve
   // The server streams poses: palettes and their hashes only for those who read them.
   world_options.palettes = options.world_palettes;
   world_options.hash_palettes = options.world_hashes;
+  world_options.tick_checks = options.tick_checks;
   impl->world = std::make_unique<sim::World>(world_options);
   if (Status s = impl->add_models(std::move(models)); !s) return s.error();
   if (Status s = check_manifest_fits(impl->manifest); !s) return s.error();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "posecast/palette_batch.h"
+#include "posecast/sim/tick_check.h"
 #include "world_tables.h"
 
 namespace posecast::sim {
@@ -44,6 +45,7 @@ struct alignas(64) EvalScratch {
   uint64_t palettes_streamed = 0;   // likewise (WorldStats::palettes_streamed)
   uint64_t failures = 0;            // likewise (WorldStats::evaluation_failures)
   std::size_t entities_claimed = 0;  // in this tick's pass, own share and others' (WorkerShare)
+  TickCheck check;                   // this worker's partial sums in this tick (World::tick adds them)
 
   // Per pose buffer above: the clip whose SampleJob last wrote it when nothing has written it
   // since, else null. Such a buffer holds the rest pose wherever that clip has no track, so

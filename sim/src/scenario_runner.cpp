@@ -13,6 +13,7 @@ Result<std::unique_ptr<ScenarioRunner>> ScenarioRunner::create(const Scenario& s
   options.tick_rate_hz = scenario.header.tick_rate_hz;
   options.threads = threads;
   options.hash_palettes = true;
+  options.tick_checks = true;  // what a recording of the run holds (posecast run --record, regress)
   std::unique_ptr<ScenarioRunner> runner(new ScenarioRunner(scenario, options));
   for (std::size_t i = 0; i < scenario.models.size(); ++i) {
     Result<ModelId> id = runner->world_.add_model(scenario.models[i]);

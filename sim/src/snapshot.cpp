@@ -500,6 +500,7 @@ Status World::restore(std::span<const uint8_t> bytes) {
   ++impl.membership_version;
   impl.tick = parser.tick;
   impl.world_hash = 0;
+  impl.tick_check = TickCheck{};
   impl.queue.clear();
   impl.due.clear();  // last_tick_commands() belongs to the replaced state
   impl.resize_scratch();

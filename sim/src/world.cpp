@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "fault_injection.h"
 #include "posecast/hash.h"
 #include "world_impl.h"
 
@@ -69,6 +70,18 @@ void add_root(Hasher& h, const RootTransform& root) {
   h.add_float(root.yaw);
 }
 
+// The entity's part of the tick check (tick_check.h), right after its evaluation and advance,
+// while its state and palette are in the cache: its state hash, and its palette hash when its
+// id slot is the tick's or a command targeted it. `hashed`: the pass hashed every palette.
+void add_tick_check(Entity& entity, uint64_t tick, bool hashed, TickCheck& check) {
+  entity.state_hash = hash_entity_state(entity.state);
+  check.state.add(entity.state.id, entity.state_hash);
+  if (!entity.palette_due && !palette_slot_due(entity.state.id, tick)) return;
+  entity.palette_due = false;
+  check.palettes.add(entity.state.id, hashed ? entity.palette_hash : hash_palette(entity.palette));
+  ++check.palettes_checked;
+}
+
 // Whether the pass evaluates entity `index` when it computes no palettes: only for the
 // observer, and only what it asks for.
 bool needs_pose(const World::Impl& impl, std::size_t index, EntityId id) {
@@ -85,7 +98,9 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
   World::Impl& impl = *pass.impl;
   EvalScratch& scratch = impl.scratch[worker];
   const bool hash = impl.options.hash_palettes;
-  const bool palettes = impl.options.palettes || hash;
+  const bool checks = impl.options.tick_checks;
+  const bool palettes = impl.options.palettes || hash || checks;
+  const EvaluationFault* fault = impl.options.fault;
   const std::size_t count = impl.entities.size();
   const std::size_t chunk = claimed_entities(count, workers);
   unsigned victim = worker;  // whose share is being claimed: its own first, then the others'
@@ -129,6 +144,7 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
       if (stream) scratch.palettes_streamed += size;
       for (std::size_t k = 0; k < size; ++k) {
         Entity& entity = *batch[k];
+        if (fault != nullptr) apply_palette_fault(*fault, impl.tick, entity, hash);
         if (entity.failed) ++scratch.failures;
         if (impl.pose_observer != nullptr && !entity.failed) {
           // evaluate_batch leaves the evaluated local poses in scratch.poses.
@@ -137,6 +153,8 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
               std::span<const Transform>(scratch.poses[k].data(), rig->skeleton.node_count()), worker);
         }
         advance_entity(entity.state, *entity.rig, pass.dt_us);
+        if (fault != nullptr) apply_state_fault(*fault, impl.tick, entity);
+        if (checks) add_tick_check(entity, impl.tick, hash, scratch.check);
       }
     }
   }
@@ -214,6 +232,11 @@ void World::Impl::apply_due_commands() {
   for (const QueuedCommand& queued : due) {
     if (queued.command.tick < tick) ++stats.commands_late;
     Status status = apply(queued.command);
+    if (options.tick_checks) {
+      // A spawned or commanded entity's palette joins this tick's check (tick_check.h),
+      // rejected commands included: the replay rejects them too.
+      if (const std::size_t i = find(queued.command.entity); i < entities.size()) entities[i].palette_due = true;
+    }
     if (status) {
       ++stats.commands_applied;
     } else {
@@ -311,6 +334,17 @@ void World::tick() {
   // in id order): counting failures here too kept the other workers idle for a pass over
   // every entity's state (about 1 MB at 10,000 entities) each tick.
   impl.world_hash = 0;
+  impl.tick_check = TickCheck{};
+  if (impl.options.tick_checks) {
+    for (EvalScratch& scratch : impl.scratch) {
+      impl.tick_check.state.add(scratch.check.state);
+      impl.tick_check.palettes.add(scratch.check.palettes);
+      impl.tick_check.palettes_checked += scratch.check.palettes_checked;
+      scratch.check = TickCheck{};
+    }
+    impl.tick_check.sum_count =
+        check_sum_count(!impl.entities.empty(), impl.entities.empty() ? 0 : impl.entities.back().state.id);
+  }
   if (impl.options.hash_palettes) {
     Hasher world;
     for (const Entity& entity : impl.entities) {
@@ -328,8 +362,12 @@ void World::fast_forward_tick() {
   impl.apply_due_commands();
   const int64_t dt_us = tick_duration_us(impl.tick, impl.options.tick_rate_hz);
   // tick()'s evaluate_range without the evaluation: the same advance per entity.
-  for (Entity& entity : impl.entities) advance_entity(entity.state, *entity.rig, dt_us);
+  for (Entity& entity : impl.entities) {
+    advance_entity(entity.state, *entity.rig, dt_us);
+    entity.palette_due = false;
+  }
   impl.world_hash = 0;
+  impl.tick_check = TickCheck{};
   ++impl.tick;
 }
 
@@ -367,7 +405,15 @@ EntityId World::entity_id_at(std::size_t index) const { return impl_->entities[i
 uint64_t World::membership_version() const { return impl_->membership_version; }
 uint64_t World::world_hash() const { return impl_->world_hash; }
 
-bool World::computes_palettes() const { return impl_->options.palettes || impl_->options.hash_palettes; }
+bool World::computes_palettes() const {
+  return impl_->options.palettes || impl_->options.hash_palettes || impl_->options.tick_checks;
+}
+
+const TickCheck& World::tick_check() const { return impl_->tick_check; }
+
+bool World::computes_tick_checks() const { return impl_->options.tick_checks; }
+
+uint64_t World::state_hash_at(std::size_t index) const { return impl_->entities[index].state_hash; }
 
 std::span<const glm::mat4> World::palette_at(std::size_t index) const {
   return impl_->entities[index].palette;

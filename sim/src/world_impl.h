@@ -48,6 +48,7 @@ struct World::Impl {
   EvalScratch command_scratch;       // for work done while applying commands
   uint64_t tick = 0;
   uint64_t world_hash = 0;
+  TickCheck tick_check;  // World::tick_check
   uint64_t membership_version = 0;  // World::membership_version
   WorldStats stats;
   LocalPoseObserver* pose_observer = nullptr;  // set_local_pose_observer; not owned

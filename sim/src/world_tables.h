@@ -42,7 +42,10 @@ struct Entity {
   // Joint count entries: the last tick's output, a matrix per cache line (see the allocator).
   std::vector<glm::mat4, CacheLineAllocator<glm::mat4>> palette;
   uint64_t palette_hash = 0;
+  uint64_t state_hash = 0;           // hash_entity_state after the last tick (tick checks)
   bool failed = false;               // the last tick could not compute the palette
+  // Spawned or targeted by a command this tick: its palette joins the tick check.
+  bool palette_due = false;
 };
 
 // Assigns every active clip slot (layers in order; target, then a live source) its range of

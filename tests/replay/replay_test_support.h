@@ -112,9 +112,10 @@ inline CommandBody decision(EntityId e, uint64_t k) {
   }
 }
 
-// A world with the rig model and `entities` entities spawned by submitter 0 at tick 0.
+// A world with the rig model and `entities` entities spawned by submitter 0 at tick 0; it
+// computes tick checks (a recorder needs them).
 inline std::unique_ptr<World> make_world(uint32_t entities, unsigned threads = 1, bool hash_palettes = true) {
-  auto world = std::make_unique<World>(WorldOptions{60, threads, hash_palettes});
+  auto world = std::make_unique<World>(WorldOptions{60, threads, hash_palettes, true, /*tick_checks=*/true});
   EXPECT_TRUE(world->add_model(rig_model()).ok());
   for (EntityId e = 1; e <= entities; ++e) {
     world->submit(0, Command{0, e, SpawnCommand{0, 0, {}}});

@@ -20,7 +20,8 @@ using client::testing::SessionSetup;
 TEST(LiveServerRecording, EightClientsCommandingTheirEntitiesReplayBitExactly) {
   SessionSetup setup;
   setup.entities = 8;
-  setup.server.world_palettes = true;  // a recording's hashes are palette hashes
+  setup.server.world_palettes = true;  // a recording's palette checks are palette hashes
+  setup.server.tick_checks = true;    // what every recorded tick holds
   LoopbackSession session(setup);
   ASSERT_TRUE(session.ok());
   TempFile file("live.pcrec");
@@ -33,8 +34,8 @@ TEST(LiveServerRecording, EightClientsCommandingTheirEntitiesReplayBitExactly) {
   auto record = [&] {
     sim::World& world = session.server().world();
     if (world.tick_index() <= recorder.value()->next_tick()) return;
-    // The server's World does not hash palettes (the recorder does): hash them here too, as
-    // the World defines its hash, for a reference independent of the recorder.
+    // The server's World does not hash every palette (the recording holds tick checks): hash
+    // them here, as the World defines its hash, for a reference independent of the recorder.
     Hasher h;
     for (std::size_t i = 0; i < world.entity_count(); ++i) {
       h.add_u32(world.entity_id_at(i));

@@ -249,10 +249,11 @@ TEST(RecordingFile, UnknownCommandKindIsAnInvalidChunk) {
   const std::vector<ChunkInfo> chunks = list_chunks(bytes);
   const ChunkInfo& second_tick = chunks[3];
   ASSERT_EQ(second_tick.type, "TICK");
-  // content: u64 first_tick, varint 1 (count), then the records: u64 hash, varint 1
-  // (commands), u8 kind.
+  // content: u64 first_tick, varint 1 (count), then the records: u64 hash, the tick check (u8
+  // sum_count 1: no entity after the despawn; u64 state total; varint 0 palettes checked),
+  // varint 1 (commands), u8 kind.
   std::vector<uint8_t> content = chunk_content(bytes, second_tick);
-  const std::size_t kind_at = 8 + 1 + 8 + 1;
+  const std::size_t kind_at = 8 + 1 + 8 + (1 + 8 + 1) + 1;
   ASSERT_EQ(content[kind_at], 2);  // despawn
   content[kind_at] = 77;
   replace_content(bytes, second_tick, content);
@@ -328,12 +329,12 @@ TEST(Recorder, ReportsAnUnwritablePath) {
   EXPECT_NE(rec.error().message.find("/nonexistent-folder/x.pcrec"), std::string::npos);
 }
 
-TEST(Recorder, RefusesAWorldWithoutPalettes) {
-  auto world = std::make_unique<World>(WorldOptions{60, 1, /*hash_palettes=*/false, /*palettes=*/false});
+TEST(Recorder, RefusesAWorldWithoutTickChecks) {
+  auto world = std::make_unique<World>(WorldOptions{60, 1, /*hash_palettes=*/true, /*palettes=*/true});
   ASSERT_TRUE(world->add_model(rig_model()).ok());
   auto rec = Recorder::create(::testing::TempDir() + "/no_palettes.pcrec", *world, {kRigSource});
   ASSERT_FALSE(rec.ok());
-  EXPECT_NE(rec.error().message.find("computes no palettes"), std::string::npos) << rec.error().message;
+  EXPECT_NE(rec.error().message.find("computes no tick checks"), std::string::npos) << rec.error().message;
 }
 
 TEST(Recorder, RequiresOneSourcePerModel) {

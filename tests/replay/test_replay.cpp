@@ -82,9 +82,9 @@ TEST(Replay, SessionWithEightConcurrentSubmittersReplaysEveryTickBitExactly) {
   }
 }
 
-// The server runs its World without palette hashing; the recorder then hashes the palettes
-// itself, with the World's definition, so the replay (which hashes) verifies every tick.
-TEST(Replay, WorldWithoutPaletteHashingIsHashedByTheRecorder) {
+// The server runs its World without palette hashing: the recording then holds no world hash
+// (0), and the tick checks alone verify every tick.
+TEST(Replay, WorldWithoutPaletteHashingIsVerifiedByTickChecks) {
   TempFile file("unhashed.pcrec");
   std::unique_ptr<World> world = make_world(10, 1, false);
   RecorderConfig config;
@@ -97,11 +97,11 @@ TEST(Replay, WorldWithoutPaletteHashingIsHashedByTheRecorder) {
     ASSERT_EQ(world->world_hash(), 0u);
     ASSERT_TRUE(rec.value()->record_tick(*world).ok());
   }
-  EXPECT_EQ(rec.value()->stats().ticks_hashed_here, 200u);
   ASSERT_TRUE(rec.value()->close().ok());
   const auto recording = read_ok(read_bytes(file.path));
   ASSERT_TRUE(recording);
-  EXPECT_NE(recording->tick_record(5)->world_hash, 0u);
+  EXPECT_EQ(recording->tick_record(5)->world_hash, 0u);
+  EXPECT_EQ(recording->tick_check(5).sum_count, 5u);  // ids 1..10: a total and four bit sums
   EXPECT_EQ(verify_all(recording), -1);
   // The per-entity hashes in checkpoints are the palettes' too.
   auto replayer = Replayer::create(recording, rig_loader());
@@ -223,7 +223,7 @@ std::shared_ptr<const Recording> record_with_a_dropped_command(const std::string
     world->tick();
     std::vector<QueuedCommand> applied(world->last_tick_commands().begin(), world->last_tick_commands().end());
     std::erase_if(applied, [](const QueuedCommand& q) { return q.submitter == 9; });
-    EXPECT_TRUE(rec.value()->append_tick(t, applied, world->world_hash()).ok());
+    EXPECT_TRUE(rec.value()->append_tick(t, applied, world->world_hash(), world->tick_check()).ok());
     if (world->tick_index() % 60 == 0) {
       EXPECT_TRUE(rec.value()->append_checkpoint(*world).ok());
     }
@@ -246,10 +246,19 @@ TEST(ReplayDivergence, StateDivergenceIsReportedWithTickEntityJointAndSize) {
   auto replayer = Replayer::create(record_with_a_dropped_command(file.path, false), rig_loader());
   ASSERT_TRUE(replayer.ok());
   const ReplayStep s = first_mismatch(*replayer.value());
-  // The speed takes effect when the tick advances the clip, so the next palette shows it.
-  EXPECT_EQ(s.tick, 131u);
+  // The speed takes effect when the tick advances the clip: the state after tick 130 differs
+  // (the tick check's state sums, naming the entity), its palette from tick 131 on.
+  EXPECT_EQ(s.tick, 130u);
+  // The live tick also checked entity 3's palette (the dropped command targeted it), so the
+  // palette share differs too, by that entity.
+  EXPECT_FALSE(s.state_matches);
+  EXPECT_EQ(s.state_entity, std::optional<EntityId>(3));
+  EXPECT_EQ(s.palette_entity, std::optional<EntityId>(3));
+  EXPECT_EQ(describe_check_mismatch(replayer.value()->recording(), s).rfind(
+                "tick 130: the state of entity 3 differs from the recording\n", 0),
+            0u);
   const DivergenceReport report = diagnose_divergence(*replayer.value(), s.tick, s.world_hash, s.recorded_hash);
-  EXPECT_EQ(report.tick, 131u);
+  EXPECT_EQ(report.tick, 130u);
   ASSERT_TRUE(report.entity.has_value());
   EXPECT_EQ(*report.entity, 3u);
   EXPECT_NE(report.state_difference.find("entity 3: layers[0].target.speed_q16: 65536 vs 98304"), std::string::npos)
@@ -260,7 +269,7 @@ TEST(ReplayDivergence, StateDivergenceIsReportedWithTickEntityJointAndSize) {
   EXPECT_FALSE(report.joint->joint_name.empty());
   const std::string text = report.to_text();
   std::printf("%s", text.c_str());  // the example in docs/recording-format.md
-  EXPECT_NE(text.find("tick 131"), std::string::npos) << text;
+  EXPECT_NE(text.find("tick 130"), std::string::npos) << text;
   EXPECT_NE(text.find("entity 3"), std::string::npos) << text;
   EXPECT_NE(text.find("model units"), std::string::npos) << text;
 }

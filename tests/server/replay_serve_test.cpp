@@ -98,7 +98,8 @@ class ServedReplay {
     options.cookie_key = std::array<uint8_t, 16>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
     options.threads = 1;
     options.send_rate_hz = 60;
-    options.world_palettes = true;  // the ReplayDriver checks palette hashes, as posecast-server does
+    options.world_palettes = true;  // the ReplayDriver checks tick checks, as posecast-server does
+    options.tick_checks = true;
     std::vector<std::shared_ptr<const Model>> models{rig_model()};
     if (replay) {
       auto loaded = server::ReplayDriver::load(recording_path());
@@ -473,7 +474,7 @@ TEST(ServerProgramReplay, AModelThatIsNotTheRecordedAssetIsRefusedWithExitCode2)
   TempFile file("other_asset.pcrec");
   Model altered = *rig_model();
   altered.content_hash ^= 1;  // the recording then names another asset than gen-rig:24 loads
-  World world(WorldOptions{60, 1, true});
+  World world(WorldOptions{60, 1, true, true, true});
   ASSERT_TRUE(world.add_model(std::make_shared<const Model>(std::move(altered))).ok());
   auto recorder = Recorder::create(file.path, world, {kRigSource});
   ASSERT_TRUE(recorder.ok()) << recorder.error().message;
@@ -501,7 +502,7 @@ TEST(ServerProgramReplay, AMovedModelIsFoundWithAssetsAndAClearErrorWithout) {
   ASSERT_TRUE(model.ok()) << model.error().message;
 
   TempFile file("moved_model.pcrec");
-  World world(WorldOptions{60, 1, true});
+  World world(WorldOptions{60, 1, true, true, true});
   ASSERT_TRUE(world.add_model(std::make_shared<const Model>(std::move(model).value())).ok());
   constexpr uint32_t kWalkers = 3;
   for (EntityId e = 1; e <= kWalkers; ++e) {

@@ -62,7 +62,8 @@ struct DivergenceReport {
   std::string state_difference;  // "entity 7: layers[0]...: a vs b" when the state diverged
   std::string limits;            // what could not be found, and why
 
-  // Multi-line, human-readable: the first line is "tick T: world hash A, recorded B".
+  // Multi-line, human-readable: the first line is "tick T: world hash A, recorded B" (or "as
+  // recorded" / "none recorded" when the tick check alone differs).
   std::string to_text() const;
 };
 

@@ -72,7 +72,6 @@ struct RecorderStats {
   uint64_t flushes = 0;      // tick batches handed to the writer thread
   uint64_t bytes = 0;        // bytes written so far (by the writer thread)
   uint64_t buffered_ticks = 0;  // recorded but not yet handed to the writer
-  uint64_t ticks_hashed_here = 0;  // ticks whose palettes the recorder hashed (World did not)
 };
 
 class Recorder {
@@ -96,7 +95,9 @@ class Recorder {
 
   // Lower level, for producers that do not hold a World between ticks: the tick must be the
   // next one; commands in the order the World applied them.
-  Status append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash);
+  // `world_hash` 0 when the World did not hash every palette; `check` the World's tick_check().
+  Status append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash,
+                     const sim::TickCheck& check);
   // Hands over buffered ticks, then a checkpoint of `world` (its tick_index() must be the next
   // tick to record) with the palette hash of every entity (and palettes when configured). A
   // second call at the same tick writes nothing.
@@ -118,8 +119,6 @@ class Recorder {
   Status fail_if_failed() const;
   // Hands the buffered ticks (if any) to the writer thread.
   void hand_off_ticks();
-  // The world hash of the tick just run: the World's, or computed here when it does not hash.
-  uint64_t tick_world_hash(const sim::World& world);
   uint64_t entity_palette_hash(const sim::World& world, std::size_t index);
   // Hands the writer a checkpoint of `world`: its snapshot and the palette hashes of the tick
   // just run (and the palettes when configured), after the framed bytes `prefix`.

@@ -19,13 +19,15 @@
 
 #include "posecast/replay/command_codec.h"
 #include "posecast/result.h"
+#include "posecast/sim/tick_check.h"
 
 namespace posecast::replay {
 
 // 2: palette hash version 2 (hash.h); 3: zstd-compressed chunk payloads; 4: root transforms
 // (spawn position, teleport / move / move_to, a motion's root_motion flag, world hashes
 // folding each entity's root transform, snapshot version 3); 5: every TICK record holds a tick
-// check (sim/tick_check.h: state and palette hash sums).
+// check (sim/tick_check.h: state and palette hash sums; the world hash 0 when the producer's
+// World did not hash every palette).
 inline constexpr uint32_t kRecordingFormatVersion = 5;
 inline constexpr uint8_t kRecordingSignature[8] = {0x89, 'P', 'C', 'R', '\r', '\n', 0x1A, '\n'};
 inline constexpr std::size_t kChunkOverhead = 8;                   // type, length
@@ -79,9 +81,14 @@ struct PaletteSample {
 };
 
 struct TickRecord {
-  uint64_t world_hash = 0;
+  uint64_t world_hash = 0;     // 0: the producer's World did not hash every palette
   uint32_t first_command = 0;  // into Recording::commands
   uint32_t command_count = 0;
+  // The tick check's sums: sum_count state sums, then (palettes_checked > 0) sum_count palette
+  // sums, from Recording::check_sums[first_sum] on (Recording::tick_check assembles them).
+  uint64_t first_sum = 0;
+  uint32_t palettes_checked = 0;
+  uint8_t sum_count = 0;
 };
 
 enum class StopReason : uint8_t {
@@ -109,6 +116,7 @@ struct Recording {
   std::vector<Checkpoint> checkpoints;  // increasing ticks; [0].tick == header.start_tick
   std::vector<TickRecord> ticks;        // ticks[i] is tick header.start_tick + i
   std::vector<RecordedCommand> commands;
+  std::vector<uint64_t> check_sums;     // TickRecord::first_sum
   std::vector<PaletteSample> palettes;  // increasing ticks
   RecordingStop stop;
   std::size_t chunks = 0;  // valid chunks read
@@ -118,6 +126,8 @@ struct Recording {
   // Commands applied at `tick` in apply order; empty outside [first_tick, end_tick).
   std::span<const RecordedCommand> commands_at(uint64_t tick) const;
   const TickRecord* tick_record(uint64_t tick) const;  // nullptr outside the range
+  // The recorded tick check of `tick` (all zero outside the range).
+  sim::TickCheck tick_check(uint64_t tick) const;
   // The last checkpoint with tick <= `tick`, or nullptr.
   const Checkpoint* checkpoint_at_or_before(uint64_t tick) const;
   // The first checkpoint with tick >= `tick`, or nullptr.

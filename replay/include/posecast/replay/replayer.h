@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,14 +30,24 @@ using ModelLoader = std::function<Result<std::shared_ptr<const Model>>(const std
 
 struct ReplayOptions {
   unsigned threads = 1;  // evaluation threads; results do not depend on it
+  // Test seam (sim/evaluation_fault.h): the replay's World diverges as told (VerifyFault tests).
+  const sim::EvaluationFault* fault = nullptr;
 };
 
-// What one replayed tick gave.
+// What one replayed tick gave. A tick matches when its tick check (state and palette sums,
+// sim/tick_check.h) equals the recorded one and, when the recording holds a world hash (its
+// World hashed every palette), the world hashes are equal too.
 struct ReplayStep {
   uint64_t tick = 0;
   uint64_t world_hash = 0;     // this replay's
-  uint64_t recorded_hash = 0;  // the recording's
-  bool matches() const { return world_hash == recorded_hash; }
+  uint64_t recorded_hash = 0;  // the recording's; 0: none recorded
+  bool state_matches = true;     // the state sums
+  bool palettes_match = true;    // the palette sums of the tick's checked share
+  // The entity whose hash differs, when the sums say that exactly one does.
+  std::optional<sim::EntityId> state_entity;
+  std::optional<sim::EntityId> palette_entity;
+  bool world_hash_matches() const { return recorded_hash == 0 || world_hash == recorded_hash; }
+  bool matches() const { return world_hash_matches() && state_matches && palettes_match; }
 };
 
 class Replayer {
@@ -86,5 +97,15 @@ class Replayer {
 // ticks it (World::tick, or World::fast_forward_tick when `evaluate` is false). Used by the
 // Replayer and by diagnosis on a second world.
 void replay_tick(const Recording& recording, uint64_t tick, sim::World& world, bool evaluate = true);
+
+// The last tick before `tick` (at most sim::kPaletteCheckPeriod back, within the recording) at
+// which `entity`'s palette was checked: its id slot's tick, or a tick with a command for it.
+// nullopt when there is none (the recording starts after it).
+std::optional<uint64_t> last_palette_check_before(const Recording& recording, sim::EntityId entity, uint64_t tick);
+
+// The tick check's findings of a mismatching step, one line each: "tick 130: the state of
+// entity 3 differs from the recording", "tick 137: the palette of entity 5 differs from the
+// recording: caught at tick 137 (last matched 121)".
+std::string describe_check_mismatch(const Recording& recording, const ReplayStep& step);
 
 }  // namespace posecast::replay

@@ -41,6 +41,11 @@ struct ServerOptions {
   // (posecast-server's --record and --replay set it). About 41-44 ns of CPU per 24-joint
   // palette either way (bench_replay BM_PaletteHash).
   bool world_hashes = false;
+  // true: the World computes a tick check each tick (sim::WorldOptions::tick_checks: every
+  // entity's state hash and a rotating sixteenth of the palette hashes, in its parallel pass),
+  // which a Recorder records and a ReplayDriver verifies (posecast-server's --record and
+  // --replay set it). Implies world_palettes' palettes.
+  bool tick_checks = false;
   int64_t timeout_us = 5'000'000;     // no datagram from a client for this long: dropped
   int64_t keepalive_us = 1'000'000;   // the server sends each client something at least this often
   int64_t challenge_window_us = 10'000'000;  // cookie lifetime: one to two windows

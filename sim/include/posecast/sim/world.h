@@ -29,7 +29,9 @@
 #include "posecast/sim/animation_state.h"
 #include "posecast/sim/command_queue.h"
 #include "posecast/sim/commands.h"
+#include "posecast/sim/evaluation_fault.h"
 #include "posecast/sim/joint_mask.h"
+#include "posecast/sim/tick_check.h"
 
 namespace posecast::sim {
 
@@ -46,6 +48,13 @@ struct WorldOptions {
   // would have given. palette() then keeps the identity matrices an entity is spawned with,
   // and world_hash_of_palettes() hashes those.
   bool palettes = true;
+  // A TickCheck each tick (tick_check.h): every entity's state hash and the palette hashes of
+  // the rotating share, summed in the evaluation pass (recording; a replay that verifies).
+  // Implies `palettes`. Costs about a state hash per entity and a palette hash per 16.
+  bool tick_checks = false;
+  // Test seam (evaluation_fault.h): flips a bit of one entity's evaluation or state. Not owned;
+  // null in every product.
+  const EvaluationFault* fault = nullptr;
 };
 
 struct WorldStats {
@@ -148,8 +157,14 @@ class World {
   // evaluated tick's palettes (for Worlds run with hash_palettes off, as the server runs its
   // World; after fast_forward_tick() these are older than the state).
   uint64_t world_hash_of_palettes() const;
-  // True when ticks compute palettes (WorldOptions::palettes or hash_palettes).
+  // True when ticks compute palettes (WorldOptions::palettes, hash_palettes or tick_checks).
   bool computes_palettes() const;
+  // The last tick()'s TickCheck (WorldOptions::tick_checks; all zero without it, before the
+  // first tick, after fast_forward_tick() and after restore()).
+  const TickCheck& tick_check() const;
+  bool computes_tick_checks() const;
+  // The state hash of the entity at `index` after the last tick() (tick_checks; else 0).
+  uint64_t state_hash_at(std::size_t index) const;
 
   // Read-only state of one entity (nullptr when unknown), for tools and tests.
   const EntityState* find_entity(EntityId id) const;

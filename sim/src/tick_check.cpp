@@ -1,0 +1,113 @@
+#include "posecast/sim/tick_check.h"
+
+#include <bit>
+#include <cstring>
+
+#include "posecast/transform.h"
+
+namespace posecast::sim {
+namespace {
+
+// Two multiply lanes over 64-bit words: each step (h ^ w) * odd is a bijection of h, so a
+// single changed word always changes its lane; the lanes run in parallel (the chain of one
+// lane is a multiply's latency per word).
+class StateHasher {
+ public:
+  void add(uint64_t w) {
+    if (odd_) {
+      b_ = (b_ ^ w) * kB;
+    } else {
+      a_ = (a_ ^ w) * kA;
+    }
+    odd_ = !odd_;
+  }
+  void add2(uint32_t lo, uint32_t hi) { add(uint64_t{lo} | (uint64_t{hi} << 32)); }
+  void add_floats(float lo, float hi) { add2(std::bit_cast<uint32_t>(lo), std::bit_cast<uint32_t>(hi)); }
+  uint64_t value() const {
+    uint64_t z = a_ ^ std::rotl(b_, 29);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  static constexpr uint64_t kA = 0x9e3779b97f4a7c15ull;
+  static constexpr uint64_t kB = 0xc2b2ae3d27d4eb4full;
+  uint64_t a_ = 0x243f6a8885a308d3ull;
+  uint64_t b_ = 0x13198a2e03707344ull;
+  bool odd_ = false;
+};
+
+void add_motion(StateHasher& h, const Motion& m) {
+  h.add2(static_cast<uint32_t>(m.speed), uint32_t{m.count} | (uint32_t{static_cast<uint8_t>(m.wrap)} << 8) |
+                                             (uint32_t{m.root_motion} << 16) | (uint32_t{m.sync} << 24));
+  const int count = m.count < kMaxBlendClips ? m.count : kMaxBlendClips;
+  for (int i = 0; i < count; ++i) {
+    const ClipSlot& s = m.slots[static_cast<std::size_t>(i)];
+    h.add(static_cast<uint64_t>(s.phase));
+    h.add2(std::bit_cast<uint32_t>(s.weight), s.clip);
+  }
+}
+
+void add_layer(StateHasher& h, const Layer& l) {
+  h.add2(std::bit_cast<uint32_t>(l.weight), static_cast<uint32_t>(l.mask));
+  h.add2(static_cast<uint32_t>(l.reference),
+         uint32_t{static_cast<uint8_t>(l.fade_source)} | (uint32_t{static_cast<uint8_t>(l.mode)} << 8));
+  add_motion(h, l.target);
+  if (l.fade_source == FadeSource::kNone) return;
+  h.add(static_cast<uint64_t>(l.fade_elapsed_us));
+  h.add(static_cast<uint64_t>(l.fade_duration_us));
+  if (l.fade_source == FadeSource::kMotion) add_motion(h, l.source);
+  if (l.fade_source != FadeSource::kFrozenPose) return;
+  h.add(l.frozen.size());
+  for (const Transform& t : l.frozen) {
+    h.add_floats(t.translation.x, t.translation.y);
+    h.add_floats(t.translation.z, t.rotation.x);
+    h.add_floats(t.rotation.y, t.rotation.z);
+    h.add_floats(t.rotation.w, t.scale.x);
+    h.add_floats(t.scale.y, t.scale.z);
+  }
+}
+
+}  // namespace
+
+uint8_t check_sum_count(bool any, EntityId max_id) {
+  return static_cast<uint8_t>(1 + (any ? std::bit_width(max_id) : 0));
+}
+
+uint64_t hash_entity_state(const EntityState& state) {
+  StateHasher h;
+  h.add2(state.model, uint32_t{state.rig} | (static_cast<uint32_t>(state.layers.size()) << 16));
+  for (const Layer& layer : state.layers) add_layer(h, layer);
+  h.add_floats(state.root.x, state.root.y);
+  h.add_floats(state.root.z, state.root.yaw);
+  const Locomotion& loco = state.locomotion;
+  h.add2(std::bit_cast<uint32_t>(state.sway), static_cast<uint32_t>(loco.mode));
+  if (loco.mode != LocomotionMode::kNone) {
+    h.add_floats(loco.speed, loco.turn_rate);
+    h.add_floats(loco.target_x, loco.target_z);
+  }
+  h.add(state.waypoints.size());
+  for (const Waypoint& w : state.waypoints) {
+    h.add_floats(w.x, w.z);
+    h.add(std::bit_cast<uint32_t>(w.speed));
+  }
+  return h.value();
+}
+
+std::optional<EntityId> locate_entity(const CheckSums& a, const CheckSums& b) {
+  const uint64_t total = a.sums[0] - b.sums[0];
+  if (total == 0) return std::nullopt;  // equal, or differences that cancel (not one entity)
+  EntityId id = 0;
+  for (std::size_t bit = 0; bit + 1 < kMaxCheckSums; ++bit) {
+    const uint64_t d = a.sums[bit + 1] - b.sums[bit + 1];
+    if (d == total) {
+      id |= EntityId{1} << bit;
+    } else if (d != 0) {
+      return std::nullopt;  // a bit's sum differs by part of the total: several entities
+    }
+  }
+  return id;
+}
+
+}  // namespace posecast::sim
