@@ -2,7 +2,9 @@
 //
 // Every benchmark drives 100 entities at 60 Hz with one command per entity per second (a mix
 // of phase-synced crossfades, speed changes, blends and blend-weight changes, staggered so
-// every tick has a few), on one thread, hashing every palette (recording needs the hashes).
+// every tick has a few), on one thread. A recorded World runs as posecast-server's does when it
+// records: palettes and tick checks (sim/tick_check.h: every entity's state hash, a rotating
+// sixteenth of the palette hashes), no hash of every palette.
 //
 //   BM_RecordingSize/<model>     one minute recorded with the default config (checkpoint every
 //                                5 s, flush every 1 s). Counters: KB_per_minute (whole file),
@@ -18,7 +20,7 @@
 //                                handed a tick batch over only), append_us (the others), each
 //                                as microseconds per tick (they sum to record_us). Run it
 //                                unpinned: under taskset the writer shares the tick's core.
-//                                overhead_pct leaves out the palette hashes a recording
+//                                overhead_pct leaves out the tick checks a recording
 //                                needs: the World computes them in its tick (as posecast-
 //                                server's does when recording). A second World that hashes
 //                                nothing and is not recorded (a server that does not record)
@@ -66,6 +68,7 @@
 #include "posecast/replay/recording.h"
 #include "posecast/replay/replayer.h"
 #include "posecast/rig/model_source.h"
+#include "posecast/sim/tick_check.h"
 #include "posecast/sim/world.h"
 
 namespace {
@@ -153,9 +156,10 @@ void submit_commands(World& world, const Model& model, uint64_t tick) {
   }
 }
 
-// `hash_palettes` false: palettes but no hashes (the server's World when not recording).
-std::unique_ptr<World> make_world(const BenchModel& m, bool hash_palettes = true) {
-  auto world = std::make_unique<World>(WorldOptions{kRate, 1, hash_palettes, true, /*tick_checks=*/hash_palettes});
+// `recorded`: palettes and tick checks, as posecast-server's World when it records; false:
+// palettes only (the server's World when not recording: it checks nothing).
+std::unique_ptr<World> make_world(const BenchModel& m, bool recorded = true) {
+  auto world = std::make_unique<World>(WorldOptions{kRate, 1, /*hash_palettes=*/false, true, /*tick_checks=*/recorded});
   if (!world->add_model(m.model).ok()) return nullptr;
   populate(*world, *m.model);
   return world;
@@ -363,6 +367,32 @@ void BM_SeekLatency(benchmark::State& state, const std::string& label) {
   state.counters["recording_MB"] = static_cast<double>(rec.value()->bytes.size()) / 1e6;
 }
 
+// hash_entity_state alone on the 100 Fox entities of the bench's minute after 2 s of it (one
+// layer, some crossfading): the state hash a tick check computes per entity and tick. Counter
+// ns_per_entity.
+void BM_StateHash(benchmark::State& state) {
+  BenchModel& m = bench_model("Fox");
+  if (!m.model) {
+    state.SkipWithError((m.source + " could not be loaded (sample assets absent?)").c_str());
+    return;
+  }
+  std::unique_ptr<World> world = make_world(m, false);
+  for (uint64_t t = 0; t < 2 * kRate; ++t) {
+    submit_commands(*world, *m.model, t);
+    world->tick();
+  }
+  std::vector<EntityState> states;
+  for (std::size_t i = 0; i < world->entity_count(); ++i) states.push_back(*world->entity_at(i));
+  uint64_t sum = 0;
+  const double cpu_start_ms = thread_cpu_ms();
+  for (auto _ : state) {
+    for (const EntityState& s : states) sum += hash_entity_state(s);
+  }
+  const double cpu_ms = thread_cpu_ms() - cpu_start_ms;
+  benchmark::DoNotOptimize(sum);
+  state.counters["ns_per_entity"] = cpu_ms * 1e6 / (static_cast<double>(state.iterations()) * static_cast<double>(states.size()));
+}
+
 // hash_palette alone on a 24-matrix palette (varied contents, so no two calls hash the same
 // bytes): the per-entity hashing every replayed tick pays. Counter ns_per_palette.
 void BM_PaletteHash(benchmark::State& state) {
@@ -385,6 +415,7 @@ void BM_PaletteHash(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_PaletteHash);
+BENCHMARK(BM_StateHash);
 BENCHMARK_CAPTURE(BM_RecordingSize, GenRig24, std::string("GenRig24"))->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RecordingSize, Fox, std::string("Fox"))->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RecordingOverhead, GenRig24, std::string("GenRig24"))->Iterations(3)->Unit(benchmark::kMillisecond);

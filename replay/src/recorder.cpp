@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -15,13 +16,25 @@
 namespace posecast::replay {
 namespace {
 
-// A TICK record's tick check (docs/recording-format.md, "TICK").
+// A TICK record's tick check (docs/recording-format.md, "TICK"): u8 sum_count, the state
+// sums, varint palettes_checked, the palette sums when any. The sums are laid out little-endian
+// in one buffer and appended at once (byte by byte through the writer, 128 bytes a tick for 100
+// entities cost about 0.2 us of the tick thread).
 void write_tick_check(ByteWriter& w, const sim::TickCheck& check) {
+  std::array<uint8_t, 2 * sim::kMaxCheckSums * 8> bytes;
+  const auto put = [&bytes](std::size_t at, const sim::CheckSums& sums, uint8_t count) {
+    for (uint8_t i = 0; i < count; ++i) {
+      for (int b = 0; b < 8; ++b) bytes[at + i * 8u + static_cast<std::size_t>(b)] = static_cast<uint8_t>(sums.sums[i] >> (8 * b));
+    }
+  };
+  const std::size_t n = check.sum_count * std::size_t{8};
   w.u8(check.sum_count);
-  for (uint8_t i = 0; i < check.sum_count; ++i) w.u64(check.state.sums[i]);
+  put(0, check.state, check.sum_count);
+  w.bytes(std::span(bytes).first(n));
   w.varint(check.palettes_checked);
   if (check.palettes_checked == 0) return;
-  for (uint8_t i = 0; i < check.sum_count; ++i) w.u64(check.palettes.sums[i]);
+  put(0, check.palettes, check.sum_count);
+  w.bytes(std::span(bytes).first(n));
 }
 
 }  // namespace

@@ -8,34 +8,38 @@
 namespace posecast::sim {
 namespace {
 
-// Two multiply lanes over 64-bit words: each step (h ^ w) * odd is a bijection of h, so a
-// single changed word always changes its lane; the lanes run in parallel (the chain of one
-// lane is a multiply's latency per word).
+// Four multiply lanes over 64-bit words, word i to lane i % 4 of its block of 16: each step
+// (lane ^ w) * odd is a bijection of the lane, so a single changed word always changes its
+// lane, and the four chains run in parallel (one chain is a multiply's latency per word; a
+// one-layer entity is about ten words). Then a splitmix64 finaliser, so that the sums over
+// entities (tick_check.h) do not add hashes linear in the fields.
 class StateHasher {
  public:
   void add(uint64_t w) {
-    if (odd_) {
-      b_ = (b_ ^ w) * kB;
-    } else {
-      a_ = (a_ ^ w) * kA;
-    }
-    odd_ = !odd_;
+    words_[count_++] = w;
+    if (count_ == kBlock) fold();
   }
   void add2(uint32_t lo, uint32_t hi) { add(uint64_t{lo} | (uint64_t{hi} << 32)); }
   void add_floats(float lo, float hi) { add2(std::bit_cast<uint32_t>(lo), std::bit_cast<uint32_t>(hi)); }
-  uint64_t value() const {
-    uint64_t z = a_ ^ std::rotl(b_, 29);
+  uint64_t value() {
+    fold();
+    uint64_t z = lanes_[0] ^ std::rotl(lanes_[1], 17) ^ std::rotl(lanes_[2], 31) ^ std::rotl(lanes_[3], 47);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   }
 
  private:
-  static constexpr uint64_t kA = 0x9e3779b97f4a7c15ull;
-  static constexpr uint64_t kB = 0xc2b2ae3d27d4eb4full;
-  uint64_t a_ = 0x243f6a8885a308d3ull;
-  uint64_t b_ = 0x13198a2e03707344ull;
-  bool odd_ = false;
+  static constexpr std::size_t kBlock = 16;
+  static constexpr uint64_t kOdd[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
+                                       0xd6e8feb86659fd93ull};
+  void fold() {
+    for (std::size_t i = 0; i < count_; ++i) lanes_[i % 4] = (lanes_[i % 4] ^ words_[i]) * kOdd[i % 4];
+    count_ = 0;
+  }
+  uint64_t words_[kBlock];
+  std::size_t count_ = 0;
+  uint64_t lanes_[4] = {0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull, 0x082efa98ec4e6c89ull};
 };
 
 void add_motion(StateHasher& h, const Motion& m) {
