@@ -2,9 +2,11 @@
 //                      [--assets DIR]
 //
 // Re-simulates a recording (docs/recording-format.md) from its commands on a fresh World, with
-// the models its header names (checked by content hash). --verify compares every tick's world
-// hash with the recorded one and stops at the first divergence with a report naming the tick,
-// entity, joint and the size of the difference.
+// the models its header names (checked by content hash). --verify compares every tick's tick
+// check (state hash sums, a rotating sixteenth of the palette hashes) and world hash (when
+// recorded) with the recording's and stops at the first divergence with a report naming the
+// tick and entity (for a palette, the tick it was caught at and its last matching check), then
+// the joint and the size of the difference.
 
 #include <chrono>
 #include <cinttypes>

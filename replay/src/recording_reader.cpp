@@ -151,18 +151,25 @@ class ChunkParser {
     return true;
   }
 
-  // u8 sum_count  u64 state_sums[sum_count]  varint palettes_checked
-  // u64 palette_sums[sum_count] (only when palettes_checked > 0)
+  void read_sums(ByteReader& r, uint8_t count, bool total32, const char* total, const char* locators) {
+    if (!r.ok()) return;
+    rec_.check_sums.push_back(total32 ? r.u32(total) : r.u64(total));
+    for (uint8_t i = 1; i < count && r.ok(); ++i) rec_.check_sums.push_back(r.u8(locators));
+  }
+
+  // u8 sum_count  u64 state_total  u8 state_locators[sum_count - 1]  varint palettes_checked
+  // (only when palettes_checked > 0:) u32 palette_total  u8 palette_locators[sum_count - 1]
+  // Stored in check_sums as sum_count values per kind (the locators as their byte).
   void read_tick_check(ByteReader& r, TickRecord& t) {
     t.sum_count = r.u8("check.sum_count");
     if (r.ok() && (t.sum_count == 0 || t.sum_count > sim::kMaxCheckSums)) {
       r.fail("check.sum_count", num(t.sum_count) + " is out of range (1.." + num(sim::kMaxCheckSums) + ")");
     }
     t.first_sum = rec_.check_sums.size();
-    for (uint8_t i = 0; i < t.sum_count && r.ok(); ++i) rec_.check_sums.push_back(r.u64("check.state_sums"));
+    read_sums(r, t.sum_count, false, "check.state_total", "check.state_locators");
     t.palettes_checked = static_cast<uint32_t>(r.varint("check.palettes_checked", detail::kMaxEntities));
     if (t.palettes_checked == 0) return;
-    for (uint8_t i = 0; i < t.sum_count && r.ok(); ++i) rec_.check_sums.push_back(r.u64("check.palette_sums"));
+    read_sums(r, t.sum_count, true, "check.palette_total", "check.palette_locators");
   }
 
   bool ticks(std::span<const uint8_t> content, std::string& error) {

@@ -87,8 +87,9 @@ ReplayStep Replayer::step() {
   s.recorded_hash = t != nullptr ? t->world_hash : 0;
   const sim::TickCheck recorded = recording_->tick_check(s.tick);
   const sim::TickCheck& replayed = world_->tick_check();
-  s.state_matches = replayed.state == recorded.state;
-  s.palettes_match = replayed.palettes == recorded.palettes && replayed.palettes_checked == recorded.palettes_checked;
+  s.state_matches = sim::same_as_recorded(replayed.state, recorded.state, ~uint64_t{0});
+  s.palettes_match =
+      sim::same_as_recorded(replayed.palettes, recorded.palettes, sim::kPaletteTotalMask) && replayed.palettes_checked == recorded.palettes_checked;
   if (!s.state_matches) s.state_entity = sim::locate_entity(replayed.state, recorded.state);
   if (!s.palettes_match) s.palette_entity = sim::locate_entity(replayed.palettes, recorded.palettes);
   return s;

@@ -99,12 +99,20 @@ uint64_t hash_entity_state(const EntityState& state) {
   return h.value();
 }
 
+bool same_as_recorded(const CheckSums& replayed, const CheckSums& recorded, uint64_t total_mask) {
+  if (((replayed.sums[0] ^ recorded.sums[0]) & total_mask) != 0) return false;
+  for (std::size_t i = 1; i < kMaxCheckSums; ++i) {
+    if (((replayed.sums[i] ^ recorded.sums[i]) & kLocatorMask) != 0) return false;
+  }
+  return true;
+}
+
 std::optional<EntityId> locate_entity(const CheckSums& a, const CheckSums& b) {
-  const uint64_t total = a.sums[0] - b.sums[0];
-  if (total == 0) return std::nullopt;  // equal, or differences that cancel (not one entity)
+  const uint64_t total = (a.sums[0] - b.sums[0]) & kLocatorMask;
+  if (total == 0) return std::nullopt;  // equal, cancelling, or 0 in the locator bits
   EntityId id = 0;
   for (std::size_t bit = 0; bit + 1 < kMaxCheckSums; ++bit) {
-    const uint64_t d = a.sums[bit + 1] - b.sums[bit + 1];
+    const uint64_t d = (a.sums[bit + 1] - b.sums[bit + 1]) & kLocatorMask;
     if (d == total) {
       id |= EntityId{1} << bit;
     } else if (d != 0) {

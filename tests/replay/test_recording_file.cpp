@@ -253,7 +253,7 @@ TEST(RecordingFile, UnknownCommandKindIsAnInvalidChunk) {
   // sum_count 1: no entity after the despawn; u64 state total; varint 0 palettes checked),
   // varint 1 (commands), u8 kind.
   std::vector<uint8_t> content = chunk_content(bytes, second_tick);
-  const std::size_t kind_at = 8 + 1 + 8 + (1 + 8 + 1) + 1;
+  const std::size_t kind_at = 8 + 1 + 8 + (1 + 8 + 1) + 1;  // one sum: the total, no locator byte
   ASSERT_EQ(content[kind_at], 2);  // despawn
   content[kind_at] = 77;
   replace_content(bytes, second_tick, content);

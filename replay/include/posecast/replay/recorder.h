@@ -17,12 +17,11 @@
 // On the tick thread, record_tick costs a few hundred nanoseconds, plus once per checkpoint
 // interval one World::snapshot() and the palette hashes (see bench_replay).
 //
-// The recorded world hashes are what a replay verifies against. A World that hashes palettes
-// (WorldOptions::hash_palettes, the default) hashes them in its parallel evaluation pass; for
-// one that does not (the server's default), record_tick hashes every palette itself, on the
-// calling thread, with the same definition (about 41-44 ns per 24-joint palette, AVX-512; RecorderStats::
-// ticks_hashed_here counts it). Turn hashing on in the World when recording to spread that cost
-// (server::ServerOptions::world_hashes; posecast-server --record does).
+// The recorded tick checks (sim/tick_check.h: every entity's state hash, a rotating sixteenth
+// of the palette hashes) and, from a World that hashes every palette, world hashes are what a
+// replay verifies against. The World computes the tick checks in its parallel evaluation pass
+// (WorldOptions::tick_checks, server::ServerOptions::tick_checks; posecast-server --record sets
+// it); create() refuses a World without them.
 //
 // Errors: any failed write() puts the recorder in a failed state: every later call returns
 // the same error and writes nothing, and the file stays valid up to its last complete chunk.

@@ -10,8 +10,11 @@
 //     ticks, plus every entity spawned or targeted by a command at the tick.
 // Each kind keeps a total and one sum per bit of the entity id (over the entities whose id has
 // that bit set), so when exactly one entity differs, the sums that differ spell its id
-// (locate_entity). Sums are commutative, so the worker threads' partial sums give the same
-// bits whatever the thread count.
+// (locate_entity). A recording stores the state total whole, the palette total's low 32 bits
+// (kPaletteTotalMask: each palette is checked again every 16 ticks) and of each bit sum its
+// low kLocatorBits bits (enough to name the entity, at an eighth of the bytes). Sums are
+// commutative, so the worker threads' partial sums give the same bits whatever the thread
+// count.
 
 #include <array>
 #include <cstdint>
@@ -25,6 +28,11 @@ namespace posecast::sim {
 inline constexpr uint64_t kPaletteCheckPeriod = 16;
 // A total plus one sum per bit of a 32-bit entity id.
 inline constexpr std::size_t kMaxCheckSums = 33;
+// The bits of each per-bit sum that a recording stores and a comparison looks at.
+inline constexpr unsigned kLocatorBits = 8;
+inline constexpr uint64_t kLocatorMask = (uint64_t{1} << kLocatorBits) - 1;
+// The bits of the palette total that a recording stores and a comparison looks at.
+inline constexpr uint64_t kPaletteTotalMask = 0xFFFFFFFFull;
 
 // One kind of sum: [0] the total, [1 + b] over the entities whose id has bit b set.
 struct CheckSums {
@@ -48,6 +56,11 @@ struct TickCheck {
   bool operator==(const TickCheck&) const = default;
 };
 
+// Whether a replay's sums match recorded ones: the totals in `total_mask` (~0 for the state,
+// kPaletteTotalMask for the palettes), the per-bit sums in their low kLocatorBits bits (all a
+// recording holds).
+bool same_as_recorded(const CheckSums& replayed, const CheckSums& recorded, uint64_t total_mask);
+
 // Whether entity `id`'s palette is checked at `tick` by its id slot (commands and spawns add
 // others: World).
 inline bool palette_slot_due(EntityId id, uint64_t tick) {
@@ -67,8 +80,10 @@ uint8_t check_sum_count(bool any, EntityId max_id);
 uint64_t hash_entity_state(const EntityState& state);
 
 // Where two sums of one kind differ when exactly one entity's hash differs (or is present on
-// one side only): that entity's id. nullopt when they are equal, or when the difference is
-// not one entity's (several differ).
+// one side only): that entity's id, read from the per-bit sums' low kLocatorBits bits. nullopt
+// when they are equal, when the difference is not one entity's (several differ), or when
+// the total's difference is 0 in those bits (one divergence in 2^kLocatorBits: the sums
+// cannot name the entity).
 std::optional<EntityId> locate_entity(const CheckSums& a, const CheckSums& b);
 
 }  // namespace posecast::sim
