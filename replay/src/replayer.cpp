@@ -114,7 +114,8 @@ std::string describe_check_mismatch(const Recording& recording, const ReplayStep
   }
   if (!step.state_matches) {
     s += tick + ": the state of " +
-         (step.state_entity ? "entity " + std::to_string(*step.state_entity) : std::string("several entities")) +
+         (step.state_entity ? "entity " + std::to_string(*step.state_entity)
+                            : std::string("several entities (or of one the sums cannot name)")) +
          " differs from the recording\n";
   }
   if (!step.palettes_match) {
@@ -124,7 +125,7 @@ std::string describe_check_mismatch(const Recording& recording, const ReplayStep
       s += "entity " + std::to_string(*step.palette_entity) + " differs from the recording: caught at " + tick + " (" +
            (last ? "last matched " + std::to_string(*last) : std::string("its first check")) + ")\n";
     } else {
-      s += tick + ": the palettes of several entities differ from the recording\n";
+      s += tick + ": the palettes of several entities (or of one the sums cannot name) differ from the recording\n";
     }
   }
   return s;

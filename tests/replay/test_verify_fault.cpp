@@ -159,6 +159,17 @@ TEST(TickCheck, LocatesOneDifferingEntityAndRefusesSeveral) {
   CheckSums two = one;
   two.add(6, 777);
   EXPECT_EQ(locate_entity(two, b), std::nullopt);
+  // A difference whose low kLocatorBits bits are 0: detected, not named (one in 256).
+  CheckSums unnamed = b;
+  unnamed.add(173, uint64_t{5} << kLocatorBits);
+  EXPECT_FALSE(same_as_recorded(unnamed, b, ~uint64_t{0}));
+  EXPECT_EQ(locate_entity(unnamed, b), std::nullopt);
+  // What a recording keeps: per-bit sums compared in their low bits, the palette total in 32.
+  CheckSums high = b;
+  high.sums[3] += uint64_t{1} << 40;
+  high.sums[0] += uint64_t{1} << 40;
+  EXPECT_TRUE(same_as_recorded(high, b, kPaletteTotalMask));
+  EXPECT_FALSE(same_as_recorded(high, b, ~uint64_t{0}));
 }
 
 TEST(TickCheck, StateHashChangesWithEveryHashedField) {
