@@ -211,8 +211,9 @@ Command add_replay_command(CommandLine& command_line) {
   auto o = std::make_shared<ReplayArgs>();
   app->add_option("FILE", o->path, "the recording (.pcrec)")->required();
   app->add_flag("--verify", o->verify,
-                "compare every tick's world hash with the recording; at the first\n"
-                "divergence print tick, entity, joint and size of the difference, exit 1");
+                "compare every tick's tick check (and world hash, when recorded) with the\n"
+                "recording; at the first divergence print tick, entity, joint and size of\n"
+                "the difference, exit 1");
   app->add_option("--from", o->from, "first tick to play (seeks: nearest checkpoint, then re-simulation)")
       ->type_name("T")
       ->check(integer_in(0, 1ULL << 40));
