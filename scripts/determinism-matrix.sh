@@ -5,7 +5,7 @@
 # run prints the final world hash and run hash committed in tests/golden/*.hashes. It also
 # replays the regression suite's recordings (tests/regress/*.pcrec, recorded by a gcc x86-64
 # Release build: `posecast regress --update`) with --verify, from the start and after a seek
-# into the middle: every replayed tick's world hash must equal the recorded one on every cell.
+# into the middle: every replayed tick's world hash and tick check must equal the recorded ones on every cell.
 # Scenarios using the public sample assets (../shared/assets) run only when that folder exists.
 #
 # Two more cells run the gcc-x86_64-O2 build under qemu-x86_64 emulating older CPUs, so that

@@ -3,8 +3,8 @@
 // "Replay"). It loads the models the header names (through a caller's loader, checked by
 // content hash), restores the first checkpoint, and before each tick resubmits the commands
 // the recording holds for that tick, with their submitters, in apply order: the World then
-// applies them in the same order as live, so every tick's world hash must match the recorded
-// one.
+// applies them in the same order as live, so every tick's tick check (and world hash, when
+// recorded) must match the recorded one.
 //
 // Seek: to any tick by restoring the last checkpoint at or before it and re-simulating
 // forward, so a seek costs at most one checkpoint interval of ticks whatever the recording's
