@@ -54,9 +54,10 @@ bool HitQuery::pose_at(RigData& data, const HitHistoryEntry& a, const HitHistory
   const std::size_t n = rig.skeleton.node_count();
   const std::span<Transform> out(locals_.data(), n);
   if (a.recipe.count == 0 || b.recipe.count == 0) return false;
-  if (&a == &b || view_us == a_us) return data.evaluator.evaluate(rig.skeleton, rig.clips, true, a.recipe, out);
+  if (&a == &b || view_us == a_us || b_us <= a_us) return data.evaluator.evaluate(rig.skeleton, rig.clips, true, a.recipe, out);
   const sim::RecipeTiming timing =
       sim::recipe_at_time(a.recipe, a_us, b.recipe, b_us, view_us, data.durations, recipe_);
+  if (view_us >= b_us) return data.evaluator.evaluate(rig.skeleton, rig.clips, true, b.recipe, out);
   if (timing == sim::RecipeTiming::kOk) return data.evaluator.evaluate(rig.skeleton, rig.clips, true, recipe_, out);
   // No recipe between the two: both ticks' poses, interpolated as a client interpolates.
   const std::span<Transform> other(other_.data(), n);
@@ -68,7 +69,7 @@ bool HitQuery::pose_at(RigData& data, const HitHistoryEntry& a, const HitHistory
   return InterpolatePosesJob{out, other, t, out}.Run();
 }
 
-HitAnswer HitQuery::run(const HitHistory& history, const HitRay& ray, int64_t view_us) {
+HitAnswer HitQuery::run(const HitHistory& history, const HitRay& ray, int64_t view_us, SnapshotGrid grid) {
   HitAnswer answer;
   const uint32_t rate = history.tick_rate_hz();
   const uint32_t newest = history.newest_tick();
@@ -78,15 +79,18 @@ HitAnswer HitQuery::run(const HitHistory& history, const HitRay& ray, int64_t vi
   answer.clamped = view_us < lo || view_us > hi;
   view_us = std::clamp(view_us, lo, hi);
   answer.view_us = view_us;
+  const int64_t interval = std::max<uint32_t>(grid.interval, 1);
   const int64_t tick = hit_tick_at(view_us, rate);
+  const int64_t a_tick = tick - (tick + grid.phase) % interval;  // the grid tick at or before
   for (const EntityHitHistory& e : history.entities()) {
     if (e.count == 0) continue;
-    const int64_t back = static_cast<int64_t>(e.at(0).tick) - tick;
+    const int64_t newest_tick = e.at(0).tick;
+    const int64_t back = newest_tick - a_tick;
     if (back < 0 || back >= e.count) continue;  // the entity was not there at the view time
     const HitHistoryEntry& a = e.at(static_cast<uint32_t>(back));
-    const HitHistoryEntry& b = back > 0 ? e.at(static_cast<uint32_t>(back - 1)) : a;
+    const HitHistoryEntry& b = e.at(static_cast<uint32_t>(std::max<int64_t>(back - interval, 0)));
     const int64_t a_us = sim::tick_start_us(a.tick, rate), b_us = sim::tick_start_us(b.tick, rate);
-    const float t = b_us > a_us ? static_cast<float>(view_us - a_us) / static_cast<float>(b_us - a_us) : 0.0f;
+    const float t = b_us > a_us ? std::min(1.0f, static_cast<float>(view_us - a_us) / static_cast<float>(b_us - a_us)) : 0.0f;
     const sim::RootTransform root = hit_lerp_root(a.root, b.root, t);
     RigData& data = rigs_[e.format];
     float enter = 0.0f;

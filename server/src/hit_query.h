@@ -21,6 +21,14 @@
 
 namespace posecast::server {
 
+// The ticks a client was sent snapshots on: (tick + phase) % interval == 0 (ClientReplica's
+// send schedule). A client shows the time between two of them; the query brackets the view
+// time with the same two, so it derives what that client derived. {1, 0}: every tick.
+struct SnapshotGrid {
+  uint32_t interval = 1;  // >= 1
+  uint32_t phase = 0;
+};
+
 struct HitAnswer {
   bool hit = false;
   sim::EntityId entity = 0;
@@ -38,8 +46,10 @@ class HitQuery {
   static Result<std::unique_ptr<HitQuery>> create(const PoseFormats& formats, const HitRigOptions& options);
 
   // `ray` checked (check_ray) by the caller. `view_us`: server time (sim::tick_start_us of
-  // session ticks); clamped into [the oldest tick the history holds, its newest tick].
-  HitAnswer run(const HitHistory& history, const HitRay& ray, int64_t view_us);
+  // session ticks); clamped into [the oldest tick the history holds, its newest tick]. Each
+  // entity's pose is derived between the grid's ticks around the view time (past the newest
+  // tick: the newest alone).
+  HitAnswer run(const HitHistory& history, const HitRay& ray, int64_t view_us, SnapshotGrid grid = {});
 
   const HitRig& hit_rig(uint32_t format) const { return rigs_[format].hit; }
 

@@ -103,7 +103,8 @@ const char* message_kind_name(std::size_t kind) {
   static constexpr const char* kNames[kMessageKindCount] = {
       "client_hello",  "server_challenge", "challenge_response", "welcome",
       "snapshot",      "ack",              "client_command",     "entity_spawn",
-      "entity_despawn", "disconnect",      "session_status",     "replay_control"};
+      "entity_despawn", "disconnect",      "session_status",     "replay_control",
+      "hit_query",      "hit_result"};
   return kind < kMessageKindCount ? kNames[kind] : "?";
 }
 

@@ -7,6 +7,8 @@
 
 namespace posecast::server {
 
+static_assert(kHitRefusalCount == protocol::kHitRefusalCount, "the wire carries every refusal");
+
 const char* to_string(HitRefusal refusal) {
   switch (refusal) {
     case HitRefusal::kNone: return "none";
@@ -30,7 +32,7 @@ Status Server::Impl::open_hits() {
   return {};
 }
 
-HitResult Server::Impl::answer_hit(HitRay ray, int64_t view_us) {
+HitResult Server::Impl::answer_hit(HitRay ray, int64_t view_us, uint32_t as_client) {
   HitResult result;
   if (check_ray(ray, options.hit_max_ray_length) != RayCheck::kOk) {
     result.refusal = HitRefusal::kBadRay;
@@ -41,7 +43,11 @@ HitResult Server::Impl::answer_hit(HitRay ray, int64_t view_us) {
     ++counters.hit_refused[static_cast<std::size_t>(result.refusal)];
     return result;
   }
-  const HitAnswer answer = hit_query->run(*hit_history, ray, view_us);
+  SnapshotGrid grid;
+  if (const ClientReplica* replica = as_client != 0 ? replicator->find(as_client) : nullptr) {
+    grid = SnapshotGrid{replica->send_interval_ticks, replica->send_phase};
+  }
+  const HitAnswer answer = hit_query->run(*hit_history, ray, view_us, grid);
   ++counters.hit_queries;
   counters.hit_hits += answer.hit ? 1 : 0;
   counters.hit_view_clamped += answer.clamped ? 1 : 0;
@@ -70,10 +76,32 @@ HitResult Server::Impl::client_hit(uint32_t client, HitRay ray, int64_t view_us,
     ++counters.hit_refused[static_cast<std::size_t>(refused.refusal)];
     return refused;
   }
-  return answer_hit(ray, view_us);
+  return answer_hit(ray, view_us, client);
 }
 
-HitResult Server::hit_query(HitRay ray, int64_t view_us) { return impl_->answer_hit(ray, view_us); }
+protocol::HitResult Server::Impl::on_hit_query(ClientConnection& client, const protocol::HitQuery& query,
+                                              int64_t now_us) {
+  const HitRay ray{{query.origin_x, query.origin_y, query.origin_z},
+                   {query.direction_x, query.direction_y, query.direction_z},
+                   query.length};
+  const HitResult result = client_hit(client.id, ray, query.view_us, now_us);
+  protocol::HitResult answer;
+  answer.sequence = query.sequence;
+  answer.outcome = result.refusal != HitRefusal::kNone ? protocol::HitOutcome::kRefused
+                   : result.hit                         ? protocol::HitOutcome::kHit
+                                                        : protocol::HitOutcome::kMiss;
+  answer.refusal = static_cast<uint8_t>(result.refusal);
+  answer.entity_id = result.entity;
+  answer.joint = result.joint;
+  answer.distance = result.distance;
+  answer.view_us = result.view_us;
+  answer.clamped = result.clamped;
+  return answer;
+}
+
+HitResult Server::hit_query(HitRay ray, int64_t view_us, uint32_t as_client) {
+  return impl_->answer_hit(ray, view_us, as_client);
+}
 
 void Server::allow_hit_queries(uint32_t client_id, bool allowed) { impl_->queue(OpHitRight{client_id, allowed}); }
 

@@ -141,7 +141,7 @@ struct Server::Impl final : ConnectionEvents {
   ClientInfo info(const ClientConnection& connection, const ClientReplica* replica) const;
   // server_hits.cpp
   Status open_hits();
-  HitResult answer_hit(HitRay ray, int64_t view_us);
+  HitResult answer_hit(HitRay ray, int64_t view_us, uint32_t as_client);
   // A client's query: its right and rate first (now_us: the tick's time).
   HitResult client_hit(uint32_t client, HitRay ray, int64_t view_us, int64_t now_us);
   // server_api.cpp
@@ -156,6 +156,7 @@ struct Server::Impl final : ConnectionEvents {
   std::optional<DropReason> on_command(ClientConnection& client, const protocol::ClientCommand& command) override;
   bool accepts_replay_control() const override { return static_cast<bool>(replay_control_callback); }
   void on_replay_control(ClientConnection& client, const protocol::ReplayControl& control) override;
+  protocol::HitResult on_hit_query(ClientConnection& client, const protocol::HitQuery& query, int64_t now_us) override;
 };
 
 // command_translation.cpp: a client's command as an animator command, or why not.

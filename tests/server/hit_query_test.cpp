@@ -119,5 +119,66 @@ TEST_F(HitQueryTest, WithoutHistoryQueriesAreRefused) {
   EXPECT_EQ(server->hit_rig(0, 0), nullptr);
 }
 
+// The message: a client fires over real UDP on loopback; the server answers hit, miss or
+// refused, and counts every refusal.
+TEST_F(HitQueryTest, ClientsFireOverTheWireWithARightAndARate) {
+  server::ServerOptions options;
+  options.hit_queries_per_second = 3;
+  start(options);
+  const sim::EntityId target = spawn_idle({0, 0, 0});
+  RawClient& client = add_client();
+  const protocol::Welcome welcome = connect(client, 11);
+  ASSERT_NE(welcome.client_id, 0u);
+  step(10);
+  const glm::vec3 body = torso();
+  std::size_t answered = 0;
+  auto fire = [&](uint32_t sequence, glm::vec3 origin, float length) {
+    protocol::HitQuery q;
+    q.sequence = sequence;
+    q.origin_x = origin.x, q.origin_y = origin.y, q.origin_z = origin.z;
+    q.direction_x = 0, q.direction_y = 0, q.direction_z = 1;
+    q.length = length;
+    q.view_us = tick_us(last_tick()) - 50'000;
+    client.send(q, address);
+    step();
+    const std::vector<protocol::HitResult> answers = client.all<protocol::HitResult>();
+    EXPECT_EQ(answers.size(), ++answered);  // one answer per shot
+    return answers.empty() ? protocol::HitResult{} : answers.back();
+  };
+  const glm::vec3 from = body - glm::vec3(0, 0, 10);
+  protocol::HitResult r = fire(1, from, 20);  // not allowed yet
+  EXPECT_EQ(r.sequence, 1u);
+  EXPECT_EQ(r.outcome, protocol::HitOutcome::kRefused);
+  EXPECT_EQ(r.refusal, static_cast<uint8_t>(server::HitRefusal::kNoRight));
+  server->allow_hit_queries(welcome.client_id, true);
+  step();
+  r = fire(2, from, 20);
+  EXPECT_EQ(r.sequence, 2u);
+  ASSERT_EQ(r.outcome, protocol::HitOutcome::kHit);
+  EXPECT_EQ(r.entity_id, target);
+  EXPECT_GT(r.distance, 0.0f);
+  EXPECT_FALSE(r.clamped);
+  r = fire(3, from + glm::vec3(50, 0, 0), 20);
+  EXPECT_EQ(r.outcome, protocol::HitOutcome::kMiss);
+  r = fire(4, from, std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(r.outcome, protocol::HitOutcome::kRefused);
+  EXPECT_EQ(r.refusal, static_cast<uint8_t>(server::HitRefusal::kBadRay));
+  // Four fired within this second (the bad ray counts against the rate): the fifth is refused.
+  r = fire(5, from, 20);
+  EXPECT_EQ(r.refusal, static_cast<uint8_t>(server::HitRefusal::kRateLimited));
+  step(61);  // a second later the window has moved on
+  r = fire(6, from, 20);
+  EXPECT_EQ(r.outcome, protocol::HitOutcome::kHit);
+  const server::ServerMetrics m = server->metrics();
+  EXPECT_EQ(refused(server::HitRefusal::kNoRight), 1u);
+  EXPECT_EQ(refused(server::HitRefusal::kBadRay), 1u);
+  EXPECT_EQ(refused(server::HitRefusal::kRateLimited), 1u);
+  EXPECT_EQ(m.hit_queries, 3u);
+  EXPECT_EQ(m.hit_hits, 2u);
+  EXPECT_EQ(m.received.datagrams[12], 6u);  // hit_query
+  EXPECT_EQ(m.sent.datagrams[13], 6u);      // hit_result
+  EXPECT_STREQ(server::message_kind_name(12), "hit_query");
+}
+
 }  // namespace
 }  // namespace posecast::test

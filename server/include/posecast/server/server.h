@@ -104,7 +104,10 @@ class Server {
   // ticks: a client's render time, its interpolation delay included), re-evaluated from the
   // history; a view time outside the history is clamped to it (counted). A bad ray is refused
   // (HitRefusal::kBadRay, counted). The embedder's own queries need no right and no rate.
-  HitResult hit_query(HitRay ray, int64_t view_us);
+  // `as_client`: a connected client's id to answer as that client saw it (each pose derived
+  // between the ticks it was sent snapshots on, as it derived it; HitQuery messages do this);
+  // 0 (or unknown): between consecutive ticks.
+  HitResult hit_query(HitRay ray, int64_t view_us, uint32_t as_client = 0);
   // Any thread, applied at the next tick: whether `client_id` may fire HitQuery messages (none
   // may until allowed; refused ones are answered kNoRight and counted).
   void allow_hit_queries(uint32_t client_id, bool allowed);
