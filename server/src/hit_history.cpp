@@ -27,7 +27,9 @@ void HitHistory::stage(std::size_t index, sim::EntityId id) const {
   s.valid = true;
   s.id = id;
   s.entry.root = state->root;
-  s.entry.recipe.count = 0;
+  // A fresh recipe: base_layer_recipe fills only the fields of the recipe it finds (a slot's
+  // previous crossfade would otherwise leave its source block behind).
+  s.entry.recipe = protocol::PoseRecipe{};
   const uint32_t format = formats_.index(state->model, state->rig);
   base_layer_recipe(*state, *formats_.rig_of[format], s.entry.recipe);
 }

@@ -1,5 +1,5 @@
 // Lag compensation agrees with what the client showed (issue #35 point 4, docs/hit-queries.md):
-// a walking crowd served over real loopback UDP with simulated latency on both sides; every
+// a walking, turning crowd served over real loopback UDP with simulated latency on both sides; every
 // frame the test fires rays at what the client presents, answers each on the presented pose
 // (the client's locals and root, the same capsules) and asks the server at the client's render
 // time as that client saw it (Server::hit_query's as_client: between the ticks it was sent),
@@ -64,7 +64,14 @@ TEST(HitAgreement, TenThousandRaysAtAWalkingCrowdUnderLatency) {
   client_link.inbound.jitter_us = 5'000;
   options.simulator = client_link;
   NetClient& client = session.add_client(options);
-  // The crowd walks and runs forward on its clips' root motion (the travelling gaits).
+  // Each entity is steered (Move: locomotion crossfades in, then a phase-synced walk/run blend
+  // whose root moves and turns at its own rate). The crossfade at the start guards a history
+  // slot's stale recipe fields: a plain blend recorded over a slot that last held a crossfade
+  // must not keep its source block (that made about 22 % of these rays disagree).
+  for (std::size_t i = 0; i < session.entities().size(); ++i) {
+    session.server().submit(sim::Command{0, session.entities()[i],
+                                         sim::MoveCommand{1.0f, 0.2f * static_cast<float>(i % 5) - 0.4f}});
+  }
   session.run_until(1'500'000);
   ASSERT_TRUE(client.connected());
   const HitRig* rig = session.server().hit_rig(0, 0);
@@ -121,7 +128,7 @@ TEST(HitAgreement, TenThousandRaysAtAWalkingCrowdUnderLatency) {
   // server's the exact root; a ray grazing a capsule or passing between two turns that
   // sub-millimetre offset into another answer or a distance off by more than 1 mm.
   EXPECT_LE(hit_miss + other_target, kRays / 100);
-  EXPECT_LT(worst_distance, 0.1f);
+  EXPECT_LE(distance_off, kRays / 50);
 }
 
 }  // namespace
