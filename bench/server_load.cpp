@@ -9,6 +9,8 @@
 // the figures of that N and the search trail.
 //
 //   server_load [--entities N] [--seconds S] [--max-total-seconds T] [--clients C] [--scrape HZ]
+//               [--hit-history-ms MS]
+// --hit-history-ms: the hit history's reach (default 1000; 0 keeps none): its cost on the tick.
 // --scrape HZ serves /metrics (the fleet module, docs/fleet.md) and scrapes it HZ times a second
 // over HTTP from another thread during the run: the tick's cost of being scraped.
 // --entities runs one N only. CPU percent is process CPU time over wall time minus the client
@@ -79,6 +81,7 @@ struct Settings {
   std::string criterion = "wall";
   bool spread = true;   // ServerOptions::spread_send_phases (its default)
   bool recipes = true;  // ServerOptions::attach_recipes
+  int64_t hit_history_us = 1'000'000;  // ServerOptions::hit_history_us (0: no hit history)
   double scrape_hz = 0;  // > 0: /metrics served and scraped this often
 };
 
@@ -321,6 +324,7 @@ Trial run_trial(const std::shared_ptr<const Model>& model, int entities, const S
   options.send_rate_hz = s.send_rate;
   options.spread_send_phases = s.spread;
   options.attach_recipes = s.recipes;
+  options.hit_history_us = s.hit_history_us;
   Result<std::unique_ptr<server::Server>> created = server::Server::create(io, options, {model});
   if (!created) {
     std::fprintf(stderr, "server_load: %s\n", created.error().message.c_str());
@@ -495,6 +499,7 @@ int main(int argc, char** argv) {
     if (flag == "--entities") s.fixed_entities = static_cast<int>(v);
     else if (flag == "--spread-phases") s.spread = v != 0;
     else if (flag == "--recipes") s.recipes = v != 0;
+    else if (flag == "--hit-history-ms") s.hit_history_us = static_cast<int64_t>(v * 1000.0);
     else if (flag == "--seconds") s.seconds = v;
     else if (flag == "--max-total-seconds") s.max_total = v;
     else if (flag == "--clients") s.clients = static_cast<int>(v);

@@ -107,7 +107,9 @@ int main(int argc, char** argv) {
       EntityDespawn{2, 3, 95}, Disconnect{DisconnectReason::kTimeout, "bye"},
       SessionStatus{120, {2, 5}, kNoTick, kNoTick, kNoTick, 65536},
       SessionStatus{121, {}, 0, 3599, 812, 2 * 65536},
-      ReplayControl{4, ReplayAction::kSeek, 300, 0, 0}};
+      ReplayControl{4, ReplayAction::kSeek, 300, 0, 0},
+      HitQuery{5, 0.0f, 1.0f, -4.0f, 0.0f, 0.0f, 1.0f, 20.0f, 1'500'000},
+      HitResult{5, HitOutcome::kHit, 0, 1000000, 3, 3.5f, 1'500'000, false}};
   int index = 0;
   for (const Message& m : messages) {
     const auto bytes = encode_message(m);

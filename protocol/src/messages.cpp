@@ -166,6 +166,21 @@ class Encoder {
                       .Union());
   }
 
+  Result<std::vector<uint8_t>> operator()(const HitQuery& m) {
+    return finish(w::Payload::HitQuery,
+                  w::CreateHitQuery(fbb_, m.sequence, m.origin_x, m.origin_y, m.origin_z, m.direction_x,
+                                    m.direction_y, m.direction_z, m.length, m.view_us)
+                      .Union());
+  }
+  Result<std::vector<uint8_t>> operator()(const HitResult& m) {
+    if (static_cast<uint8_t>(m.outcome) >= kHitOutcomeCount) return field_error("hit_result", "outcome out of range");
+    if (m.refusal >= kHitRefusalCount) return field_error("hit_result", "refusal out of range");
+    return finish(w::Payload::HitResult,
+                  w::CreateHitResult(fbb_, m.sequence, static_cast<w::HitOutcome>(m.outcome), m.refusal,
+                                     m.entity_id, m.joint, m.distance, m.view_us, m.clamped)
+                      .Union());
+  }
+
  private:
   Result<std::vector<uint8_t>> finish(w::Payload type, fb::Offset<void> payload) {
     fbb_.Finish(w::CreateEnvelope(fbb_, type, payload), w::EnvelopeIdentifier());
@@ -365,6 +380,23 @@ Result<Message> decode_envelope(const w::Envelope& envelope) {
       }
       return Message{ReplayControl{t->sequence(), static_cast<ReplayAction>(action), t->tick(),
                                    t->ticks(), t->speed_q16()}};
+    }
+    case w::Payload::HitQuery: {
+      const auto* t = envelope.payload_as_HitQuery();
+      return Message{HitQuery{t->sequence(), t->origin_x(), t->origin_y(), t->origin_z(), t->direction_x(),
+                              t->direction_y(), t->direction_z(), t->length(), t->view_us()}};
+    }
+    case w::Payload::HitResult: {
+      const auto* t = envelope.payload_as_HitResult();
+      const auto outcome = static_cast<uint8_t>(t->outcome());
+      if (outcome >= kHitOutcomeCount) {
+        return field_error("hit_result", "outcome " + std::to_string(outcome) + " out of range");
+      }
+      if (t->refusal() >= kHitRefusalCount) {
+        return field_error("hit_result", "refusal " + std::to_string(t->refusal()) + " out of range");
+      }
+      return Message{HitResult{t->sequence(), static_cast<HitOutcome>(outcome), t->refusal(), t->entity_id(),
+                               t->joint(), t->distance(), t->view_us(), t->clamped()}};
     }
     case w::Payload::NONE:
       break;

@@ -123,6 +123,7 @@ void Connections::handle_datagram(std::span<const uint8_t> bytes, const net::End
   const bool connected_only = std::holds_alternative<protocol::Ack>(message) ||
                               std::holds_alternative<protocol::ClientCommand>(message) ||
                               std::holds_alternative<protocol::ReplayControl>(message) ||
+                              std::holds_alternative<protocol::HitQuery>(message) ||
                               std::holds_alternative<protocol::Disconnect>(message);
   if (!connected_only) {
     drop(DropReason::kUnexpected);
@@ -136,7 +137,8 @@ void Connections::handle_datagram(std::span<const uint8_t> bytes, const net::End
   handle_connected(*client, message, from, now_us);
 }
 
-// The messages only a connected client sends: Ack, ClientCommand, ReplayControl, Disconnect.
+// The messages only a connected client sends: Ack, ClientCommand, ReplayControl, HitQuery,
+// Disconnect.
 void Connections::handle_connected(ClientConnection& client, protocol::Message& message,
                                    const net::Endpoint& from, int64_t now_us) {
   if (auto* ack = std::get_if<protocol::Ack>(&message)) {
@@ -145,6 +147,10 @@ void Connections::handle_connected(ClientConnection& client, protocol::Message& 
     handle_command(client, *command);
   } else if (auto* control = std::get_if<protocol::ReplayControl>(&message)) {
     handle_replay_control(client, *control);
+  } else if (auto* query = std::get_if<protocol::HitQuery>(&message)) {
+    // Answered at once, from the history of the ticks already run; one small datagram.
+    Result<std::vector<uint8_t>> answer = protocol::encode_message(events_.on_hit_query(client, *query, now_us));
+    if (answer.ok()) send(client, answer.value(), now_us);
   } else if (auto* bye = std::get_if<protocol::Disconnect>(&message)) {
     ++counters_.disconnects_client;
     spdlog::info("client {} ({}) left: {} {}", client.id, net::to_string(from),

@@ -71,6 +71,9 @@ class ConnectionEvents {
   virtual bool accepts_replay_control() const = 0;
   // A replay control whose sequence is new (only when accepts_replay_control()).
   virtual void on_replay_control(ClientConnection& client, const protocol::ReplayControl& control) = 0;
+  // A shot (HitQuery): the answer to send back (refusals included).
+  virtual protocol::HitResult on_hit_query(ClientConnection& client, const protocol::HitQuery& query,
+                                           int64_t now_us) = 0;
 };
 
 class Connections {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <variant>
 
@@ -35,6 +36,10 @@ Status validate(const ServerOptions& o) {
   if (o.timeout_us <= 0 || o.keepalive_us <= 0 || o.challenge_window_us <= 0 ||
       o.baseline_max_age_us <= 0) {
     return Error{"server options: timeout, keepalive, challenge window and baseline age must be > 0"};
+  }
+  if (o.hit_history_us < 0 || o.hit_history_us > 10'000'000 || !(o.hit_max_ray_length > 0.0f) ||
+      !std::isfinite(o.hit_max_ray_length)) {
+    return Error{"server options: hit_history_us must be in 0..10000000 and hit_max_ray_length finite and > 0"};
   }
   if (o.world_hashes && !o.world_palettes) {
     return Error{"server options: world_hashes needs world_palettes (the hashes are palette hashes)"};
@@ -98,7 +103,8 @@ const char* message_kind_name(std::size_t kind) {
   static constexpr const char* kNames[kMessageKindCount] = {
       "client_hello",  "server_challenge", "challenge_response", "welcome",
       "snapshot",      "ack",              "client_command",     "entity_spawn",
-      "entity_despawn", "disconnect",      "session_status",     "replay_control"};
+      "entity_despawn", "disconnect",      "session_status",     "replay_control",
+      "hit_query",      "hit_result"};
   return kind < kMessageKindCount ? kNames[kind] : "?";
 }
 
@@ -162,7 +168,7 @@ Status Server::Impl::open(const ServerOptions& opts) {
   connections = std::make_unique<Connections>(options, *channel, *this, counters, manifest);
   mirror = std::make_unique<PoseMirror>(*world, formats, options.tick_rate_hz, options.attach_recipes);
   replicator = std::make_unique<Replicator>(options, formats, *mirror, counters);
-  return {};
+  return open_hits();
 }
 
 net::Endpoint Server::local_endpoint() const { return impl_->transport.local_endpoint(); }
@@ -194,6 +200,7 @@ void Server::Impl::on_disconnected(const ClientConnection& client, protocol::Dis
   const ClientInfo gone = info(client, replicator->find(client.id));
   mirror->release_owned_by(client.id);
   replicator->remove(client.id);
+  shooters.erase(client.id);
   if (disconnected_callback) disconnected_callback(gone, reason);
 }
 
@@ -253,10 +260,12 @@ void Server::tick(int64_t now_us) {
   impl.apply_api_ops();
   const uint32_t tick = impl.begin_session_tick();
   impl.replicator->choose_poses(tick);
+  if (impl.hit_history) impl.hit_history->observe_next_tick(impl.mirror->quantizing() ? impl.mirror.get() : nullptr);
   const int64_t world_start = steady_us();
   impl.world->tick();
   const int64_t world_end = steady_us();
   impl.mirror->end_world_tick();
+  if (impl.hit_history) impl.hit_history->commit(tick, impl.world_moved);
   impl.retired.clear();
   impl.mirror->sync(tick, impl.world_moved, impl.retired);
   impl.replicator->retire(impl.retired, tick);

@@ -116,6 +116,9 @@ void Server::Impl::apply_entity_ops(int64_t now_us) {
       if (ClientReplica* c = replicator->find(b->client)) c->bandwidth_kbit = b->kbit;
     } else if (auto* s = std::get_if<OpSendRate>(&op)) {
       if (ClientReplica* c = replicator->find(s->client)) replicator->set_send_rate(*c, s->hz);
+    } else if (auto* h = std::get_if<OpHitRight>(&op)) {
+      // Only for a connected client (its entry goes when it leaves).
+      if (connections->find(h->client) != nullptr) shooters[h->client].allowed = h->allowed;
     } else if (auto* a = std::get_if<OpAdmission>(&op)) {
       connections->set_refusal(std::move(a->refusal));
     } else if (auto* k = std::get_if<OpKick>(&op)) {

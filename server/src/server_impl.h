@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +20,8 @@
 #include <asio/steady_timer.hpp>
 
 #include "connections.h"
+#include "hit_history.h"
+#include "hit_query.h"
 #include "pose_formats.h"
 #include "pose_mirror.h"
 #include "posecast/net/network_simulator.h"
@@ -46,8 +49,16 @@ struct OpBandwidth { uint32_t client; uint32_t kbit; };
 struct OpSendRate { uint32_t client; uint32_t hz; };
 struct OpKick { uint32_t client; std::string reason; };
 struct OpAdmission { std::optional<protocol::Disconnect> refusal; };  // nullopt: accept
+struct OpHitRight { uint32_t client; bool allowed; };
 using ApiOp = std::variant<sim::Command, OpSetPosition, OpGrant, OpRevoke, OpInterest,
-                           OpBandwidth, OpSendRate, OpKick, OpAdmission>;
+                           OpBandwidth, OpSendRate, OpKick, OpAdmission, OpHitRight>;
+
+// A client's right to fire hit queries and its rate window.
+struct HitShooter {
+  bool allowed = false;
+  int64_t window_start_us = 0;
+  uint32_t fired = 0;  // queries in the window
+};
 
 // ---- The server ------------------------------------------------------------------------------
 
@@ -72,6 +83,10 @@ struct Server::Impl final : ConnectionEvents {
   std::unique_ptr<PoseMirror> mirror;
   std::unique_ptr<Replicator> replicator;
   std::vector<RetiredEntity> retired;  // sync scratch
+  // Hit queries (server_hits.cpp): null when hit_history_us is 0.
+  std::unique_ptr<HitHistory> hit_history;
+  std::unique_ptr<HitQuery> hit_query;
+  std::map<uint32_t, HitShooter> shooters;  // by client id
 
   std::atomic<sim::EntityId> next_api_id{kFirstApiEntityId};
   std::mutex api_mutex;
@@ -124,6 +139,11 @@ struct Server::Impl final : ConnectionEvents {
   void publish(bool may_skip = false);
   void loop_step();
   ClientInfo info(const ClientConnection& connection, const ClientReplica* replica) const;
+  // server_hits.cpp
+  Status open_hits();
+  HitResult answer_hit(HitRay ray, int64_t view_us, uint32_t as_client);
+  // A client's query: its right and rate first (now_us: the tick's time).
+  HitResult client_hit(uint32_t client, HitRay ray, int64_t view_us, int64_t now_us);
   // server_api.cpp
   void apply_api_ops();
   void apply_entity_ops(int64_t now_us);
@@ -136,6 +156,7 @@ struct Server::Impl final : ConnectionEvents {
   std::optional<DropReason> on_command(ClientConnection& client, const protocol::ClientCommand& command) override;
   bool accepts_replay_control() const override { return static_cast<bool>(replay_control_callback); }
   void on_replay_control(ClientConnection& client, const protocol::ReplayControl& control) override;
+  protocol::HitResult on_hit_query(ClientConnection& client, const protocol::HitQuery& query, int64_t now_us) override;
 };
 
 // command_translation.cpp: a client's command as an animator command, or why not.

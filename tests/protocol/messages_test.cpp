@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <functional>
 #include <random>
 
@@ -44,6 +46,9 @@ std::vector<Message> sample_messages() {
       SessionStatus{301, {}, 10, 9000, 512, 0},
       ReplayControl{3, ReplayAction::kSeek, 4500, 0, 0},
       ReplayControl{4, ReplayAction::kSetSpeed, 0, 0, 2 * 65536},
+      HitQuery{9, 1.5f, 1.0f, -3.0f, 0.0f, 0.0f, 1.0f, 50.0f, 1'234'567},
+      HitResult{9, HitOutcome::kHit, 0, 1000002, 17, 3.25f, 1'234'567, false},
+      HitResult{10, HitOutcome::kRefused, 3, 0, 0, 0.0f, 0, false},
   };
 }
 
@@ -107,6 +112,20 @@ TEST(Messages, EncodeRefusesFieldsThatDoNotFit) {
   Snapshot root_too_long;
   root_too_long.entities.push_back({1, 0, std::vector<uint8_t>(40, 0), 32});
   EXPECT_FALSE(encode_message(Message{root_too_long}).ok());
+}
+
+// A shot's floats travel as sent (NaN included: the server answers it as a bad ray); an answer
+// with an outcome or refusal out of range is not encoded.
+TEST(Messages, HitQueryCarriesNanAndHitResultRangesAreChecked) {
+  HitQuery q;
+  q.length = std::numeric_limits<float>::quiet_NaN();
+  auto bytes = encode_message(Message{q});
+  ASSERT_TRUE(bytes.ok());
+  auto back = decode_message(bytes.value());
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(std::isnan(std::get<HitQuery>(back.value()).length));
+  EXPECT_FALSE(encode_message(Message{HitResult{1, static_cast<HitOutcome>(3)}}).ok());
+  EXPECT_FALSE(encode_message(Message{HitResult{1, HitOutcome::kRefused, kHitRefusalCount}}).ok());
 }
 
 TEST(Messages, EmptyShortAndForeignBytesAreErrors) {

@@ -64,6 +64,10 @@ class RecordingEvents final : public ConnectionEvents {
   void on_replay_control(ClientConnection& /*client*/, const protocol::ReplayControl& control) override {
     controls.push_back(control.sequence);
   }
+  protocol::HitResult on_hit_query(ClientConnection& /*client*/, const protocol::HitQuery& query,
+                                   int64_t /*now_us*/) override {
+    return protocol::HitResult{query.sequence};
+  }
 
   std::vector<uint32_t> connected;
   std::vector<std::pair<uint32_t, protocol::DisconnectReason>> disconnected;

@@ -65,6 +65,23 @@ void traffic_figures(PrometheusText& out, const ServerMetrics& m) {
           m.records_deferred);
 }
 
+// Lag-compensated hit queries (docs/hit-queries.md).
+void hit_figures(PrometheusText& out, const ServerMetrics& m) {
+  counter(out, "posecast_hit_queries_total", "Hit queries answered (API calls and HitQuery messages).", m.hit_queries);
+  counter(out, "posecast_hit_query_hits_total", "Hit queries whose ray hit an entity.", m.hit_hits);
+  counter(out, "posecast_hit_query_view_clamped_total", "Hit queries whose view time was clamped into the history.",
+          m.hit_view_clamped);
+  out.family("posecast_hit_queries_refused_total", Type::kCounter, "Hit queries refused, by reason.");
+  for (std::size_t r = 1; r < kHitRefusalCount; ++r) {
+    out.sample("posecast_hit_queries_refused_total", {{"reason", to_string(static_cast<HitRefusal>(r))}},
+               m.hit_refused[r]);
+  }
+  counter(out, "posecast_hit_query_unevaluable_total",
+          "Entities a ray's broad phase passed whose pose had no recipe at the view time.", m.hit_unevaluable);
+  gauge(out, "posecast_hit_history_bytes_per_entity", "Memory of the hit history per entity.",
+        static_cast<double>(m.hit_history_bytes_per_entity));
+}
+
 void client_figures(PrometheusText& out, const std::vector<ClientInfo>& clients) {
   out.family("posecast_client_sent_bytes_total", Type::kCounter,
              "Wire bytes (payload + UDP/IP headers) sent to each connected client.");
@@ -106,6 +123,7 @@ std::string render_metrics(const ServerMetrics& metrics, const std::vector<Clien
   PrometheusText out;
   tick_figures(out, metrics);
   traffic_figures(out, metrics);
+  hit_figures(out, metrics);
   client_figures(out, clients);
   lifecycle_figures(out, recording, lifecycle);
   return out.text();

@@ -35,7 +35,9 @@ namespace posecast::protocol {
 // Version 7: each record carries its entity's root transform (root_size bytes before the pose
 // codec's, in the top bits of pose_size; root_coding.h), and ClientCommand gains Move, MoveTo
 // and Teleport (x, z, yaw, speed, turn_rate).
-inline constexpr uint16_t kProtocolVersion = 7;
+// Version 8: HitQuery (a client fires a ray at its view time) and HitResult (hit, miss or
+// refused; docs/hit-queries.md).
+inline constexpr uint16_t kProtocolVersion = 8;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
 // decode_message() refuses anything larger before looking at it.
@@ -232,9 +234,39 @@ struct ReplayControl {
   bool operator==(const ReplayControl&) const = default;
 };
 
+// A shot (docs/hit-queries.md): a ray at the client's view time (server microseconds on the
+// session ticks' clock, sim::tick_start_us). The floats are passed through as sent, NaN
+// included: the server refuses a bad ray with a HitResult (and counts it), not as a
+// malformed datagram.
+struct HitQuery {
+  uint32_t sequence = 0;
+  float origin_x = 0, origin_y = 0, origin_z = 0;
+  float direction_x = 0, direction_y = 0, direction_z = 1;
+  float length = 0;
+  int64_t view_us = 0;
+  bool operator==(const HitQuery&) const = default;
+};
+
+enum class HitOutcome : uint8_t { kMiss = 0, kHit, kRefused };
+inline constexpr uint8_t kHitOutcomeCount = 3;
+// HitResult::refusal values (server::HitRefusal's): 0 none .. 4 disabled.
+inline constexpr uint8_t kHitRefusalCount = 5;
+
+struct HitResult {
+  uint32_t sequence = 0;  // the HitQuery's
+  HitOutcome outcome = HitOutcome::kMiss;
+  uint8_t refusal = 0;    // < kHitRefusalCount; nonzero only when refused
+  uint32_t entity_id = 0;
+  uint16_t joint = 0;
+  float distance = 0;
+  int64_t view_us = 0;
+  bool clamped = false;
+  bool operator==(const HitResult&) const = default;
+};
+
 using Message = std::variant<ClientHello, ServerChallenge, ChallengeResponse, Welcome, Snapshot,
                              Ack, ClientCommand, EntitySpawn, EntityDespawn, Disconnect,
-                             SessionStatus, ReplayControl>;
+                             SessionStatus, ReplayControl, HitQuery, HitResult>;
 
 // Serialises one message. Fails (naming the field) when a field does not fit the wire: a
 // string over kMaxStringBytes, too many assets, a pose over 65535 bytes, more than 65535

@@ -23,6 +23,7 @@
 
 #include <asio/io_context.hpp>
 
+#include "posecast/hit_geometry.h"
 #include "posecast/model.h"
 #include "posecast/protocol/messages.h"
 #include "posecast/protocol/pose_format.h"
@@ -96,6 +97,22 @@ class Server {
   // Tick thread only: the replay position every SessionStatus carries from now on
   // (first_tick == protocol::kNoTick: a live session, the default).
   void set_replay_status(uint32_t first_tick, uint32_t last_tick, uint32_t tick, int32_t speed_q16);
+
+  // ---- Lag-compensated hit queries (docs/hit-queries.md) ----------------------------------
+  // Tick thread only. `ray` (origin, direction, length; world units) against every entity's
+  // per-joint capsules as it stood at server time `view_us` (sim::tick_start_us of session
+  // ticks: a client's render time, its interpolation delay included), re-evaluated from the
+  // history; a view time outside the history is clamped to it (counted). A bad ray is refused
+  // (HitRefusal::kBadRay, counted). The embedder's own queries need no right and no rate.
+  // `as_client`: a connected client's id to answer as that client saw it (each pose derived
+  // between the ticks it was sent snapshots on, as it derived it; HitQuery messages do this);
+  // 0 (or unknown): between consecutive ticks.
+  HitResult hit_query(HitRay ray, int64_t view_us, uint32_t as_client = 0);
+  // Any thread, applied at the next tick: whether `client_id` may fire HitQuery messages (none
+  // may until allowed; refused ones are answered kNoRight and counted).
+  void allow_hit_queries(uint32_t client_id, bool allowed);
+  // The capsules of (model, rig), for tests and tools; nullptr when unknown or hits are off.
+  const HitRig* hit_rig(sim::ModelId model, uint16_t rig) const;
 
   // ---- Driving: one thread ---------------------------------------------------------------
   // One fixed tick: read the network, apply queued API calls, run the World tick, send the

@@ -54,6 +54,12 @@ struct ServerOptions {
   uint32_t malformed_limit_per_second = 200;  // a connected client beyond it is disconnected
   // Cookie key; unset: a random key at creation (tests set it to get reproducible tokens).
   std::optional<std::array<uint8_t, 16>> cookie_key;
+  // Lag-compensated hit queries (docs/hit-queries.md): how far back the per-entity history
+  // reaches (0: no history, every query refused), the longest ray accepted, and how many
+  // queries a second one client may fire (beyond: refused and counted).
+  int64_t hit_history_us = 1'000'000;
+  float hit_max_ray_length = 1000.0f;
+  uint32_t hit_queries_per_second = 20;
   // When set, the server's socket sits behind a NetworkSimulator with these conditions.
   std::optional<net::SimulatorConfig> simulator;
 };

@@ -53,7 +53,7 @@ const char* to_string(DropReason reason);
 
 // Datagrams and UDP payload bytes per message kind: index = protocol::Message's alternative
 // (message_kind_name() names it; server.cpp checks the count against the protocol).
-inline constexpr std::size_t kMessageKindCount = 12;
+inline constexpr std::size_t kMessageKindCount = 14;
 struct MessageCounts {
   std::array<uint64_t, kMessageKindCount> datagrams{};
   std::array<uint64_t, kMessageKindCount> bytes{};
@@ -76,6 +76,28 @@ struct ClientInfo {
   uint64_t bytes_sent = 0;      // wire bytes (payload + 28 per datagram) sent to the client
   uint64_t snapshots_sent = 0;
   uint32_t newest_acked_tick = 0xFFFFFFFFu;
+};
+
+// Why a hit query was not answered (kNone: it was).
+enum class HitRefusal : uint8_t {
+  kNone = 0,
+  kBadRay,       // NaN or infinite, zero length or direction, longer than hit_max_ray_length
+  kNoRight,      // a client the embedder has not allowed to fire (Server::allow_hit_queries)
+  kRateLimited,  // a client firing more than hit_queries_per_second
+  kDisabled,     // no history (hit_history_us 0) or no tick run yet
+};
+inline constexpr uint8_t kHitRefusalCount = 5;
+const char* to_string(HitRefusal refusal);
+
+// The answer to a hit query: the first capsule the ray enters, or none.
+struct HitResult {
+  HitRefusal refusal = HitRefusal::kNone;
+  bool hit = false;
+  sim::EntityId entity = 0;
+  uint16_t joint = 0;     // skin joint index
+  float distance = 0.0f;  // along the ray
+  int64_t view_us = 0;    // the view time used, after clamping to the history
+  bool clamped = false;   // the asked view time lay outside the history
 };
 
 struct ServerMetrics {
@@ -103,6 +125,15 @@ struct ServerMetrics {
   uint64_t despawn_messages = 0;
   uint64_t commands_applied = 0;   // client commands queued into the world
   uint64_t poses_quantized = 0;
+  // Hit queries (API calls and HitQuery messages): answered, of which hits, with their view
+  // time clamped into the history; refused by reason (HitRefusal); entities whose bounding
+  // sphere a ray met but whose pose had no recipe at the view time (not tested).
+  uint64_t hit_queries = 0;
+  uint64_t hit_hits = 0;
+  uint64_t hit_view_clamped = 0;
+  std::array<uint64_t, kHitRefusalCount> hit_refused{};
+  uint64_t hit_unevaluable = 0;
+  uint64_t hit_history_bytes_per_entity = 0;  // the history's memory per entity
   MessageCounts received;  // decoded inbound datagrams by kind (undecodable ones: drops)
   MessageCounts sent;      // datagrams the socket took, by kind
   // Every tick's duration since start: counts per kTickBucketBoundsUs bucket (not cumulative)
