@@ -76,7 +76,8 @@ RecorderStats Recorder::stats() const {
   return stats;
 }
 
-Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash) {
+Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash,
+                             std::span<const sim::AnimationEvent> events) {
   if (Status s = fail_if_failed(); !s) return s;
   if (tick != next_tick_) {
     return Error{"recorder: tick " + std::to_string(tick) + " recorded, expected tick " +
@@ -87,6 +88,17 @@ Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> 
   w.u64(world_hash);
   w.varint(commands.size());
   for (const sim::QueuedCommand& q : commands) encode_command(w, q.submitter, q.command, tick);
+  w.varint(events.size());
+  for (const sim::AnimationEvent& e : events) {
+    w.varint(e.entity);
+    w.varint(e.clip);
+    w.varint(e.marker);
+    w.u8(e.layer);
+    w.f32(e.weight);
+    w.f32(e.x);
+    w.f32(e.z);
+  }
+  stats_.events += events.size();
   ++batch_ticks_;
   ++next_tick_;
   ++stats_.ticks;
@@ -110,7 +122,10 @@ uint64_t Recorder::tick_world_hash(const sim::World& world) {
 
 Status Recorder::record_tick(const sim::World& world) {
   if (world.tick_index() == 0) return Error{"recorder: record_tick before the world's first tick"};
-  if (Status s = append_tick(world.tick_index() - 1, world.last_tick_commands(), tick_world_hash(world)); !s) return s;
+  if (Status s = append_tick(world.tick_index() - 1, world.last_tick_commands(), tick_world_hash(world),
+                             world.last_tick_events());
+      !s)
+    return s;
   if (world.tick_index() % config_.checkpoint_interval_ticks == 0) return append_checkpoint(world);
   if (batch_ticks_ >= config_.flush_interval_ticks) hand_off_ticks();
   return {};

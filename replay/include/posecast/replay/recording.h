@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "posecast/replay/command_codec.h"
+#include "posecast/sim/animation_event.h"
 #include "posecast/result.h"
 
 namespace posecast::replay {
@@ -81,6 +82,8 @@ struct TickRecord {
   uint64_t world_hash = 0;
   uint32_t first_command = 0;  // into Recording::commands
   uint32_t command_count = 0;
+  uint32_t first_event = 0;    // into Recording::events
+  uint32_t event_count = 0;
 };
 
 enum class StopReason : uint8_t {
@@ -108,6 +111,9 @@ struct Recording {
   std::vector<Checkpoint> checkpoints;  // increasing ticks; [0].tick == header.start_tick
   std::vector<TickRecord> ticks;        // ticks[i] is tick header.start_tick + i
   std::vector<RecordedCommand> commands;
+  // The animation events each tick emitted (World::last_tick_events; docs/events.md), in the
+  // World's order; each with its tick.
+  std::vector<sim::AnimationEvent> events;
   std::vector<PaletteSample> palettes;  // increasing ticks
   RecordingStop stop;
   std::size_t chunks = 0;  // valid chunks read
@@ -116,6 +122,8 @@ struct Recording {
   uint64_t end_tick() const { return header.start_tick + ticks.size(); }  // one past the last
   // Commands applied at `tick` in apply order; empty outside [first_tick, end_tick).
   std::span<const RecordedCommand> commands_at(uint64_t tick) const;
+  // The animation events tick `tick` emitted, in the World's order; empty outside the range.
+  std::span<const sim::AnimationEvent> events_at(uint64_t tick) const;
   const TickRecord* tick_record(uint64_t tick) const;  // nullptr outside the range
   // The last checkpoint with tick <= `tick`, or nullptr.
   const Checkpoint* checkpoint_at_or_before(uint64_t tick) const;
