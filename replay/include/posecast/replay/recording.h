@@ -25,8 +25,9 @@ namespace posecast::replay {
 
 // 2: palette hash version 2 (hash.h); 3: zstd-compressed chunk payloads; 4: root transforms
 // (spawn position, teleport / move / move_to, a motion's root_motion flag, world hashes
-// folding each entity's root transform, snapshot version 3).
-inline constexpr uint32_t kRecordingFormatVersion = 4;
+// folding each entity's root transform, snapshot version 3); 5: TICK records hold the tick's
+// animation events (docs/events.md).
+inline constexpr uint32_t kRecordingFormatVersion = 5;
 inline constexpr uint8_t kRecordingSignature[8] = {0x89, 'P', 'C', 'R', '\r', '\n', 0x1A, '\n'};
 inline constexpr std::size_t kChunkOverhead = 8;                   // type, length
 inline constexpr uint32_t kMaxChunkPayload = 256u * 1024u * 1024u;  // anything larger is damage
