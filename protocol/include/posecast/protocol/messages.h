@@ -35,7 +35,9 @@ namespace posecast::protocol {
 // Version 7: each record carries its entity's root transform (root_size bytes before the pose
 // codec's, in the top bits of pose_size; root_coding.h), and ClientCommand gains Move, MoveTo
 // and Teleport (x, z, yaw, speed, turn_rate).
-inline constexpr uint16_t kProtocolVersion = 7;
+// Version 8: AnimationEvents (server -> client, repeated until acknowledged) and
+// Ack::events_received (docs/events.md).
+inline constexpr uint16_t kProtocolVersion = 8;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
 // decode_message() refuses anything larger before looking at it.
