@@ -1,4 +1,4 @@
-// posecast replay FILE [--verify] [--from T] [--to T] [--speed X] [--hashes OUT] [--threads N]
+// posecast replay FILE [--verify] [--from T] [--to T] [--speed X] [--hashes OUT] [--threads N] [--events]
 //                      [--assets DIR]
 //
 // Re-simulates a recording (docs/recording-format.md) from its commands on a fresh World, with
@@ -39,6 +39,7 @@ struct ReplayArgs {
   std::string hashes;                // empty: none
   unsigned threads = 1;
   std::string assets;
+  bool events = false;  // print the recorded animation events of the played ticks
 };
 
 int fail(const std::string& why, int code) {
@@ -102,6 +103,7 @@ struct Playback {
   uint64_t to = 0;
   double speed = 0.0;  // times real time; 0: as fast as possible
   bool verify = false;
+  bool events = false;
   uint32_t tick_rate_hz = 0;
 };
 
@@ -116,7 +118,8 @@ int report_divergence(replay::Replayer& replayer, const replay::ReplayStep& step
 
 // Seeks to p.from (from the recording's first tick `first`), plays to p.to and prints the
 // figures; the exit code (`damaged`: the recording's tail was damaged).
-int play(replay::Replayer& replayer, const Playback& p, uint64_t first, HashesFile& hashes, bool damaged) {
+int play(replay::Replayer& replayer, const replay::Recording& rec, const Playback& p, uint64_t first,
+         HashesFile& hashes, bool damaged) {
   const auto seek_start = std::chrono::steady_clock::now();
   replay::ReplayStep mismatch;
   bool mismatched = false;
@@ -145,6 +148,25 @@ int play(replay::Replayer& replayer, const Playback& p, uint64_t first, HashesFi
     ++played;
     hashes.write(step.tick, replayer.world());
     if (p.verify && !step.matches()) return report_divergence(replayer, step, hashes);
+    // The recording's events of this tick (docs/events.md), named from the replayed World's
+    // models; with --verify they must be the ones the replay emitted (the world hash checks
+    // them as well).
+    const std::span<const sim::AnimationEvent> recorded = rec.events_at(step.tick);
+    if (p.verify) {
+      const std::span<const sim::AnimationEvent> replayed = replayer.world().last_tick_events();
+      const auto same = [](const sim::AnimationEvent& a, const sim::AnimationEvent& b) {
+        return a.entity == b.entity && a.clip == b.clip && a.marker == b.marker && a.layer == b.layer;
+      };
+      if (!std::equal(recorded.begin(), recorded.end(), replayed.begin(), replayed.end(), same)) {
+        hashes.close();
+        return fail("tick " + std::to_string(step.tick) + ": the replay's animation events differ from the recording's (" +
+                        std::to_string(replayed.size()) + " against " + std::to_string(recorded.size()) + ")",
+                    kExitFailure);
+      }
+    }
+    if (p.events) {
+      for (const sim::AnimationEvent& e : recorded) std::printf("%s\n", event_line(replayer.world(), e).c_str());
+    }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   hashes.close();
@@ -161,6 +183,7 @@ int replay(const ReplayArgs& args) {
   Playback playback;
   playback.speed = args.speed;
   playback.verify = args.verify;
+  playback.events = args.events;
 
   Result<std::shared_ptr<const replay::Recording>> read = replay::read_recording_file(path);
   if (!read) return fail(read.error().message, kExitFailure);
@@ -196,7 +219,7 @@ int replay(const ReplayArgs& args) {
 
   HashesFile hashes;
   if (!args.hashes.empty() && !hashes.open(args.hashes)) return fail("cannot write '" + args.hashes + "'", kExitFailure);
-  return play(*created.value(), playback, rec.first_tick(), hashes, damaged);
+  return play(*created.value(), rec, playback, rec.first_tick(), hashes, damaged);
 }
 
 }  // namespace
@@ -230,6 +253,9 @@ Command add_replay_command(CommandLine& command_line) {
   add_threads_option(*app, o->threads);
   app->add_option("--assets", o->assets, "look for model files by name in DIR first (for moved recordings)")
       ->type_name("DIR");
+  app->add_flag("--events", o->events,
+                "print the recording's animation events of every played tick (docs/events.md):\n"
+                "\"event tick T entity E clip C marker M layer L weight W\"");
   return {app, [o] { return replay(*o); }};
 }
 

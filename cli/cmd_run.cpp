@@ -1,4 +1,4 @@
-// posecast run SCENARIO.json [--ticks N] [--threads N] [--hashes OUT] [--no-progress]
+// posecast run SCENARIO.json [--ticks N] [--threads N] [--hashes OUT] [--no-progress] [--events]
 //
 // Runs a scenario headless (docs/scenario-format.md): loads its models, applies its commands at
 // their ticks, and prints the final world hash and the run hash (docs/determinism.md); with
@@ -35,6 +35,7 @@ struct RunOptions {
   unsigned threads = 1;
   std::string hashes;             // empty: none
   bool no_progress = false;
+  bool events = false;            // print every animation event
 };
 
 int fail(const std::string& why, int code) {
@@ -121,6 +122,11 @@ int run(const RunOptions& o) {
         line += '\n';
         std::fputs(line.c_str(), hashes);
       }
+      if (o.events) {
+        for (const sim::AnimationEvent& e : world.last_tick_events()) {
+          std::printf("%s\n", event_line(world, e).c_str());
+        }
+      }
       progress.update(t + 1);
     }
   }
@@ -141,6 +147,19 @@ int run(const RunOptions& o) {
 
 }  // namespace
 
+std::string event_line(const sim::World& world, const sim::AnimationEvent& event) {
+  const Rig* rig = world.entity_rig(event.entity);
+  std::string clip = "#" + std::to_string(event.clip), marker = "#" + std::to_string(event.marker);
+  if (rig != nullptr && event.clip < rig->clips.size()) {
+    clip = rig->clips[event.clip].name;
+    if (event.marker < rig->clips[event.clip].markers.size()) marker = rig->clips[event.clip].markers[event.marker].name;
+  }
+  char weight[32];
+  std::snprintf(weight, sizeof weight, "%.3f", static_cast<double>(event.weight));
+  return "event tick " + std::to_string(event.tick) + " entity " + std::to_string(event.entity) + " clip " + clip +
+         " marker " + marker + " layer " + std::to_string(event.layer) + " weight " + weight;
+}
+
 Command add_run_command(CommandLine& command_line) {
   CLI::App* app = command_line.add_command(
       "run", "run a scenario headless: per-tick palette hashes, final world hash",
@@ -159,6 +178,9 @@ Command add_run_command(CommandLine& command_line) {
                   "order, 16 hex digits each, separated by spaces")
       ->type_name("OUT");
   app->add_flag("--no-progress", o->no_progress, "never draw the progress bar");
+  app->add_flag("--events", o->events,
+                "print every animation event as it happens (docs/events.md): \"event tick T entity E\n"
+                "clip C marker M layer L weight W\"");
   return {app, [o] { return run(*o); }};
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "command_line.h"
+#include "posecast/sim/world.h"
 
 namespace posecast::cli {
 
@@ -31,5 +32,9 @@ Command add_regress_command(CommandLine& command_line);  // cmd_regress.cpp
 
 // `--threads N` (1..256, default 1): the evaluation threads of run, replay and regress.
 void add_threads_option(CLI::App& command, unsigned& threads);
+
+// One animation event as `run --events` and `replay --events` print it (docs/events.md):
+// "event tick 12 entity 3 clip walk marker footstep_r layer 0 weight 1.000" (cmd_run.cpp).
+std::string event_line(const sim::World& world, const sim::AnimationEvent& event);
 
 }  // namespace posecast::cli

@@ -113,7 +113,23 @@ class Encoder {
   }
   Result<std::vector<uint8_t>> operator()(const Ack& m) {
     return finish(w::Payload::Ack,
-                  w::CreateAck(fbb_, m.newest_tick, m.previous_mask, m.echo_us).Union());
+                  w::CreateAck(fbb_, m.newest_tick, m.previous_mask, m.echo_us, m.events_received).Union());
+  }
+  Result<std::vector<uint8_t>> operator()(const AnimationEvents& m) {
+    if (m.events.empty() || m.events.size() > kMaxEventsPerMessage) {
+      return field_error("animation_events", "events: " + std::to_string(m.events.size()) + " is not in 1.." +
+                                                 std::to_string(kMaxEventsPerMessage));
+    }
+    if (m.first_sequence == 0 || m.first_sequence > UINT32_MAX - m.events.size()) {
+      return field_error("animation_events", "first_sequence out of range");
+    }
+    std::vector<w::AnimationEventRecord> records;
+    records.reserve(m.events.size());
+    for (const WireEvent& e : m.events) {
+      records.emplace_back(e.tick, e.entity_id, e.x, e.z, e.clip, e.marker, e.generation, e.layer, e.weight_q8);
+    }
+    const auto events = fbb_.CreateVectorOfStructs(records);
+    return finish(w::Payload::AnimationEvents, w::CreateAnimationEvents(fbb_, m.first_sequence, events).Union());
   }
   Result<std::vector<uint8_t>> operator()(const ClientCommand& m) {
     if (static_cast<uint8_t>(m.op) >= kCommandOpCount) {
@@ -333,7 +349,31 @@ Result<Message> decode_envelope(const w::Envelope& envelope) {
       return decode_snapshot(*envelope.payload_as_Snapshot());
     case w::Payload::Ack: {
       const auto* t = envelope.payload_as_Ack();
-      return Message{Ack{t->newest_tick(), t->previous_mask(), t->echo_us()}};
+      return Message{Ack{t->newest_tick(), t->previous_mask(), t->echo_us(), t->events_received()}};
+    }
+    case w::Payload::AnimationEvents: {
+      const auto* t = envelope.payload_as_AnimationEvents();
+      AnimationEvents m;
+      m.first_sequence = t->first_sequence();
+      const auto* events = t->events();
+      const std::size_t count = events == nullptr ? 0 : events->size();
+      if (count == 0 || count > kMaxEventsPerMessage) {
+        return field_error("animation_events", "events: " + std::to_string(count) + " is not in 1.." +
+                                                   std::to_string(kMaxEventsPerMessage));
+      }
+      if (m.first_sequence == 0 || m.first_sequence > UINT32_MAX - count) {
+        return field_error("animation_events", "first_sequence out of range");
+      }
+      m.events.reserve(count);
+      for (std::size_t i = 0; i < count; ++i) {
+        const w::AnimationEventRecord* e = events->Get(static_cast<fb::uoffset_t>(i));
+        if (!std::isfinite(e->x()) || !std::isfinite(e->z())) {
+          return field_error("animation_events", "events[" + std::to_string(i) + "]: position is not finite");
+        }
+        m.events.push_back(WireEvent{e->tick(), e->entity_id(), e->generation(), e->clip(), e->marker(),
+                                     e->layer(), e->weight_q8(), e->x(), e->z()});
+      }
+      return Message{std::move(m)};
     }
     case w::Payload::ClientCommand: {
       const auto* t = envelope.payload_as_ClientCommand();

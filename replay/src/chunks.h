@@ -27,7 +27,9 @@ void append_header_chunk(std::vector<uint8_t>& out, const RecordingHeader& heade
 // CKPT:  u64 tick  varint entities { varint id  u64 palette_hash }  (hashes of tick - 1)
 //        snapshot bytes (World::snapshot(), the rest of the content)
 // TICK:  u64 first_tick  varint tick_count
-//        records = { u64 world_hash  varint command_count  command* }[tick_count]
+//        records = { u64 world_hash  varint command_count  command*
+//                    varint event_count  event* }[tick_count]
+//        event = varint entity  varint clip  varint marker  u8 layer  f32 weight  f32 x  f32 z
 // PALS:  u64 tick  varint entities { varint id  varint joints  f32[16 * joints] }
 // END:   u64 end_tick
 
@@ -38,6 +40,7 @@ inline constexpr uint64_t kMaxEntities = 1u << 24;
 inline constexpr uint64_t kMaxJoints = 1u << 16;
 inline constexpr uint64_t kMaxTicksPerChunk = 1u << 24;
 inline constexpr uint64_t kMaxCommandsPerTick = 1u << 24;
+inline constexpr uint64_t kMaxEventsPerTick = 1u << 24;
 // Ticks far beyond any session (about 580 years at 60 Hz), as World snapshots allow.
 inline constexpr uint64_t kMaxTick = uint64_t{1} << 40;
 

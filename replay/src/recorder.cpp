@@ -103,7 +103,8 @@ RecorderStats Recorder::stats() const {
 }
 
 Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash,
-                             const sim::TickCheck& check) {
+                             const sim::TickCheck& check,
+                             std::span<const sim::AnimationEvent> events) {
   if (Status s = fail_if_failed(); !s) return s;
   if (tick != next_tick_) {
     return Error{"recorder: tick " + std::to_string(tick) + " recorded, expected tick " +
@@ -115,6 +116,17 @@ Status Recorder::append_tick(uint64_t tick, std::span<const sim::QueuedCommand> 
   write_tick_check(w, check);
   w.varint(commands.size());
   for (const sim::QueuedCommand& q : commands) encode_command(w, q.submitter, q.command, tick);
+  w.varint(events.size());
+  for (const sim::AnimationEvent& e : events) {
+    w.varint(e.entity);
+    w.varint(e.clip);
+    w.varint(e.marker);
+    w.u8(e.layer);
+    w.f32(e.weight);
+    w.f32(e.x);
+    w.f32(e.z);
+  }
+  stats_.events += events.size();
   ++batch_ticks_;
   ++next_tick_;
   ++stats_.ticks;
@@ -133,7 +145,9 @@ Status Recorder::record_tick(const sim::World& world) {
   // A World that does not hash every palette (WorldOptions::hash_palettes off, as the server
   // runs) reports world hash 0, and the tick check alone verifies the tick; any hashing World
   // reports a non-zero value even with no entity (the hash of nothing).
-  if (Status s = append_tick(world.tick_index() - 1, world.last_tick_commands(), world.world_hash(), world.tick_check()); !s) {
+  if (Status s = append_tick(world.tick_index() - 1, world.last_tick_commands(), world.world_hash(), world.tick_check(),
+                                 world.last_tick_events());
+      !s) {
     return s;
   }
   if (world.tick_index() % config_.checkpoint_interval_ticks == 0) return append_checkpoint(world);

@@ -183,6 +183,7 @@ class ChunkParser {
     const std::size_t ticks_before = rec_.ticks.size();
     const std::size_t commands_before = rec_.commands.size();
     const std::size_t sums_before = rec_.check_sums.size();
+    const std::size_t events_before = rec_.events.size();
     for (uint64_t i = 0; i < count && r.ok(); ++i) {
       const uint64_t tick = first + i;
       TickRecord t;
@@ -206,6 +207,33 @@ class ChunkParser {
         rec_.commands.push_back(std::move(command));
       }
       if (rec_.commands.size() > std::numeric_limits<uint32_t>::max()) r.fail("commands", "more than 2^32 in one recording");
+      // The tick's animation events: varint entity, varint clip, varint marker, u8 layer,
+      // f32 weight, f32 x, f32 z (at least 15 bytes each).
+      const uint64_t e = r.ok() ? r.varint("event_count", detail::kMaxEventsPerTick) : 0;
+      if (r.ok() && e > r.remaining() / 15) r.fail("event_count", num(e) + " events cannot fit the chunk");
+      t.first_event = static_cast<uint32_t>(rec_.events.size());
+      t.event_count = static_cast<uint32_t>(e);
+      for (uint64_t k = 0; k < e && r.ok(); ++k) {
+        sim::AnimationEvent event;
+        event.tick = tick;
+        ByteReader sub = r;  // on a copy, so the error can be prefixed with the path
+        event.entity = static_cast<uint32_t>(sub.varint("entity", UINT32_MAX));
+        event.clip = static_cast<uint16_t>(sub.varint("clip", UINT16_MAX));
+        event.marker = static_cast<uint16_t>(sub.varint("marker", UINT16_MAX));
+        event.layer = sub.u8("layer");
+        event.weight = sub.f32("weight");
+        event.x = sub.f32("x");
+        event.z = sub.f32("z");
+        if (!sub.ok()) {
+          r.fail("ticks[" + num(i) + "] (tick " + num(tick) + ").events[" + num(k) + "]." +
+                     sub.error().substr(0, sub.error().find(':')),
+                 sub.error().substr(sub.error().find(':') + 2));
+          break;
+        }
+        r = sub;
+        rec_.events.push_back(event);
+      }
+      if (rec_.events.size() > std::numeric_limits<uint32_t>::max()) r.fail("events", "more than 2^32 in one recording");
       rec_.ticks.push_back(t);
     }
     if (r.ok() && r.remaining() != 0) r.fail("records", num(r.remaining()) + " unexpected trailing bytes");
@@ -213,6 +241,7 @@ class ChunkParser {
       rec_.ticks.resize(ticks_before);
       rec_.commands.resize(commands_before);
       rec_.check_sums.resize(sums_before);
+      rec_.events.resize(events_before);
       error = r.error();
       return false;
     }
@@ -307,6 +336,12 @@ std::span<const RecordedCommand> Recording::commands_at(uint64_t tick) const {
   const TickRecord* t = tick_record(tick);
   if (t == nullptr) return {};
   return std::span<const RecordedCommand>(commands).subspan(t->first_command, t->command_count);
+}
+
+std::span<const sim::AnimationEvent> Recording::events_at(uint64_t tick) const {
+  const TickRecord* t = tick_record(tick);
+  if (t == nullptr) return {};
+  return std::span<const sim::AnimationEvent>(events).subspan(t->first_event, t->event_count);
 }
 
 const TickRecord* Recording::tick_record(uint64_t tick) const {

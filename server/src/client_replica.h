@@ -5,6 +5,7 @@
 // last sent to it.
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ struct PendingDespawn {
   std::vector<uint32_t> carrier_ticks;  // snapshot ticks it was sent with, not yet acked
 };
 inline constexpr uint32_t kDespawnAckedCarriers = 3;
+
+// Animation events (docs/events.md) held for one client until it acknowledges them: beyond
+// this many unacknowledged, new events for that client are dropped (and counted), so a client
+// that never acknowledges costs bounded memory.
+inline constexpr std::size_t kMaxPendingEvents = 256;
 
 // One entity in a client's view of a sent snapshot: the pose tick it holds there.
 struct ViewEntry {
@@ -76,12 +82,19 @@ struct ClientReplica {
   std::vector<ClientEntity> entities;  // sorted by id
   std::vector<PendingDespawn> despawns;
 
+  // Animation events not yet acknowledged: sequences events_acked + 1, + 2, ... (numbered for
+  // this client from 1, no gaps); every snapshot repeats a prefix of them until an Ack's
+  // events_received covers it.
+  std::deque<protocol::WireEvent> pending_events;
+  uint32_t events_acked = 0;
+
   // What this tick's snapshot building produced, sent and counted afterwards on the ticking
   // thread (building runs in parallel; the socket and the counters are not shared).
   std::vector<std::vector<uint8_t>> outbox;
   struct Tally {
     uint64_t snapshots = 0, snapshot_packets = 0, records = 0, records_from_rest = 0;
     uint64_t records_deferred = 0, spawn_messages = 0, despawn_messages = 0;
+    uint64_t event_messages = 0, events_sent = 0;
   } tally;
 
   // Token bucket smoothing the budget: refills at the budget rate, holds a few snapshots'

@@ -101,6 +101,14 @@ bool Replicator::handle_ack(ClientReplica& client, const protocol::Ack& ack, int
       (client.newest_sent == kNoTick || ack.newest_tick > client.newest_sent)) {
     return false;
   }
+  // Animation events: everything up to events_received arrived. A count past what was queued
+  // is a confused or hostile client: taken as far as what exists.
+  if (ack.events_received > client.events_acked) {
+    const uint64_t done = std::min<uint64_t>(ack.events_received - client.events_acked, client.pending_events.size());
+    client.pending_events.erase(client.pending_events.begin(),
+                                client.pending_events.begin() + static_cast<std::ptrdiff_t>(done));
+    client.events_acked += static_cast<uint32_t>(done);
+  }
   if (ack.echo_us != 0) {  // keep-alives before anything completed carry one too
     client.ack_echo_us = ack.echo_us;
     client.ack_echo_taken_us = now_us;
@@ -134,6 +142,46 @@ bool Replicator::handle_ack(ClientReplica& client, const protocol::Ack& ack, int
   }
   std::erase_if(client.despawns, [](const PendingDespawn& d) { return d.acked_carriers >= kDespawnAckedCarriers; });
   return true;
+}
+
+void Replicator::queue_events(std::span<const sim::AnimationEvent> events, uint32_t tick) {
+  if (events.empty() || clients_.empty()) return;
+  counters_.events_emitted += events.size();
+  const std::vector<EntityRecord>& records = mirror_.records();
+  for (const sim::AnimationEvent& event : events) {
+    const std::size_t index = mirror_.find(event.entity);
+    if (index >= records.size()) continue;  // not replicated (cannot happen: the mirror has every entity)
+    const EntityRecord& entity = records[index];
+    protocol::WireEvent wire_event;
+    wire_event.tick = tick;
+    wire_event.entity_id = event.entity;
+    wire_event.generation = entity.generation;
+    wire_event.clip = event.clip;
+    wire_event.marker = event.marker;
+    wire_event.layer = event.layer;
+    wire_event.weight_q8 = static_cast<uint8_t>(std::lround(std::clamp(event.weight, 0.0f, 1.0f) * 255.0f));
+    wire_event.x = event.x;
+    wire_event.z = event.z;
+    for (auto& client : clients_) {
+      if (!in_interest(*client, entity)) continue;
+      if (client->pending_events.size() >= kMaxPendingEvents) {
+        ++counters_.events_dropped;  // a client that does not acknowledge: bounded, counted
+        continue;
+      }
+      client->pending_events.push_back(wire_event);
+      ++counters_.events_queued;
+    }
+  }
+}
+
+bool Replicator::in_interest(const ClientReplica& client, const EntityRecord& entity) const {
+  const Interest& interest = client.interest;
+  if (client.subscribed_sorted.empty() && !interest.use_radius) return true;
+  if (std::binary_search(client.subscribed_sorted.begin(), client.subscribed_sorted.end(), entity.id)) return true;
+  if (!interest.use_radius) return false;
+  const Vec3& p = entity.position;
+  const float dx = p.x - interest.center.x, dy = p.y - interest.center.y, dz = p.z - interest.center.z;
+  return dx * dx + dy * dy + dz * dz <= interest.radius * interest.radius;
 }
 
 void Replicator::retire(std::span<const RetiredEntity> retired, uint32_t tick) {
@@ -260,6 +308,8 @@ void Replicator::send_snapshots(uint32_t tick, int64_t now_us, Connections& conn
     counters_.records_deferred += t.records_deferred;
     counters_.spawn_messages += t.spawn_messages;
     counters_.despawn_messages += t.despawn_messages;
+    counters_.event_messages += t.event_messages;
+    counters_.events_sent += t.events_sent;
     client->tally = ClientReplica::Tally{};
   }
   const auto send_end = std::chrono::steady_clock::now();

@@ -27,6 +27,7 @@
 #include "posecast/protocol/pose_codec.h"
 #include "posecast/protocol/snapshot_writer.h"
 #include "posecast/server/server_options.h"
+#include "posecast/sim/animation_event.h"
 #include "posecast/sim/worker_pool.h"
 
 namespace posecast::server {
@@ -48,6 +49,10 @@ class Replicator {
   // their entities' spawns confirmed, despawns they carried counted. False when it names a
   // tick never sent (nothing changes).
   bool handle_ack(ClientReplica& client, const protocol::Ack& ack, int64_t now_us);
+  // The World tick's animation events, stamped with session tick `tick`: each queued for the
+  // clients whose interest holds its entity (kMaxPendingEvents each; the rest dropped and
+  // counted). Clients that joined after the tick get none of them.
+  void queue_events(std::span<const sim::AnimationEvent> events, uint32_t tick);
   // Entities the mirror retired at `tick`: dropped from every client's table, and a despawn
   // owed to the clients that were sent them.
   void retire(std::span<const RetiredEntity> retired, uint32_t tick);
@@ -87,7 +92,9 @@ class Replicator {
   struct Mandatory {
     std::vector<uint8_t> status;
     std::vector<std::vector<uint8_t>> despawns;
-    uint64_t wire_bytes = 0;  // of both, UDP/IP headers included
+    std::vector<uint8_t> events;  // an AnimationEvents datagram, or empty
+    uint32_t event_count = 0;
+    uint64_t wire_bytes = 0;  // of them all, UDP/IP headers included
   };
   // One worker's scratch (kept between ticks: no steady-state allocation) and pose encoders.
   // On cache lines of its own: side by side, one worker's last vector headers and the next
@@ -114,11 +121,14 @@ class Replicator {
   References choose_references(ClientReplica& client, uint32_t tick) const;
   // Wire bytes this snapshot may use (UINT64_MAX without a budget); refills the bucket.
   uint64_t allowance(ClientReplica& client, int64_t now_us) const;
-  Mandatory mandatory_traffic(ClientReplica& client, uint32_t tick, int64_t now_us);
+  // `budget`: the snapshot's allowance; events take at most a quarter of it.
+  Mandatory mandatory_traffic(ClientReplica& client, uint32_t tick, int64_t now_us, uint64_t budget);
   // The SessionStatus datagram this client's snapshot carries now, or empty when none is due:
   // three snapshots after a change of its owned list, else one a second.
   std::vector<uint8_t> session_status_for(ClientReplica& client, uint32_t tick, int64_t now_us);
   void gather_candidates(ClientReplica& client, uint32_t tick, SendScratch& scratch) const;
+  // Whether the client's interest holds the entity (as gather_candidates chooses).
+  bool in_interest(const ClientReplica& client, const EntityRecord& entity) const;
   void meet_new_entities(ClientReplica& client, SendScratch& scratch) const;
   void rank_candidates(ClientReplica& client, SendScratch& scratch) const;
   // Appends to scratch.writer the candidates that fit `allowance` beside `extra_bytes`.

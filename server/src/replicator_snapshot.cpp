@@ -34,7 +34,7 @@ bool by_id(const ViewEntry& a, const ViewEntry& b) { return a.id < b.id; }
 void Replicator::send_snapshot(ClientReplica& client, uint32_t tick, int64_t now_us, SendScratch& scratch) {
   const References refs = choose_references(client, tick);
   const uint64_t budget = allowance(client, now_us);
-  Mandatory mandatory = mandatory_traffic(client, tick, now_us);
+  Mandatory mandatory = mandatory_traffic(client, tick, now_us, budget);
   // An empty snapshot (one packet) goes with the mandatory traffic, or nothing does.
   const uint64_t empty_snapshot = wire(protocol::snapshot_packet_overhead(0));
   if (mandatory.wire_bytes + empty_snapshot > budget) {
@@ -99,8 +99,36 @@ uint64_t Replicator::allowance(ClientReplica& client, int64_t now_us) const {
   return std::min(static_cast<uint64_t>(std::max(0.0, client.budget_tokens)), left);
 }
 
-Replicator::Mandatory Replicator::mandatory_traffic(ClientReplica& client, uint32_t tick, int64_t now_us) {
+Replicator::Mandatory Replicator::mandatory_traffic(ClientReplica& client, uint32_t tick, int64_t now_us,
+                                                    uint64_t budget) {
   Mandatory out;
+  // Unacknowledged animation events, oldest first, as many as one datagram holds within a
+  // quarter of the budget (at least one; docs/events.md): repeated with every snapshot until
+  // acked.
+  if (!client.pending_events.empty()) {
+    constexpr uint64_t kEventBytes = 24;    // one AnimationEventRecord
+    constexpr uint64_t kMessageBytes = 64;  // envelope and table, generously
+    const uint64_t quarter = budget == UINT64_MAX ? UINT64_MAX : budget / 4;
+    uint64_t fits = protocol::kMaxEventsPerMessage;
+    if (quarter != UINT64_MAX) {
+      fits = quarter > wire(kMessageBytes) ? (quarter - wire(kMessageBytes)) / kEventBytes : 0;
+    }
+    // At least one, so that a small budget slows events down rather than starving them.
+    const std::size_t count = static_cast<std::size_t>(
+        std::min<uint64_t>({std::max<uint64_t>(fits, 1), protocol::kMaxEventsPerMessage, client.pending_events.size()}));
+    if (count > 0) {
+      protocol::AnimationEvents message;
+      message.first_sequence = client.events_acked + 1;
+      message.events.assign(client.pending_events.begin(),
+                            client.pending_events.begin() + static_cast<std::ptrdiff_t>(count));
+      Result<std::vector<uint8_t>> bytes = protocol::encode_message(message);
+      if (bytes) {
+        out.wire_bytes += wire(bytes->size());
+        out.events = std::move(bytes).value();
+        out.event_count = static_cast<uint32_t>(count);
+      }
+    }
+  }
   out.status = session_status_for(client, tick, now_us);
   if (!out.status.empty()) out.wire_bytes += wire(out.status.size());
   for (const PendingDespawn& d : client.despawns) {
@@ -291,6 +319,7 @@ bool Replicator::write_packets(ClientReplica& client, uint32_t tick, uint64_t al
     spawns.clear();
     uint64_t real = writer.written_bytes();
     for (const auto& bytes : mandatory.despawns) real += wire(bytes.size());
+    if (!mandatory.events.empty()) real += wire(mandatory.events.size());
     for (std::size_t r = 0; r < writer.record_count(); ++r) {
       const Candidate& candidate = scratch.candidates[scratch.record_candidates[r]];
       if (client.entities[candidate.known].spawn_confirmed) continue;
@@ -320,6 +349,12 @@ void Replicator::queue_datagrams(ClientReplica& client, uint32_t tick, Mandatory
   if (!mandatory.status.empty()) {
     spent += wire(mandatory.status.size());
     client.outbox.push_back(std::move(mandatory.status));
+  }
+  if (!mandatory.events.empty()) {
+    spent += wire(mandatory.events.size());
+    client.outbox.push_back(std::move(mandatory.events));
+    ++client.tally.event_messages;
+    client.tally.events_sent += mandatory.event_count;
   }
   for (auto* group : {&mandatory.despawns, &spawns, &packets}) {
     for (auto& datagram : *group) {

@@ -104,7 +104,7 @@ const char* message_kind_name(std::size_t kind) {
       "client_hello",  "server_challenge", "challenge_response", "welcome",
       "snapshot",      "ack",              "client_command",     "entity_spawn",
       "entity_despawn", "disconnect",      "session_status",     "replay_control",
-      "hit_query",      "hit_result"};
+      "hit_query",      "hit_result",      "animation_events"};
   return kind < kMessageKindCount ? kNames[kind] : "?";
 }
 
@@ -269,6 +269,7 @@ void Server::tick(int64_t now_us) {
   impl.retired.clear();
   impl.mirror->sync(tick, impl.world_moved, impl.retired);
   impl.replicator->retire(impl.retired, tick);
+  impl.replicator->queue_events(impl.world->last_tick_events(), tick);
   impl.apply_entity_ops(now);
   impl.replicator->send_snapshots(tick, now, *impl.connections);
   impl.replicator->commit(tick);

@@ -187,6 +187,21 @@ Status Clip::validate(const Skeleton& skeleton) const {
     return invalid(*this, "duration_seconds is negative or not finite");
   if (duration_us != std::llround(static_cast<double>(duration_seconds) * 1e6))
     return invalid(*this, "duration_us does not match duration_seconds");
+  if (markers.size() > kMaxClipMarkers)
+    return invalid(*this, "more than " + std::to_string(kMaxClipMarkers) + " markers");
+  for (std::size_t i = 0; i < markers.size(); ++i) {
+    const ClipMarker& m = markers[i];
+    const std::string mname = "markers[" + std::to_string(i) + "]";
+    if (m.name.empty() || m.name.size() > kMaxMarkerNameBytes)
+      return invalid(*this, mname + ".name is empty or longer than " + std::to_string(kMaxMarkerNameBytes) + " bytes");
+    if (m.time_us < 0 || m.time_us > duration_us) return invalid(*this, mname + ".time_us is outside the clip");
+    if (m.duration_us < 0) return invalid(*this, mname + ".duration_us is negative");
+    if (i > 0 && !(markers[i - 1].time_us < m.time_us ||
+                   (markers[i - 1].time_us == m.time_us && markers[i - 1].name < m.name)))
+      return invalid(*this, mname + " is not after markers[" + std::to_string(i - 1) + "] in (time, name) order");
+    for (std::size_t j = 0; j < i; ++j)
+      if (markers[j].name == m.name) return invalid(*this, mname + ".name '" + m.name + "' is a duplicate");
+  }
   for (std::size_t i = 0; i < tracks.size(); ++i) {
     const Track& t = tracks[i];
     const std::string tname = track_name(i);

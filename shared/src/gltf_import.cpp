@@ -25,6 +25,7 @@
 #include "gltf/skeleton_builder.h"
 #include "posecast/hash.h"
 #include "posecast/rig_config.h"
+#include "clip_markers.h"
 #include "posecast/root_motion_extraction.h"
 
 namespace posecast {
@@ -175,6 +176,39 @@ Status load_images(const ImportContext& ctx, Model& model) {
   return {};
 }
 
+// A tinygltf extras value as JSON (numbers as doubles; binary blobs as null: extras have none).
+nlohmann::json to_json(const tinygltf::Value& value) {
+  if (value.IsBool()) return value.Get<bool>();
+  if (value.IsNumber()) return value.GetNumberAsDouble();
+  if (value.IsString()) return value.Get<std::string>();
+  if (value.IsArray()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t i = 0; i < value.ArrayLen(); ++i) out.push_back(to_json(value.Get(static_cast<int>(i))));
+    return out;
+  }
+  if (value.IsObject()) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const std::string& key : value.Keys()) out[key] = to_json(value.Get(key));
+    return out;
+  }
+  return nullptr;
+}
+
+// Each animation's `extras.posecast_events` (docs/events.md), parsed once for every rig.
+Result<std::vector<std::vector<MarkerSpec>>> file_markers(const ImportContext& ctx) {
+  const tinygltf::Model& m = ctx.gltf();
+  std::vector<std::vector<MarkerSpec>> out(m.animations.size());
+  for (std::size_t a = 0; a < m.animations.size(); ++a) {
+    const tinygltf::Value& extras = m.animations[a].extras;
+    if (!extras.IsObject() || !extras.Has("posecast_events")) continue;
+    Result<std::vector<MarkerSpec>> list = parse_marker_list(
+        to_json(extras.Get("posecast_events")), ctx.file + ": " + at("animations", a) + ".extras.posecast_events");
+    if (!list) return list.error();
+    out[a] = std::move(list).value();
+  }
+  return out;
+}
+
 Result<Model> build_model(const ImportContext& ctx, const gltf::PrepassResult& prepass, Model model,
                           const RigConfig& config, const std::string& config_name) {
   const tinygltf::Model& m = ctx.gltf();
@@ -206,6 +240,8 @@ Result<Model> build_model(const ImportContext& ctx, const gltf::PrepassResult& p
   if (ctx.options.load_images) {
     if (Status s = load_images(ctx, model); !s) return s.error();
   }
+  Result<std::vector<std::vector<MarkerSpec>>> markers = file_markers(ctx);
+  if (!markers) return markers.error();
 
   for (std::size_t r = 0; r < skeletons.size(); ++r) {
     Rig rig;
@@ -218,6 +254,13 @@ Result<Model> build_model(const ImportContext& ctx, const gltf::PrepassResult& p
       if (!clip) return clip.error();
       rig.clips.push_back(std::move(clip).value());
     }
+    for (std::size_t a = 0; a < rig.clips.size() && a < markers.value().size(); ++a) {
+      if (Status s = add_clip_markers(rig.clips[a], markers.value()[a],
+                                      ctx.file + ": " + at("animations", a) + ".extras.posecast_events");
+          !s)
+        return s.error();
+    }
+    if (Status s = apply_clip_markers(config, rig.clips, config_name); !s) return s.error();
     Result<ResolvedRigConfig> motion = resolve_rig_config(config, rig.skeleton, rig.clips, config_name);
     if (!motion) return motion.error();
     rig.motion_config = std::move(motion).value();

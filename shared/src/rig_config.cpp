@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 
+#include "clip_markers.h"
 #include "posecast/clip.h"
 #include "posecast/skeleton.h"
 #include "posecast/transform.h"
@@ -135,6 +137,87 @@ int find_clip_containing(const std::vector<Clip>& clips, const char* part) {
 
 }  // namespace
 
+Result<std::vector<MarkerSpec>> parse_marker_list(const nlohmann::json& list, const std::string& where) {
+  if (!list.is_array()) return Error{where + ": expected an array of markers"};
+  if (list.size() > kMaxClipMarkers)
+    return Error{where + ": more than " + std::to_string(kMaxClipMarkers) + " markers"};
+  std::vector<MarkerSpec> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const nlohmann::json& item = list[i];
+    if (!item.is_object()) return Error{at + ": expected an object { name, time, duration }"};
+    MarkerSpec spec;
+    bool has_name = false, has_time = false;
+    for (const auto& [key, value] : item.items()) {
+      if (key == "name") {
+        if (!value.is_string() || value.get<std::string>().empty())
+          return Error{at + ".name: expected a non-empty string"};
+        spec.name = value.get<std::string>();
+        if (spec.name.size() > kMaxMarkerNameBytes)
+          return Error{at + ".name: longer than " + std::to_string(kMaxMarkerNameBytes) + " bytes"};
+        has_name = true;
+      } else if (key == "time" || key == "duration") {
+        if (!value.is_number()) return Error{at + "." + key + ": expected a number (seconds)"};
+        const double v = value.get<double>();
+        if (!std::isfinite(v) || v < 0.0) return Error{at + "." + key + ": must be a finite number >= 0"};
+        (key == "time" ? spec.time_seconds : spec.duration_seconds) = v;
+        if (key == "time") has_time = true;
+      } else if (key != "comment") {
+        return Error{at + "." + key + ": unknown field"};
+      }
+    }
+    if (!has_name) return Error{at + ".name: missing"};
+    if (!has_time) return Error{at + ".time: missing"};
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
+Status add_clip_markers(Clip& clip, const std::vector<MarkerSpec>& specs, const std::string& where) {
+  if (clip.markers.size() + specs.size() > kMaxClipMarkers)
+    return Error{where + ": clip '" + clip.name + "' would have more than " + std::to_string(kMaxClipMarkers) + " markers"};
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const MarkerSpec& spec = specs[i];
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    // Seconds to microseconds as the clip's duration is (Clip::duration_us), so a marker at the
+    // last key's time is at duration_us exactly.
+    const int64_t time_us = std::llround(static_cast<double>(static_cast<float>(spec.time_seconds)) * 1e6);
+    if (spec.time_seconds > 1e7 || time_us > clip.duration_us) {
+      char text[128];
+      std::snprintf(text, sizeof text, "%g s is outside the clip (0 to %g s)", spec.time_seconds,
+                    static_cast<double>(clip.duration_seconds));
+      return Error{at + ".time: " + text};
+    }
+    for (const ClipMarker& m : clip.markers)
+      if (m.name == spec.name) return Error{at + ".name: duplicate marker '" + spec.name + "' in clip '" + clip.name + "'"};
+    ClipMarker marker;
+    marker.name = spec.name;
+    marker.time_us = time_us;
+    marker.duration_us = spec.duration_seconds > 1e7 ? int64_t{10'000'000'000'000}
+                                                     : std::llround(spec.duration_seconds * 1e6);
+    clip.markers.push_back(std::move(marker));
+  }
+  std::sort(clip.markers.begin(), clip.markers.end(), [](const ClipMarker& a, const ClipMarker& b) {
+    return a.time_us != b.time_us ? a.time_us < b.time_us : a.name < b.name;
+  });
+  return {};
+}
+
+Status apply_clip_markers(const RigConfig& config, std::vector<Clip>& clips, const std::string& file) {
+  for (const ClipMarkersConfig& entry : config.events) {
+    Clip* clip = nullptr;
+    for (Clip& c : clips)
+      if (c.name == entry.clip) clip = &c;
+    if (clip == nullptr) {
+      std::string names;
+      for (const Clip& c : clips) names += (names.empty() ? "" : ", ") + c.name;
+      return field_error(file, "events." + entry.clip, "no clip named '" + entry.clip + "' (the clips: " + names + ")");
+    }
+    if (Status s = add_clip_markers(*clip, entry.markers, file + ": events." + entry.clip); !s) return s;
+  }
+  return {};
+}
+
 Result<RigConfig> parse_rig_config(std::string_view json, const std::string& file) {
   const nlohmann::json root = nlohmann::json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) return Error{file + ": $: not valid JSON"};
@@ -160,6 +243,13 @@ Result<RigConfig> parse_rig_config(std::string_view json, const std::string& fil
       config.travel_threshold = static_cast<float>(t);
     } else if (key == "locomotion") {
       if (Status s = parse_locomotion(value, file, config); !s) return s.error();
+    } else if (key == "events") {
+      if (!value.is_object()) return field_error(file, key, "expected an object of clip name: [markers]");
+      for (const auto& [clip, list] : value.items()) {
+        Result<std::vector<MarkerSpec>> markers = parse_marker_list(list, file + ": events." + clip);
+        if (!markers) return markers.error();
+        config.events.push_back(ClipMarkersConfig{clip, std::move(markers).value()});
+      }
     } else {
       return field_error(file, key, "unknown field");
     }

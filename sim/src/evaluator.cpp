@@ -319,19 +319,147 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
   }
 }
 
-void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us) {
+std::size_t find_marker_crossings(const Clip& clip, WrapMode wrap, int64_t from, int64_t delta,
+                                  std::span<uint16_t, kMaxClipMarkers> out) {
+  const std::size_t count = std::min(clip.markers.size(), kMaxClipMarkers);
+  if (delta == 0 || count == 0) return 0;
+  const int64_t period = clip.duration_us << kPhaseFractionBits;
+  const int64_t cycle = cycle_length(clip.duration_us, wrap);
+  // Distance along the path to each marker crossed, to order them as the playhead meets them.
+  std::array<int64_t, kMaxClipMarkers> distance{};
+  std::size_t found = 0;
+  const auto add = [&](std::size_t marker, int64_t along) {
+    std::size_t at = found++;
+    for (; at > 0 && distance[at - 1] > along; --at) {  // insertion: few markers per tick
+      distance[at] = distance[at - 1];
+      out[at] = out[at - 1];
+    }
+    distance[at] = along;
+    out[at] = static_cast<uint16_t>(marker);
+  };
+  if (wrap == WrapMode::kClamp) {
+    const int64_t to = std::clamp<int64_t>(from + delta, 0, period);
+    for (std::size_t m = 0; m < count; ++m) {
+      const int64_t point = clip.markers[m].time_us << kPhaseFractionBits;
+      const bool crossed = delta > 0 ? (from <= point && (point < to || (to == period && point == period && from < period)))
+                                     : (point <= from && (point > to || (to == 0 && point == 0 && from > 0)));
+      if (crossed) add(m, delta > 0 ? point - from : from - point);
+    }
+    return found;
+  }
+  if (cycle == 0) return 0;
+  // Loop and ping-pong: a marker sits at its time in the cycle (a loop's end is its start) and,
+  // for ping-pong, also where the way back passes it; each such point is crossed when the
+  // nearest copy of it along the path lies within the path.
+  for (std::size_t m = 0; m < count; ++m) {
+    const int64_t time = clip.markers[m].time_us << kPhaseFractionBits;
+    int64_t points[2] = {time % cycle, (cycle - time) % cycle};
+    const int distinct = wrap == WrapMode::kPingPong && points[1] != points[0] ? 2 : 1;
+    int64_t best = -1;
+    for (int k = 0; k < distinct; ++k) {
+      const int64_t point = points[k];
+      int64_t along = 0;
+      if (delta > 0) {
+        along = point >= from ? point - from : point + cycle - from;
+        if (along >= delta) continue;
+      } else {
+        along = point <= from ? from - point : from + cycle - point;
+        if (along >= -delta) continue;
+      }
+      if (best < 0 || along < best) best = along;
+    }
+    if (best >= 0) add(m, best);
+  }
+  return found;
+}
+
+namespace {
+
+// The markers one motion's advance crossed (slot phases before it in `before`), for the slots
+// whose share of the pose, `weight` x their share of the blend, is at the threshold.
+void collect_motion_events(const Rig& rig, const Motion& before, const Motion& after, int64_t dt_us,
+                           float weight, const EntityState& state, uint8_t layer, uint64_t tick,
+                           std::vector<AnimationEvent>& events) {
+  if (after.count == 0 || !(weight >= kEventWeightThreshold)) return;
+  float total = 0.0f;
+  for (uint8_t i = 0; i < after.count; ++i)
+    if (after.slots[i].weight > 0.0f) total += after.slots[i].weight;
+  if (!(total > 0.0f)) return;
+  std::array<uint16_t, kMaxClipMarkers> crossed;
+  for (uint8_t i = 0; i < after.count; ++i) {
+    const ClipSlot& slot = after.slots[i];
+    const Clip& clip = rig.clips[slot.clip];
+    if (clip.markers.empty() || before.slots[i].clip != slot.clip) continue;
+    const float share = weight * (slot.weight / total);
+    if (!(share >= kEventWeightThreshold)) continue;
+    // The unwrapped path: dt x speed for a slot that advances on its own; a synced follower
+    // moved from its phase to its new one the way its leader went (wrapping at most once).
+    int64_t delta = dt_us * after.speed;
+    if (after.sync != 0 && i > 0) {
+      const int64_t cycle = cycle_length(clip.duration_us, after.wrap);
+      delta = slot.phase - before.slots[i].phase;
+      if (after.wrap != WrapMode::kClamp && cycle > 0) {
+        if (after.speed > 0 && delta < 0) delta += cycle;
+        if (after.speed < 0 && delta > 0) delta -= cycle;
+      }
+      if (after.speed == 0) delta = 0;
+    }
+    const std::size_t n = find_marker_crossings(clip, after.wrap, before.slots[i].phase, delta, crossed);
+    for (std::size_t k = 0; k < n; ++k) {
+      AnimationEvent event;
+      event.tick = tick;
+      event.entity = state.id;
+      event.clip = slot.clip;
+      event.marker = crossed[k];
+      event.layer = layer;
+      event.weight = share;
+      event.x = state.root.x;
+      event.z = state.root.z;
+      events.push_back(event);
+    }
+  }
+}
+
+bool motion_has_markers(const Rig& rig, const Motion& motion) {
+  for (uint8_t i = 0; i < motion.count; ++i)
+    if (!rig.clips[motion.slots[i].clip].markers.empty()) return true;
+  return false;
+}
+
+}  // namespace
+
+void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us, std::vector<AnimationEvent>* events,
+                    uint64_t tick) {
   // Layer 0's root motion over this advance, weighted as this tick evaluated the layer: the
   // target by the fade's alpha, a fading-out motion by 1 - alpha (a frozen pose moves nothing).
   RootMotionSum delta;
   bool base = true;
+  uint8_t index = 0;
   for (Layer& layer : state.layers) {
-    const float alpha = base ? fade_alpha(layer) : 0.0f;
+    const uint8_t layer_index = index++;
+    const float fade = fade_alpha(layer);
+    const float alpha = base ? fade : 0.0f;
     RootMotionSum* moved = base ? &delta : nullptr;
     base = false;
+    // Markers: the phases before the advance, kept only when a clip playing here has any.
+    const bool target_marks = events != nullptr && motion_has_markers(rig, layer.target);
+    const bool source_marks = events != nullptr && layer.fade_source == FadeSource::kMotion &&
+                              motion_has_markers(rig, layer.source);
+    Motion target_before, source_before;
+    if (target_marks) target_before = layer.target;
+    if (source_marks) source_before = layer.source;
     advance_motion(rig, layer.target, dt_us, moved, alpha);
+    if (target_marks) {
+      const float shown = layer.fade_source == FadeSource::kNone ? 1.0f : fade;
+      collect_motion_events(rig, target_before, layer.target, dt_us, layer.weight * shown, state, layer_index,
+                            tick, *events);
+    }
     if (layer.fade_source == FadeSource::kNone) continue;
     if (layer.fade_source == FadeSource::kMotion) {
       advance_motion(rig, layer.source, dt_us, moved, 1.0f - alpha);
+      if (source_marks)
+        collect_motion_events(rig, source_before, layer.source, dt_us, layer.weight * (1.0f - fade), state,
+                              layer_index, tick, *events);
     }
     layer.fade_elapsed_us += dt_us;
     if (layer.fade_elapsed_us >= layer.fade_duration_us) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "posecast/palette_batch.h"
+#include "posecast/sim/animation_event.h"
 #include "posecast/sim/tick_check.h"
 #include "world_tables.h"
 
@@ -42,6 +43,8 @@ struct alignas(64) EvalScratch {
   std::array<std::span<Transform>, kPaletteBatchSize> poses;
   std::span<float> batch_models;  // PaletteBatchJob's scratch: `model_arena`
   uint64_t poses_evaluated = 0;     // by this worker in this tick (World::tick sums them)
+  // Marker crossings this worker's advances found this tick (World::tick merges them by entity).
+  std::vector<AnimationEvent> events;
   uint64_t palettes_streamed = 0;   // likewise (WorldStats::palettes_streamed)
   uint64_t failures = 0;            // likewise (WorldStats::evaluation_failures)
   std::size_t entities_claimed = 0;  // in this tick's pass, own share and others' (WorkerShare)
@@ -103,7 +106,18 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
 
 // Advances every phase and crossfade of the entity by dt_us of world time; ends finished fades;
 // moves its root by layer 0's root motion over that advance (root_motion_step.h), then steers
-// it (locomotion.h).
-void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us);
+// it (locomotion.h). Appends to `events` (when not null) every marker the advance crossed on a
+// clip at kEventWeightThreshold or more, stamped with `tick` (docs/events.md).
+void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us,
+                    std::vector<AnimationEvent>* events = nullptr, uint64_t tick = 0);
+
+// The markers of `clip` that a playhead crosses moving from wrapped phase `from` by `delta`
+// (phase units, unwrapped; negative: backwards) under `wrap`: forwards [from, from + delta),
+// backwards (from + delta, from]; a clamped playhead that reaches an end crosses a marker there.
+// Writes to `out` (kMaxClipMarkers entries) the index of every marker crossed, once each
+// however many loops the advance spans, in the order the playhead meets them; returns how
+// many.
+std::size_t find_marker_crossings(const Clip& clip, WrapMode wrap, int64_t from, int64_t delta,
+                                  std::span<uint16_t, kMaxClipMarkers> out);
 
 }  // namespace posecast::sim

@@ -503,6 +503,7 @@ Status World::restore(std::span<const uint8_t> bytes) {
   impl.tick_check = TickCheck{};
   impl.queue.clear();
   impl.due.clear();  // last_tick_commands() belongs to the replaced state
+  impl.events.clear();  // and so does last_tick_events()
   impl.resize_scratch();
   return {};
 }

@@ -82,6 +82,33 @@ void add_tick_check(Entity& entity, uint64_t tick, bool hashed, TickCheck& check
   ++check.palettes_checked;
 }
 
+// The tick's events in the World's order: by entity id, each entity's in the order its advance
+// found them (one worker advances an entity, so its events are contiguous in that worker's
+// list; the stable sort keeps them so).
+void merge_events(World::Impl& impl) {
+  impl.events.clear();
+  for (EvalScratch& scratch : impl.scratch) {
+    impl.events.insert(impl.events.end(), scratch.events.begin(), scratch.events.end());
+    scratch.events.clear();
+  }
+  if (impl.scratch.size() > 1 && impl.events.size() > 1) {
+    std::stable_sort(impl.events.begin(), impl.events.end(),
+                     [](const AnimationEvent& a, const AnimationEvent& b) { return a.entity < b.entity; });
+  }
+}
+
+// The events' part of the world hash (nothing when the tick has none: a world without
+// markers hashes its palettes alone).
+void add_events(Hasher& h, std::span<const AnimationEvent> events) {
+  if (events.empty()) return;
+  h.add_u32(static_cast<uint32_t>(events.size()));
+  for (const AnimationEvent& e : events) {
+    h.add_u32(e.entity);
+    h.add_u32((uint32_t{e.clip} << 16) | e.marker);
+    h.add_u32(e.layer);
+  }
+}
+
 // Whether the pass evaluates entity `index` when it computes no palettes: only for the
 // observer, and only what it asks for.
 bool needs_pose(const World::Impl& impl, std::size_t index, EntityId id) {
@@ -124,7 +151,7 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
         Entity& entity = impl.entities[next];
         if (!palettes && !needs_pose(impl, next, entity.state.id)) {
           entity.failed = false;
-          advance_entity(entity.state, *entity.rig, pass.dt_us);  // not evaluated this tick
+          advance_entity(entity.state, *entity.rig, pass.dt_us, &scratch.events, impl.tick);  // not evaluated
           continue;
         }
         if (size > 0 && entity.rig != rig) break;
@@ -152,7 +179,7 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
               indices[k], entity.state.id,
               std::span<const Transform>(scratch.poses[k].data(), rig->skeleton.node_count()), worker);
         }
-        advance_entity(entity.state, *entity.rig, pass.dt_us);
+        advance_entity(entity.state, *entity.rig, pass.dt_us, &scratch.events, impl.tick);
         if (fault != nullptr) apply_state_fault(*fault, impl.tick, entity);
         if (checks) add_tick_check(entity, impl.tick, hash, scratch.check);
       }
@@ -330,6 +357,7 @@ void World::tick() {
     impl.stats.evaluation_failures += scratch.failures;
     scratch.failures = 0;
   }
+  merge_events(impl);
   // The one serial pass over every entity, and only for the world hash (its definition runs
   // in id order): counting failures here too kept the other workers idle for a pass over
   // every entity's state (about 1 MB at 10,000 entities) each tick.
@@ -352,6 +380,7 @@ void World::tick() {
       world.add_u64(entity.palette_hash);
       add_root(world, entity.state.root);
     }
+    add_events(world, impl.events);
     impl.world_hash = world.value();
   }
   ++impl.tick;
@@ -362,8 +391,9 @@ void World::fast_forward_tick() {
   impl.apply_due_commands();
   const int64_t dt_us = tick_duration_us(impl.tick, impl.options.tick_rate_hz);
   // tick()'s evaluate_range without the evaluation: the same advance per entity.
+  impl.events.clear();
   for (Entity& entity : impl.entities) {
-    advance_entity(entity.state, *entity.rig, dt_us);
+    advance_entity(entity.state, *entity.rig, dt_us, &impl.events, impl.tick);
     entity.palette_due = false;
   }
   impl.world_hash = 0;
@@ -379,12 +409,14 @@ uint64_t World::world_hash_of_palettes() const {
     world.add_u64(hash_palette(entity.palette));
     add_root(world, entity.state.root);
   }
+  add_events(world, impl_->events);
   return world.value();
 }
 
 uint64_t World::tick_index() const { return impl_->tick; }
 uint32_t World::tick_rate_hz() const { return impl_->options.tick_rate_hz; }
 std::span<const QueuedCommand> World::last_tick_commands() const { return impl_->due; }
+std::span<const AnimationEvent> World::last_tick_events() const { return impl_->events; }
 unsigned World::threads() const { return impl_->pool->size(); }
 
 bool LocalPoseObserver::wants_pose(std::size_t /*index*/, EntityId /*id*/) const { return true; }

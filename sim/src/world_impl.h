@@ -42,6 +42,7 @@ struct World::Impl {
   std::vector<Entity> entities;  // sorted by id
   CommandQueue queue;
   std::vector<QueuedCommand> due;  // reused each tick
+  std::vector<AnimationEvent> events;  // the last tick's (World::last_tick_events)
   std::optional<WorkerPool> pool;
   std::vector<EvalScratch> scratch;  // one per worker
   std::unique_ptr<WorkerShare[]> shares;  // one per worker (assign_shares, each tick)

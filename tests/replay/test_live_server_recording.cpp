@@ -46,6 +46,15 @@ TEST(LiveServerRecording, EightClientsCommandingTheirEntitiesReplayBitExactly) {
       h.add_float(root.z);
       h.add_float(root.yaw);
     }
+    // Then the tick's animation events, when there are any (docs/events.md).
+    if (!world.last_tick_events().empty()) {
+      h.add_u32(static_cast<uint32_t>(world.last_tick_events().size()));
+      for (const sim::AnimationEvent& e : world.last_tick_events()) {
+        h.add_u32(e.entity);
+        h.add_u32((uint32_t{e.clip} << 16) | e.marker);
+        h.add_u32(e.layer);
+      }
+    }
     live.push_back(h.value());
     const Status s = recorder.value()->record_tick(world);
     ASSERT_TRUE(s.ok()) << s.error().message;

@@ -47,20 +47,9 @@ std::vector<uint64_t> entity_hashes(const sim::World& world) {
   return out;
 }
 
-// The Recorder's world hash definition over the server's (non-hashing) World.
-uint64_t world_hash(const sim::World& world) {
-  Hasher h;
-  for (std::size_t i = 0; i < world.entity_count(); ++i) {
-    h.add_u32(world.entity_id_at(i));
-    h.add_u64(hash_palette(world.palette_at(i)));
-    const sim::RootTransform& root = world.entity_at(i)->root;
-    h.add_float(root.x);
-    h.add_float(root.y);
-    h.add_float(root.z);
-    h.add_float(root.yaw);
-  }
-  return h.value();
-}
+// The Recorder's world hash definition over the server's (non-hashing) World: palettes, roots
+// and the tick's animation events.
+uint64_t world_hash(const sim::World& world) { return world.world_hash_of_palettes(); }
 
 // Every entity's palette hash at every recorded tick, from a Replayer's straight run.
 const std::vector<std::vector<uint64_t>>& reference() {

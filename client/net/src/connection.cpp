@@ -309,7 +309,8 @@ void Connection::dispatch(const protocol::Message& message, int64_t now_us, int6
           on_snapshot(m, now_us, arrival_us);
         } else if constexpr (std::is_same_v<T, protocol::EntitySpawn> ||
                              std::is_same_v<T, protocol::EntityDespawn> ||
-                             std::is_same_v<T, protocol::SessionStatus>) {
+                             std::is_same_v<T, protocol::SessionStatus> ||
+                             std::is_same_v<T, protocol::AnimationEvents>) {
           on_connected_message(m, now_us);
         } else if constexpr (std::is_same_v<T, protocol::Disconnect>) {
           on_disconnect(m);
@@ -331,6 +332,9 @@ void Connection::on_connected_message(const Message& m, int64_t now_us) {
     presenter_.on_spawn(m);
   } else if constexpr (std::is_same_v<Message, protocol::EntityDespawn>) {
     presenter_.on_despawn(m);
+  } else if constexpr (std::is_same_v<Message, protocol::AnimationEvents>) {
+    presenter_.on_events(m);
+    ack_due_ = true;  // the server repeats them until this client says they arrived
   } else {
     // Unreliable and repeated: keep the newest (a reordered older one is ignored).
     if (!session_status_seen_ || m.server_tick >= session_status_.server_tick) {

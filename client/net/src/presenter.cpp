@@ -21,13 +21,23 @@ void Presenter::start(uint32_t tick_rate_hz, uint32_t send_rate_hz, AssetBinding
   playout_.reset(tick_rate_hz, send_rate_hz);
   registry_.clear();
   presented_.clear();
+  events_.start(tick_rate_hz);
+  fired_events_.clear();
 }
 
 void Presenter::clear() {
   registry_.clear();
   buffer_.clear();
   presented_.clear();
+  events_.clear();
+  fired_events_.clear();
   binding_ = AssetBinding{};
+}
+
+void Presenter::on_events(const protocol::AnimationEvents& events) {
+  const std::size_t kept = events_.receive(events);
+  counters_.events_received += kept;
+  counters_.events_duplicates += events.events.size() - kept;
 }
 
 PartResult Presenter::on_snapshot(const protocol::Snapshot& part, int64_t arrival_us) {
@@ -79,6 +89,8 @@ PayloadOutcome Presenter::receive(std::span<const uint8_t> payload, int64_t arri
           on_spawn(m);
         } else if constexpr (std::is_same_v<T, protocol::EntityDespawn>) {
           on_despawn(m);
+        } else if constexpr (std::is_same_v<T, protocol::AnimationEvents>) {
+          on_events(m);
         } else {
           return PayloadOutcome::kNotPresentable;
         }
@@ -106,6 +118,30 @@ void Presenter::present(int64_t now_us) {
   present_poses(render_us);
   compute_pending_palettes(registry_.entities());
   publish_presented();
+  fire_events(render_us);
+}
+
+void Presenter::fire_events(int64_t render_us) {
+  fired_events_.clear();
+  due_events_.clear();
+  events_.take_due(render_us, due_events_);
+  for (const QueuedEvent& due : due_events_) {
+    FiredEvent fired;
+    fired.sequence = due.sequence;
+    fired.event = due.event;
+    fired.time_us = due.time_us;
+    const ClientEntity* entity = registry_.find(due.event.entity_id);
+    if (entity != nullptr && entity->generation == due.event.generation && entity->model != nullptr &&
+        entity->model->model != nullptr && entity->rig_index < entity->model->model->rigs.size()) {
+      const Rig& rig = entity->model->model->rigs[entity->rig_index];
+      if (due.event.clip < rig.clips.size()) {
+        fired.clip = &rig.clips[due.event.clip];
+        if (due.event.marker < fired.clip->markers.size()) fired.marker = &fired.clip->markers[due.event.marker];
+      }
+    }
+    fired_events_.push_back(fired);
+  }
+  counters_.events_fired += fired_events_.size();
 }
 
 void Presenter::present_poses(int64_t render_us) {
@@ -226,6 +262,7 @@ PresenterStats Presenter::stats(int64_t now_us) const {
   s.loss_percent = playout_.loss() * 100.0;
   s.jitter_ms = static_cast<double>(playout_.jitter_us()) / 1000.0;
   s.loss_cover = playout_.cover();
+  s.events_waiting = events_.waiting();
   s.target_delay_ms = static_cast<double>(playout_.target_delay_us()) / 1000.0;
   if (playout_.started()) {
     s.delay_ms = static_cast<double>(playout_.current_delay_us(now_us)) / 1000.0;

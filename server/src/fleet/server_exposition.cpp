@@ -63,6 +63,13 @@ void traffic_figures(PrometheusText& out, const ServerMetrics& m) {
   counter(out, "posecast_snapshot_records_total", "Entity records sent in snapshots.", m.records);
   counter(out, "posecast_snapshot_records_deferred_total", "Entity records left out by bandwidth budgets.",
           m.records_deferred);
+  counter(out, "posecast_events_queued_total", "Animation events queued for clients (one per client).",
+          m.events_queued);
+  counter(out, "posecast_events_dropped_total",
+          "Animation events dropped: the client had 256 unacknowledged (it does not acknowledge).",
+          m.events_dropped);
+  counter(out, "posecast_events_sent_total", "Animation events sent, repeats until acknowledged included.",
+          m.events_sent);
 }
 
 // Lag-compensated hit queries (docs/hit-queries.md).

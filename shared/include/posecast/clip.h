@@ -57,6 +57,18 @@ inline constexpr uint32_t kRotationBlockStride = 72;  // floats per key in a Rot
 // Clip::slerp_terms holds this many floats per float of Clip::values (8 per rotation key).
 inline constexpr std::size_t kSlerpTermsPerValue = 2;
 
+// A named moment of a clip: a footstep, a sound, a hit (docs/events.md). The World emits an
+// event each time a playing clip crosses it (sim/world.h, World::last_tick_events). Markers
+// come from the rig config's `events` or the glTF animation's `extras.posecast_events`.
+struct ClipMarker {
+  std::string name;          // non-empty, at most kMaxMarkerNameBytes, unique within the clip
+  int64_t time_us = 0;       // 0..Clip::duration_us
+  int64_t duration_us = 0;   // >= 0: how long the moment lasts (informative, carried along)
+  bool operator==(const ClipMarker&) const = default;
+};
+inline constexpr std::size_t kMaxClipMarkers = 256;
+inline constexpr std::size_t kMaxMarkerNameBytes = 64;
+
 struct Clip {
   std::string name;
   // Seconds of the last key over all samplers (glTF time 0 is the clip start): the loop period.
@@ -108,6 +120,8 @@ struct Clip {
   // Fills field_keys from tracks. Call after the last edit of tracks.
   void derive_field_keys();
 
+  // Sorted by (time_us, name): a clip's markers in the order forward playback meets them.
+  std::vector<ClipMarker> markers;
   // Checks the invariants above against the skeleton the clip is bound to.
   Status validate(const Skeleton& skeleton) const;
 };

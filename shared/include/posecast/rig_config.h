@@ -6,7 +6,9 @@
 //     "root_motion_joint": "hips",            // optional; default: see resolve_rig_config
 //     "foot_joints": ["toe_l", "toe_r"],      // optional; default: found by name
 //     "travel_threshold": 0.05,               // optional, (0, 1]; kDefaultTravelThreshold
-//     "locomotion": { "idle": "idle", "walk": "walk", "run": "run" } }  // optional clip names
+//     "locomotion": { "idle": "idle", "walk": "walk", "run": "run" },  // optional clip names
+//     "events": { "walk": [ { "name": "step_l", "time": 0.1 },         // optional markers per
+//                           { "name": "step_r", "time": 0.6, "duration": 0.05 } ] } }  // clip
 //
 // A model file's config is the sidecar "<stem>.posecast.json" beside it (Fox.glb ->
 // Fox.posecast.json), read by import_gltf_file; the generated rig passes its own
@@ -35,6 +37,18 @@ inline constexpr std::size_t kLocomotionRoleCount = 3;
 // "idle", "walk", "run": the default clip name substrings (case-insensitive) per role.
 const char* to_string(LocomotionRole role);
 
+// One clip marker as written in a config or a glTF file's extras (docs/events.md), in seconds.
+struct MarkerSpec {
+  std::string name;
+  double time_seconds = 0.0;
+  double duration_seconds = 0.0;
+};
+// The rig config's markers of one clip (by name).
+struct ClipMarkersConfig {
+  std::string clip;
+  std::vector<MarkerSpec> markers;
+};
+
 // A parsed config, names not yet checked against a skeleton. Empty fields mean "default".
 struct RigConfig {
   bool root_motion = true;  // false: no clip is rewritten (no root-motion joint)
@@ -42,6 +56,7 @@ struct RigConfig {
   std::vector<std::string> foot_joints;
   float travel_threshold = kDefaultTravelThreshold;
   std::array<std::string, kLocomotionRoleCount> locomotion_clips;  // by LocomotionRole
+  std::vector<ClipMarkersConfig> events;  // in document order
 };
 
 // Parses a config document. `file` names it in messages: "<file>: <field>: <reason>" (bad JSON,
@@ -69,5 +84,11 @@ struct ResolvedRigConfig {
 Result<ResolvedRigConfig> resolve_rig_config(const RigConfig& config, const Skeleton& skeleton,
                                              const std::vector<Clip>& clips,
                                              const std::string& file);
+
+// Adds the config's markers (`events`) to the clips they name, after any the file gave (glTF
+// extras), and sorts each clip's markers (Clip::markers). Errors name `file` and the field:
+// "<file>: events.sprint: no clip named 'sprint'", "<file>: events.walk[1].time: 2.5 s is
+// outside the clip (0 to 1.2 s)", "<file>: events.walk[2].name: duplicate marker 'step_l'".
+Status apply_clip_markers(const RigConfig& config, std::vector<Clip>& clips, const std::string& file);
 
 }  // namespace posecast

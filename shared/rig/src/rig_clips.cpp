@@ -84,6 +84,8 @@ RigClip gait_clip(const RigLayout& layout, std::string name, double duration, in
                   bool travelling) {
   RigClip clip = periodic_clip(layout, std::move(name), duration, key_intervals,
                                [gait](const RigJoint& j, double p) { return gait_motion(j, p, gait); });
+  // The feet strike at normalised time 0 (left) and 0.5 (right): docs/events.md.
+  clip.markers = {RigMarker{"footstep_l", 0.0f}, RigMarker{"footstep_r", static_cast<float>(duration * 0.5)}};
   if (!travelling) return clip;
   const std::vector<Vec3> travel = gait_root_travel(gait, key_intervals);
   for (ClipTrack& track : clip.tracks) {

@@ -24,8 +24,15 @@ struct ClipTrack {
   std::vector<float> values;
 };
 
+// A named moment of a clip, written to the animation's extras.posecast_events (docs/events.md).
+struct RigMarker {
+  std::string name;
+  float time_seconds = 0.0f;
+};
+
 struct RigClip {
   std::string name;
+  std::vector<RigMarker> markers;
   ClipInterpolation interpolation = ClipInterpolation::kLinear;
   float duration_seconds = 0.0f;  // == times.back()
   std::vector<float> times;
@@ -38,6 +45,7 @@ struct RigClip {
 //    (rig_gait_travel.h); they share their phase: the left foot
 //    strikes at normalised time 0
 //    and the right at 0.5, so they blend by normalised time; every joint is animated in both.
+//    Both mark those footsteps: "footstep_l" at 0 and "footstep_r" at half the cycle.
 //  - wave animates only upper-body joints (the spine and what hangs from it): the right arm.
 //  - step_pose holds four poses (STEP); sway_cubic is CUBICSPLINE with non-zero tangents.
 // `travelling_gaits`: walk and run carry their hips forwards (gait_root_travel).

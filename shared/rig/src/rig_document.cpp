@@ -137,7 +137,14 @@ Json write_animations(const std::vector<RigClip>& clips, GlbBuilder& glb) {
       channels.push_back({{"sampler", t},
                           {"target", {{"node", track.joint + 1}, {"path", rotation ? "rotation" : "translation"}}}});
     }
-    animations.push_back({{"name", clip.name}, {"samplers", samplers}, {"channels", channels}});
+    Json animation = {{"name", clip.name}, {"samplers", samplers}, {"channels", channels}};
+    if (!clip.markers.empty()) {
+      Json events = Json::array();
+      for (const RigMarker& marker : clip.markers)
+        events.push_back({{"name", marker.name}, {"time", marker.time_seconds}});
+      animation["extras"] = {{"posecast_events", events}};
+    }
+    animations.push_back(std::move(animation));
   }
   return animations;
 }

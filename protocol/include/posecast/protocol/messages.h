@@ -36,7 +36,8 @@ namespace posecast::protocol {
 // codec's, in the top bits of pose_size; root_coding.h), and ClientCommand gains Move, MoveTo
 // and Teleport (x, z, yaw, speed, turn_rate).
 // Version 8: HitQuery (a client fires a ray at its view time) and HitResult (hit, miss or
-// refused; docs/hit-queries.md).
+// refused; docs/hit-queries.md); AnimationEvents (server -> client, repeated until
+// acknowledged) and Ack::events_received (docs/events.md).
 inline constexpr uint16_t kProtocolVersion = 8;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
@@ -157,7 +158,32 @@ struct Ack {
   uint32_t newest_tick = 0;
   uint32_t previous_mask = 0;
   uint32_t echo_us = 0;  // the client's clock at sending (us mod 2^32), 0 = no echo wanted
+  // Every animation event sequence up to this one has arrived (0: none); docs/events.md.
+  uint32_t events_received = 0;
   bool operator==(const Ack&) const = default;
+};
+
+// One animation event (docs/events.md; sim::AnimationEvent on the wire).
+struct WireEvent {
+  uint32_t tick = 0;        // session tick (the snapshot tick whose pose shows the crossing)
+  uint32_t entity_id = 0;
+  uint16_t generation = 0;
+  uint16_t clip = 0;        // clip index in the entity's rig
+  uint16_t marker = 0;      // marker index in that clip (Clip::markers)
+  uint8_t layer = 0;
+  uint8_t weight_q8 = 0;    // the clip's share of the pose, 0..255 for 0..1
+  float x = 0.0f, z = 0.0f;  // where the entity stood
+  bool operator==(const WireEvent&) const = default;
+};
+// An AnimationEvents message carries at most this many (24 bytes each: it fits one datagram).
+inline constexpr std::size_t kMaxEventsPerMessage = 40;
+
+// Events numbered first_sequence, first_sequence + 1, ...: a client's events are numbered from
+// 1 without gaps, repeated until acked (Ack::events_received).
+struct AnimationEvents {
+  uint32_t first_sequence = 1;  // >= 1
+  std::vector<WireEvent> events;  // 1..kMaxEventsPerMessage
+  bool operator==(const AnimationEvents&) const = default;
 };
 
 struct ClientCommand {
@@ -266,7 +292,8 @@ struct HitResult {
 
 using Message = std::variant<ClientHello, ServerChallenge, ChallengeResponse, Welcome, Snapshot,
                              Ack, ClientCommand, EntitySpawn, EntityDespawn, Disconnect,
-                             SessionStatus, ReplayControl, HitQuery, HitResult>;
+                             SessionStatus, ReplayControl, HitQuery, HitResult,
+                             AnimationEvents>;
 
 // Serialises one message. Fails (naming the field) when a field does not fit the wire: a
 // string over kMaxStringBytes, too many assets, a pose over 65535 bytes, more than 65535

@@ -67,6 +67,7 @@ struct RecorderConfig {
 struct RecorderStats {
   uint64_t ticks = 0;        // ticks recorded
   uint64_t commands = 0;     // commands recorded
+  uint64_t events = 0;       // animation events recorded
   uint64_t checkpoints = 0;  // including the first
   uint64_t flushes = 0;      // tick batches handed to the writer thread
   uint64_t bytes = 0;        // bytes written so far (by the writer thread)
@@ -87,16 +88,17 @@ class Recorder {
   Recorder& operator=(const Recorder&) = delete;
 
   // Call once after every world.tick(): records the tick just run (world.tick_index() - 1)
-  // with world.last_tick_commands() and world.world_hash(), then checkpoints and flushes as the
-  // config says. Errors: a tick that does not follow the last recorded one (a missed call, a
-  // restore), a write failure.
+  // with world.last_tick_commands(), world.world_hash() and world.last_tick_events(), then
+  // checkpoints and flushes as the config says. Errors: a tick that does not follow the last
+  // recorded one (a missed call, a restore), a write failure.
   Status record_tick(const sim::World& world);
 
   // Lower level, for producers that do not hold a World between ticks: the tick must be the
   // next one; commands in the order the World applied them.
-  // `world_hash` 0 when the World did not hash every palette; `check` the World's tick_check().
+  // `world_hash` 0 when the World did not hash every palette; `check` the World's tick_check();
+  // `events` the tick's animation events (World::last_tick_events).
   Status append_tick(uint64_t tick, std::span<const sim::QueuedCommand> commands, uint64_t world_hash,
-                     const sim::TickCheck& check);
+                     const sim::TickCheck& check, std::span<const sim::AnimationEvent> events = {});
   // Hands over buffered ticks, then a checkpoint of `world` (its tick_index() must be the next
   // tick to record) with the palette hash of every entity (and palettes when configured). A
   // second call at the same tick writes nothing.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "posecast/replay/command_codec.h"
+#include "posecast/sim/animation_event.h"
 #include "posecast/result.h"
 #include "posecast/sim/tick_check.h"
 
@@ -27,7 +28,8 @@ namespace posecast::replay {
 // (spawn position, teleport / move / move_to, a motion's root_motion flag, world hashes
 // folding each entity's root transform, snapshot version 3); 5: every TICK record holds a tick
 // check (sim/tick_check.h: state and palette hash sums; the world hash 0 when the producer's
-// World did not hash every palette).
+// World did not hash every palette) and the tick's animation events
+// (docs/events.md).
 inline constexpr uint32_t kRecordingFormatVersion = 5;
 inline constexpr uint8_t kRecordingSignature[8] = {0x89, 'P', 'C', 'R', '\r', '\n', 0x1A, '\n'};
 inline constexpr std::size_t kChunkOverhead = 8;                   // type, length
@@ -89,6 +91,8 @@ struct TickRecord {
   uint64_t first_sum = 0;
   uint32_t palettes_checked = 0;
   uint8_t sum_count = 0;
+  uint32_t first_event = 0;    // into Recording::events
+  uint32_t event_count = 0;
 };
 
 enum class StopReason : uint8_t {
@@ -117,6 +121,9 @@ struct Recording {
   std::vector<TickRecord> ticks;        // ticks[i] is tick header.start_tick + i
   std::vector<RecordedCommand> commands;
   std::vector<uint64_t> check_sums;     // TickRecord::first_sum
+  // The animation events each tick emitted (World::last_tick_events; docs/events.md), in the
+  // World's order; each with its tick.
+  std::vector<sim::AnimationEvent> events;
   std::vector<PaletteSample> palettes;  // increasing ticks
   RecordingStop stop;
   std::size_t chunks = 0;  // valid chunks read
@@ -125,6 +132,8 @@ struct Recording {
   uint64_t end_tick() const { return header.start_tick + ticks.size(); }  // one past the last
   // Commands applied at `tick` in apply order; empty outside [first_tick, end_tick).
   std::span<const RecordedCommand> commands_at(uint64_t tick) const;
+  // The animation events tick `tick` emitted, in the World's order; empty outside the range.
+  std::span<const sim::AnimationEvent> events_at(uint64_t tick) const;
   const TickRecord* tick_record(uint64_t tick) const;  // nullptr outside the range
   // The recorded tick check of `tick` (all zero outside the range).
   sim::TickCheck tick_check(uint64_t tick) const;

@@ -53,7 +53,7 @@ const char* to_string(DropReason reason);
 
 // Datagrams and UDP payload bytes per message kind: index = protocol::Message's alternative
 // (message_kind_name() names it; server.cpp checks the count against the protocol).
-inline constexpr std::size_t kMessageKindCount = 14;
+inline constexpr std::size_t kMessageKindCount = 15;
 struct MessageCounts {
   std::array<uint64_t, kMessageKindCount> datagrams{};
   std::array<uint64_t, kMessageKindCount> bytes{};
@@ -123,6 +123,10 @@ struct ServerMetrics {
   uint64_t records_deferred = 0;   // candidates left out by the bandwidth budget
   uint64_t spawn_messages = 0;
   uint64_t despawn_messages = 0;
+  // Animation events (docs/events.md): emitted by the World while a client was connected,
+  // queued for clients (one per client whose interest holds the entity), dropped because a
+  // client had kMaxPendingEvents unacknowledged, sent (repeats included) and their datagrams.
+  uint64_t events_emitted = 0, events_queued = 0, events_dropped = 0, events_sent = 0, event_messages = 0;
   uint64_t commands_applied = 0;   // client commands queued into the world
   uint64_t poses_quantized = 0;
   // Hit queries (API calls and HitQuery messages): answered, of which hits, with their view

@@ -26,6 +26,7 @@
 
 #include "posecast/model.h"
 #include "posecast/result.h"
+#include "posecast/sim/animation_event.h"
 #include "posecast/sim/animation_state.h"
 #include "posecast/sim/command_queue.h"
 #include "posecast/sim/commands.h"
@@ -131,6 +132,11 @@ class World {
   // resubmitted with the same submitters, in this order, just before the same tick, they are
   // applied in the same order (replay/recorder.h).
   std::span<const QueuedCommand> last_tick_commands() const;
+  // The animation events the last tick() or fast_forward_tick() emitted (docs/events.md): every
+  // marker a clip crossed while its share of the pose was at least kEventWeightThreshold, in
+  // entity id order. Folded into world_hash() (when there are any), so goldens and recordings
+  // check them. Valid until the next tick; empty after restore().
+  std::span<const AnimationEvent> last_tick_events() const;
 
   // Optional hook into the evaluation pass (LocalPoseObserver, above); nullptr removes it.
   // Set between ticks, from the thread that ticks; the observer must outlive its use.
@@ -147,7 +153,8 @@ class World {
   // same indices, so a mirror of the id list need not compare it id by id.
   uint64_t membership_version() const;
   // Hash over entities in id order of (entity id, palette hash, root transform's x, y, z, yaw
-  // bits); 0 before the first tick and
+  // bits), then, when the tick emitted any, its events (count, then entity, clip << 16 | marker
+  // and layer of each); 0 before the first tick and
   // after restore() until the next tick. Needs hash_palettes.
   uint64_t world_hash() const;
   std::span<const glm::mat4> palette_at(std::size_t index) const;

@@ -59,6 +59,8 @@ class NetClient {
 
   int64_t render_time_us() const { return presenter_.render_time_us(); }
   std::span<const PresentedEntity> entities() const { return presenter_.entities(); }
+  // Animation events fired by the last update (Presenter::fired_events).
+  std::span<const FiredEvent> fired_events() const { return presenter_.fired_events(); }
   const PresentedEntity* find(uint32_t entity_id) const { return presenter_.find(entity_id); }
   PresentMode evaluate_at(uint32_t entity_id, int64_t render_us, std::span<glm::mat4> palette) {
     return presenter_.evaluate_at(entity_id, render_us, palette);

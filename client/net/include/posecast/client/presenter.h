@@ -26,6 +26,7 @@
 
 #include "posecast/client/asset_library.h"
 #include "posecast/client/entity_registry.h"
+#include "posecast/client/event_queue.h"
 #include "posecast/client/playout_clock.h"
 #include "posecast/client/pose_track.h"
 #include "posecast/client/snapshot_buffer.h"
@@ -53,6 +54,10 @@ struct PresenterStats {
   uint64_t decode_errors = 0, missing_reference = 0, unknown_entity = 0, stale_records = 0;
   uint64_t duplicate_parts = 0, inconsistent_parts = 0, too_old_parts = 0, duplicate_records = 0;
   uint64_t spawns = 0, despawns = 0, unknown_model_spawns = 0;
+  // Animation events (event_queue.h): distinct ones received, repeated copies, fired; waiting
+  // for their render time (or a missing predecessor) now.
+  uint64_t events_received = 0, events_duplicates = 0, events_fired = 0;
+  std::size_t events_waiting = 0;
   uint64_t corrections = 0;         // converging fades started
   std::size_t extrapolating = 0;    // entities extrapolating (or stalled) at the last present
   std::size_t from_recipes = 0;     // entities shown from a render-time recipe at the last present
@@ -87,9 +92,19 @@ struct PresentedEntity {
   protocol::RootValue root;
 };
 
+// An animation event fired at the render time of its tick (docs/events.md), with its clip and
+// marker when the entity's model is known here (null otherwise; valid while the model is).
+struct FiredEvent {
+  uint32_t sequence = 0;
+  protocol::WireEvent event;
+  int64_t time_us = 0;               // its tick's server time
+  const Clip* clip = nullptr;
+  const ClipMarker* marker = nullptr;
+};
+
 // What the presenter made of a raw payload (receive()).
 enum class PayloadOutcome : uint8_t {
-  kTaken,       // a Snapshot, EntitySpawn or EntityDespawn, handed to its on_ call
+  kTaken,       // a Snapshot, EntitySpawn, EntityDespawn or AnimationEvents, handed to its on_ call
   kMalformed,   // not a message (protocol::decode_message failed)
   kNotPresentable,  // a valid message of another kind (handshake, status, disconnect)
 };
@@ -110,6 +125,8 @@ class Presenter {
   PartResult on_snapshot(const protocol::Snapshot& part, int64_t arrival_us);
   void on_spawn(const protocol::EntitySpawn& spawn);
   void on_despawn(const protocol::EntityDespawn& despawn);
+  // Animation events (repeated by the server until acked): each kept once, fired by present().
+  void on_events(const protocol::AnimationEvents& events);
   // A raw datagram payload (one encoded protocol message): decodes it and hands a Snapshot,
   // EntitySpawn or EntityDespawn to the call above. Payloads over net's datagram limit are
   // the transport's to refuse; any bytes are safe here.
@@ -117,7 +134,11 @@ class Presenter {
 
   // The Ack the server needs next (newest complete tick and the mask of those before it); the
   // caller sends it (protocol::Ack::echo_us is the caller's to stamp).
-  protocol::Ack ack() const { return buffer_.ack(); }
+  protocol::Ack ack() const {
+    protocol::Ack ack = buffer_.ack();
+    ack.events_received = events_.received_through();
+    return ack;
+  }
 
   // Advances the render time to `now_us` and presents every entity at it.
   void present(int64_t now_us);
@@ -125,6 +146,10 @@ class Presenter {
   // After present(): the render time (server us) and what each entity shows at it, by id.
   int64_t render_time_us() const { return playout_.render_time_us(); }
   std::span<const PresentedEntity> entities() const { return presented_; }
+  // The animation events the last present() fired: those whose tick's time the render time
+  // reached, each once over the session, in the server's order.
+  std::span<const FiredEvent> fired_events() const { return fired_events_; }
+  const EventQueue& events() const { return events_; }
   const PresentedEntity* find(uint32_t entity_id) const;
 
   // The palette of an entity at any render time from the buffer alone (interpolation or
@@ -149,6 +174,8 @@ class Presenter {
   void compute_pending_palettes(std::span<ClientEntity> entities);
   // presented_ from shown_indices_, with the frame's counters.
   void publish_presented();
+  // fired_events_: the queue's events due at the render time, with their clips and markers.
+  void fire_events(int64_t render_us);
 
   PresenterSettings settings_;
   AssetBinding binding_;
@@ -157,6 +184,9 @@ class Presenter {
   PlayoutClock playout_;
   PresenterStats counters_;
   std::vector<PresentedEntity> presented_;
+  EventQueue events_;
+  std::vector<QueuedEvent> due_events_;   // present()'s scratch
+  std::vector<FiredEvent> fired_events_;  // the last present()'s
   PoseTrack scratch_track_;
   PresentScratch scratch_;  // shared by every entity's PoseTrack in present()
   // present(): registry indices of the entities presented this frame, in order, and of those
