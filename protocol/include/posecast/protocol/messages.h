@@ -35,7 +35,7 @@ namespace posecast::protocol {
 // Version 7: each record carries its entity's root transform (root_size bytes before the pose
 // codec's, in the top bits of pose_size; root_coding.h), and ClientCommand gains Move, MoveTo
 // and Teleport (x, z, yaw, speed, turn_rate).
-inline constexpr uint16_t kProtocolVersion = 7;
+inline constexpr uint16_t kProtocolVersion = 8;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
 // decode_message() refuses anything larger before looking at it.
