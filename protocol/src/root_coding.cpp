@@ -14,8 +14,11 @@ constexpr int32_t kMaxExactCode = kMaxRootCode - 8;
 constexpr double kTwoPi = 6.283185307179586;
 constexpr float kYawStep = static_cast<float>(kTwoPi / kRootYawCodesPerTurn);
 constexpr uint32_t kLengthBits = 5;
-constexpr uint32_t kRemainderBits = 2;
+constexpr uint32_t kRemainderBits = std::bit_width(static_cast<uint32_t>(kRootCoarse - 1));
 constexpr int64_t kRemainderBias = kRootCoarse / 2;
+// The Exp-Golomb order of a record's position quotients: 5 bits, at most kMaxOrder.
+constexpr uint32_t kOrderBits = 4;
+constexpr uint32_t kMaxOrder = 15;
 constexpr int kComponents = 4;  // x, y, z, yaw; each with a velocity
 constexpr int kYaw = 3;
 const char* const kNames[kComponents] = {"x", "y", "z", "yaw"};
@@ -80,6 +83,22 @@ const char* read_signed(BitReader& reader, int64_t& value) {
   const int64_t magnitude = (int64_t{1} << (length - 1)) | (length > 1 ? int64_t{reader.read(length - 1)} : 0);
   value = negative ? -magnitude : magnitude;
   return nullptr;
+}
+
+// Signed value as sign + order-k Exp-Golomb magnitude (no sign for zero). Magnitudes < 2^31.
+void write_quotient(BitWriter& writer, int64_t value, uint32_t k) {
+  const uint64_t magnitude = static_cast<uint64_t>(value < 0 ? -value : value);
+  writer.write_exp_golomb(magnitude, k);
+  if (magnitude != 0) writer.write_bit(value < 0 ? 1u : 0u);
+}
+int64_t read_quotient(BitReader& reader, uint32_t k) {
+  const int64_t magnitude = static_cast<int64_t>(reader.read_exp_golomb(k));
+  if (magnitude == 0) return 0;
+  return reader.read_bit() != 0 ? -magnitude : magnitude;
+}
+uint32_t quotient_bits(int64_t value, uint32_t k) {
+  const uint64_t v = static_cast<uint64_t>(value < 0 ? -value : value) + (uint64_t{1} << k);
+  return 2 * static_cast<uint32_t>(std::bit_width(v) - 1) + 1 - k + (value != 0 ? 1 : 0);
 }
 
 Error root_error(int i, const char* what) { return Error{std::string("root: ") + kNames[i] + " " + what}; }
@@ -154,43 +173,104 @@ QuantizedRoot measure_root_velocity(const RootValue& now, const RootValue& befor
   return out;
 }
 
-QuantizedRoot hold_root(const QuantizedRoot& exact, const QuantizedRoot& predicted, const QuantizedRoot& velocity) {
+int32_t implied_root_velocity(const RootReference& reference, int32_t position, int component) {
+  if (reference.baseline == nullptr || reference.age == 0) return 0;
+  const QuantizedRoot& b = *reference.baseline;
+  // From the baseline's fine position (code and fraction) to `position` with fraction 0.
+  const int64_t codes = difference(position, code_of(b, component), component);
+  const int64_t fine = codes * kRootVelocityScale - code_of(b, component + 2 * kComponents);
+  return static_cast<int32_t>(clamp64(round_div(fine, reference.age), kMaxRootVelocity));
+}
+
+QuantizedRoot hold_root(const QuantizedRoot& exact, const RootReference& reference, const QuantizedRoot& velocity) {
+  const QuantizedRoot predicted = predict_root(reference);
   QuantizedRoot out = predicted;
   for (int i = 0; i < kComponents; ++i) {
     const int64_t e = difference(code_of(exact, i), code_of(predicted, i), i);
     if (e >= -kRootTolerance && e <= kRootTolerance) continue;
-    slot_of(out, i) = moved(code_of(predicted, i), kRootCoarse * round_div(e, kRootCoarse), i);
-    slot_of(out, i + kComponents) = code_of(velocity, i + kComponents);
+    const int32_t position = moved(code_of(predicted, i), kRootCoarse * round_div(e, kRootCoarse), i);
+    slot_of(out, i) = position;
+    if (reference.baseline != nullptr && (e > kRootFar || e < -kRootFar)) {
+      // The motion changed (a turn, a new speed, a fade): the velocity since the baseline,
+      // which the receiver derives from the positions it holds.
+      slot_of(out, i + kComponents) = implied_root_velocity(reference, position, i);
+      slot_of(out, i + 2 * kComponents) = 0;
+    } else {
+      slot_of(out, i + kComponents) = code_of(velocity, i + kComponents);
+    }
   }
   return out;
 }
 
-std::size_t encode_root(const QuantizedRoot& held, const RootReference& reference, std::vector<uint8_t>& out) {
+namespace {
+
+// What encode_root writes per record and component, decided before writing.
+struct RootResidual {
+  uint32_t mask = 0;                // components that differ, x first (MSB)
+  bool aligned = true;              // every position residual a multiple of kRootCoarse
+  bool fractions_derived = true;    // every fraction as derived
+  uint32_t order = 0;               // Exp-Golomb order of the quotients
+  bool implied[kComponents] = {};   // velocity implied by the positions
+  int64_t position[kComponents] = {}, velocity[kComponents] = {}, fraction[kComponents] = {};
+};
+
+RootResidual residual_of(const QuantizedRoot& held, const RootReference& reference) {
   const QuantizedRoot predicted = predict_root(reference);
-  int64_t position[kComponents], velocity[kComponents], fraction[kComponents];
-  uint32_t mask = 0;
-  bool aligned = true, fractions_kept = true;
+  RootResidual r;
   for (int i = 0; i < kComponents; ++i) {
-    position[i] = difference(code_of(held, i), code_of(predicted, i), i);
-    velocity[i] = int64_t{code_of(held, i + kComponents)} - code_of(predicted, i + kComponents);
-    fraction[i] = int64_t{code_of(held, i + 2 * kComponents)} - code_of(predicted, i + 2 * kComponents);
-    if (position[i] != 0 || velocity[i] != 0 || fraction[i] != 0) mask |= 1u << (kComponents - 1 - i);
-    if (position[i] % kRootCoarse != 0) aligned = false;
-    if (fraction[i] != 0) fractions_kept = false;
+    r.position[i] = difference(code_of(held, i), code_of(predicted, i), i);
+    const int32_t v = code_of(held, i + kComponents), f = code_of(held, i + 2 * kComponents);
+    const bool differs = r.position[i] != 0 || v != code_of(predicted, i + kComponents) ||
+                         f != code_of(predicted, i + 2 * kComponents);
+    if (!differs) continue;
+    r.mask |= 1u << (kComponents - 1 - i);
+    r.implied[i] = reference.baseline != nullptr && v == implied_root_velocity(reference, code_of(held, i), i);
+    r.velocity[i] = r.implied[i] ? 0 : int64_t{v} - code_of(predicted, i + kComponents);
+    r.fraction[i] = int64_t{f} - (r.implied[i] ? 0 : code_of(predicted, i + 2 * kComponents));
+    if (r.position[i] % kRootCoarse != 0) r.aligned = false;
+    if (r.fraction[i] != 0) r.fractions_derived = false;
   }
-  if (mask == 0) return 0;
+  // The order that codes the quotients in the fewest bits.
+  uint32_t best_bits = ~0u;
+  for (uint32_t k = 0; k <= kMaxOrder; ++k) {
+    uint32_t bits = 0;
+    for (int i = 0; i < kComponents; ++i) {
+      if (r.mask & (1u << (kComponents - 1 - i))) bits += quotient_bits(round_div(r.position[i], kRootCoarse), k);
+    }
+    if (bits < best_bits) best_bits = bits, r.order = k;
+  }
+  return r;
+}
+
+}  // namespace
+
+std::size_t encode_root(const QuantizedRoot& held, const RootReference& reference, std::vector<uint8_t>& out) {
+  const RootResidual r = residual_of(held, reference);
+  if (r.mask == 0) return 0;
   const std::size_t start = out.size();
   BitWriter writer(out);
-  writer.write(mask, kComponents);
-  writer.write_bit(aligned ? 1u : 0u);
-  writer.write_bit(fractions_kept ? 1u : 0u);
+  bool all_implied = true;
   for (int i = 0; i < kComponents; ++i) {
-    if ((mask & (1u << (kComponents - 1 - i))) == 0) continue;
-    const int64_t a = round_div(position[i], kRootCoarse);
-    if (!aligned) writer.write(static_cast<uint32_t>(position[i] - kRootCoarse * a + kRemainderBias), kRemainderBits);
-    write_signed(writer, a);
-    write_signed(writer, velocity[i]);
-    if (!fractions_kept) write_signed(writer, fraction[i]);
+    if ((r.mask & (1u << (kComponents - 1 - i))) != 0 && !r.implied[i]) all_implied = false;
+  }
+  writer.write(r.mask, kComponents);
+  // The common record (a canonical receiver) in one bit: aligned, fractions derived, every
+  // velocity implied.
+  const bool plain = r.aligned && r.fractions_derived && all_implied;
+  writer.write_bit(plain ? 1u : 0u);
+  if (!plain) {
+    writer.write_bit(r.aligned ? 1u : 0u);
+    writer.write_bit(r.fractions_derived ? 1u : 0u);
+  }
+  writer.write(r.order, kOrderBits);
+  for (int i = 0; i < kComponents; ++i) {
+    if ((r.mask & (1u << (kComponents - 1 - i))) == 0) continue;
+    const int64_t a = round_div(r.position[i], kRootCoarse);
+    if (!plain) writer.write_bit(r.implied[i] ? 1u : 0u);
+    if (!r.aligned) writer.write(static_cast<uint32_t>(r.position[i] - kRootCoarse * a + kRemainderBias), kRemainderBits);
+    write_quotient(writer, a, r.order);
+    if (!r.implied[i]) write_signed(writer, r.velocity[i]);
+    if (!r.fractions_derived) write_signed(writer, r.fraction[i]);
   }
   return out.size() - start;
 }
@@ -204,34 +284,51 @@ Status decode_root(std::span<const uint8_t> bytes, const RootReference& referenc
   BitReader reader(bytes);
   const uint32_t mask = reader.read(kComponents);
   if (mask == 0) return Error{"root: " + std::to_string(bytes.size()) + " bytes, an empty residual"};
-  const bool aligned = reader.read_bit() != 0;
-  const bool fractions_kept = reader.read_bit() != 0;
+  const bool plain = reader.read_bit() != 0;
+  const bool aligned = plain || reader.read_bit() != 0;
+  const bool fractions_derived = plain || reader.read_bit() != 0;
+  const uint32_t order = reader.read(kOrderBits);
+  const QuantizedRoot predicted = out;
+  bool all_implied = true;
   for (int i = 0; i < kComponents; ++i) {
     if ((mask & (1u << (kComponents - 1 - i))) == 0) continue;
+    const bool implied = plain || reader.read_bit() != 0;
+    all_implied = all_implied && implied;
+    if (implied && reference.baseline == nullptr) return root_error(i, "velocity implied without a reference");
     int64_t remainder = 0;
     if (!aligned) {
       remainder = int64_t{reader.read(kRemainderBits)} - kRemainderBias;
-      if (remainder > kRemainderBias) return root_error(i, "remainder out of range");
+      if (remainder > kRootCoarse - 1 - kRemainderBias) return root_error(i, "remainder out of range");
     }
-    int64_t a = 0, dv = 0, df = 0;
-    const char* bad = read_signed(reader, a);
-    if (bad == nullptr) bad = read_signed(reader, dv);
-    if (bad == nullptr && !fractions_kept) bad = read_signed(reader, df);
+    const int64_t a = read_quotient(reader, order);
+    int64_t dv = 0, df = 0;
+    const char* bad = nullptr;
+    if (!implied) bad = read_signed(reader, dv);
+    if (bad == nullptr && !fractions_derived) bad = read_signed(reader, df);
     if (reader.failed()) break;  // reported below
     if (bad != nullptr) return root_error(i, bad);
-    const int64_t residual = kRootCoarse * a + remainder;
-    if (residual == 0 && dv == 0 && df == 0) return root_error(i, "flagged as differing, but equal");
-    const int64_t f = int64_t{code_of(out, i + 2 * kComponents)} + df;
-    if (f < 0 || f >= kRootVelocityScale) return root_error(i, "fraction out of range");
-    const int64_t position = int64_t{code_of(out, i)} + residual;
+    const int64_t position = int64_t{code_of(predicted, i)} + kRootCoarse * a + remainder;
     if (i != kYaw && (position > kMaxRootCode || position < -kMaxRootCode)) return root_error(i, "code out of range");
-    const int64_t v = int64_t{code_of(out, i + kComponents)} + dv;
+    const int32_t held_position = i == kYaw ? wrap_yaw(position) : static_cast<int32_t>(position);
+    const int64_t v = implied ? int64_t{implied_root_velocity(reference, held_position, i)}
+                              : int64_t{code_of(predicted, i + kComponents)} + dv;
     if (v > kMaxRootVelocity || v < -kMaxRootVelocity) return root_error(i, "velocity out of range");
-    slot_of(out, i) = i == kYaw ? wrap_yaw(position) : static_cast<int32_t>(position);
+    const int64_t f = (implied ? 0 : int64_t{code_of(predicted, i + 2 * kComponents)}) + df;
+    if (f < 0 || f >= kRootVelocityScale) return root_error(i, "fraction out of range");
+    if (held_position == code_of(predicted, i) && v == code_of(predicted, i + kComponents) &&
+        f == code_of(predicted, i + 2 * kComponents)) {
+      return root_error(i, "flagged as differing, but equal");
+    }
+    // One coding per value: a velocity the positions imply is never coded.
+    if (!implied && reference.baseline != nullptr && v == implied_root_velocity(reference, held_position, i)) {
+      return root_error(i, "velocity coded although the positions imply it");
+    }
+    slot_of(out, i) = held_position;
     slot_of(out, i + kComponents) = static_cast<int32_t>(v);
     slot_of(out, i + 2 * kComponents) = static_cast<int32_t>(f);
   }
   if (reader.failed()) return Error{"root: bits run past the " + std::to_string(bytes.size()) + " bytes"};
+  if (!plain && aligned && fractions_derived && all_implied) return Error{"root: a plain record not marked plain"};
   if (reader.bytes_consumed() != bytes.size()) {
     return Error{"root: " + std::to_string(bytes.size() - reader.bytes_consumed()) + " bytes left over"};
   }

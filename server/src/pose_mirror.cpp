@@ -18,8 +18,12 @@ float distance_squared(const Vec3& a, const Vec3& b) {
 }  // namespace
 
 PoseMirror::PoseMirror(sim::World& world, const PoseFormats& formats, uint32_t tick_rate_hz,
-                       bool attach_recipes)
-    : world_(world), formats_(formats), tick_rate_hz_(tick_rate_hz), attach_recipes_(attach_recipes) {
+                       bool attach_recipes, uint32_t root_reference_ticks)
+    : world_(world),
+      formats_(formats),
+      tick_rate_hz_(tick_rate_hz),
+      root_reference_ticks_(root_reference_ticks < 1 ? 1 : root_reference_ticks),
+      attach_recipes_(attach_recipes) {
   quantizers_.resize(world_.threads());
   for (auto& per_worker : quantizers_) {
     for (const auto& format : formats_.formats) {
@@ -314,7 +318,7 @@ void PoseMirror::take_staged(uint32_t tick) {
     entity.current.values.swap(s.pose.values);
     entity.current.off_layout = s.pose.off_layout;
     entity.current.recipe = s.pose.recipe;
-    entity.current.root = hold_root_for(entity, tick, s.exact_root, s.pose.root);
+    entity.current.root = hold_root_for(entity, tick, root_reference_ticks_, s.exact_root, s.pose.root);
     entity.current_exact_root = s.exact_root;
     entity.current_in_history = false;
     entity.current_tick = tick;

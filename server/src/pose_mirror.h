@@ -38,7 +38,11 @@ class PoseMirror final : public sim::LocalPoseObserver {
       std::function<void(uint32_t tick, sim::EntityId, uint16_t generation, const protocol::QuantizedPose&)>;
 
   // `world` and `formats` must outlive the mirror. attach_recipes: ServerOptions'.
-  PoseMirror(sim::World& world, const PoseFormats& formats, uint32_t tick_rate_hz, bool attach_recipes);
+  // root_reference_ticks (>= 1): the default send interval in ticks; each tick's held root is
+  // decided against the history entry that many ticks old, the baseline a client acking in time
+  // decodes against (hold_root_for).
+  PoseMirror(sim::World& world, const PoseFormats& formats, uint32_t tick_rate_hz, bool attach_recipes,
+             uint32_t root_reference_ticks);
   ~PoseMirror() override;
   PoseMirror(const PoseMirror&) = delete;
   PoseMirror& operator=(const PoseMirror&) = delete;
@@ -121,6 +125,7 @@ class PoseMirror final : public sim::LocalPoseObserver {
   sim::World& world_;
   const PoseFormats& formats_;
   uint32_t tick_rate_hz_;
+  uint32_t root_reference_ticks_;
   bool attach_recipes_;
 
   std::vector<EntityRecord> records_;  // in id order

@@ -166,7 +166,8 @@ Status Server::Impl::open(const ServerOptions& opts) {
     channel = simulator.get();
   }
   connections = std::make_unique<Connections>(options, *channel, *this, counters, manifest);
-  mirror = std::make_unique<PoseMirror>(*world, formats, options.tick_rate_hz, options.attach_recipes);
+  mirror = std::make_unique<PoseMirror>(*world, formats, options.tick_rate_hz, options.attach_recipes,
+                                        send_interval_ticks(options.tick_rate_hz, options.send_rate_hz));
   replicator = std::make_unique<Replicator>(options, formats, *mirror, counters);
   return open_hits();
 }

@@ -128,9 +128,8 @@ TEST_F(RootBandwidth, SteeringEveryTickCostsBoundedBytesPerEntity) {
   ASSERT_GT(t.records, 19'000u);
   const double per_record = static_cast<double>(t.root_bytes) / static_cast<double>(t.records);
   std::printf("100 Fox steered at random every tick, 20 Hz: %.2f root bytes per entity per snapshot\n", per_record);
-  // The target is 6 bytes: not met (docs/performance.md says so and why). This bound
-  // keeps the measured cost (16.2) from growing unnoticed.
-  EXPECT_LE(per_record, 17.0);
+  // The target: at most 6 bytes.
+  EXPECT_LE(per_record, 6.0);
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ namespace posecast::protocol {
 // and Teleport (x, z, yaw, speed, turn_rate).
 // Version 8: HitQuery (a client fires a ray at its view time) and HitResult (hit, miss or
 // refused; docs/hit-queries.md); AnimationEvents (server -> client, repeated until
-// acknowledged) and Ack::events_received (docs/events.md).
+// acknowledged) and Ack::events_received (docs/events.md); a record's root bytes follow root
+// coding v8 (root_coding.h: implied velocities, one Exp-Golomb order per record).
 inline constexpr uint16_t kProtocolVersion = 8;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;

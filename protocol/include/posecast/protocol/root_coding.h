@@ -9,26 +9,33 @@
 // codes per tick.
 //
 // Held value. What a client holds for a tick (QuantizedPose::root) is not the exact code but
-// a dead-reckoned state: position and velocity. The prediction from an earlier held state is
-// position + velocity x age (predict_root). The server keeps a component as predicted while
-// the prediction is within kRootTolerance codes of the exact code; otherwise it moves the
-// position by whole multiples of kRootCoarse codes to within one code of the exact one and
-// takes the World's measured velocity (hold_root). An entity moving steadily therefore costs no bytes
-// for many ticks, and the held position is never further than kRootTolerance + 1/2 codes from
-// the World's: 3.5 / 8192 = 0.00043 units for positions (0.43 mm when a unit is a metre), 0.019
-// degrees for yaw. The server decides the held state once per tick (from the entity's
-// history); every client receives it exactly: encode_root sends the held state minus the
-// client's own prediction, zero bytes whenever the client's reference is the history's.
+// a dead-reckoned state: position, velocity and a sub-code fraction. The prediction from an
+// earlier held state is position + velocity x age (predict_root). The server keeps a component
+// as predicted while the prediction is within kRootTolerance codes of the exact code; otherwise
+// it moves the position by whole multiples of kRootCoarse codes to within kRootCoarse / 2 of the
+// exact one, and takes as velocity either the one the positions imply (the motion changed:
+// a miss beyond kRootFar; the receiver derives it, no bits) or the World's measured one (a
+// drift; hold_root). The held position is never further than kRootTolerance + 1/2 codes from
+// the World's: 7.5 / 8192 = 0.00092 units for positions (0.92 mm when a unit is a metre),
+// 0.041 degrees for yaw. The server decides the held state once per tick, against the entity's
+// history entry one send interval old (the baseline of a client acking in time); every client
+// receives it exactly: encode_root sends the held state minus the client's own prediction,
+// zero bytes while the entity moves as predicted.
 //
-// Bytes. Zero bytes: the held state equals the receiver's prediction. Otherwise a bit stream
-// (MSB first): 4 bits "component differs" (x, y, z, yaw; never all zero), 1 bit "every
-// position residual a multiple of kRootCoarse", 1 bit "every fraction as predicted", then per
-// flagged component: when not all multiples, 2 bits of remainder (b + 1, b in [-1, 1]); the
-// position quotient a (residual = kRootCoarse * a + b), the velocity residual and, when not
-// all as predicted, the fraction's residual, each as a sign bit and a 5-bit length
-// L = bit_width(|value|) followed by the L - 1 bits under the leading one. At most
-// kMaxRootBytes bytes; padding bits are zero. (Fractions differ only for a receiver whose
-// reference is not the server's canonical one.)
+// Bytes (root coding version 8). Zero bytes: the held state equals the receiver's prediction.
+// Otherwise a bit stream (MSB first): 4 bits "component differs" (x, y, z, yaw; never all
+// zero); 1 bit "plain" (every position residual a multiple of kRootCoarse, every fraction as
+// derived, every velocity implied: what a receiver with the canonical baseline gets); when not
+// plain, 1 bit "aligned" (the multiples) and 1 bit "fractions derived"; 4 bits k, the
+// Exp-Golomb order of the position quotients; then per flagged component: when not plain, 1
+// bit "velocity implied" (implied_root_velocity; its fraction is then 0); when not aligned,
+// 4 bits of remainder (b + 6, b in [-6, 6]); the position quotient a (residual =
+// kRootCoarse * a + b) as an order-k Exp-Golomb magnitude and, when nonzero, a sign bit; when
+// the velocity is not implied, its residual against the predicted velocity; when fractions
+// are not derived, the fraction's residual (against 0 for an implied velocity, else the
+// predicted fraction); these two each as a sign bit and a 5-bit length L = bit_width(|value|)
+// followed by the L - 1 bits under the leading one. At most kMaxRootBytes bytes; padding bits
+// are zero; one coding per value except the choice of k.
 
 #include <cstddef>
 #include <cstdint>
@@ -45,8 +52,8 @@ inline constexpr int32_t kRootYawCodesPerTurn = 65536;
 // Held positions at most this many codes from the exact one keep their prediction; a
 // correction moves the prediction by whole multiples of kRootCoarse, to within
 // kRootCoarse / 2 codes of the exact one (then drifting a whole tolerance takes longest).
-inline constexpr int32_t kRootTolerance = 3;
-inline constexpr int32_t kRootCoarse = 3;
+inline constexpr int32_t kRootTolerance = 7;
+inline constexpr int32_t kRootCoarse = 13;
 // Velocities are in 1/kRootVelocityScale codes per tick, within +-kMaxRootVelocity.
 inline constexpr int32_t kRootVelocityScale = 256;
 inline constexpr int32_t kMaxRootVelocity = (1 << 30) - 1;
@@ -96,17 +103,28 @@ QuantizedRoot predict_root(const RootReference& reference);
 // ticks old (else the oldest it has): float positions far from the origin are only 1/16 unit
 // apart, and a difference over a few ticks would carry that noise into every prediction.
 inline constexpr uint32_t kRootVelocitySpan = 12;
+// A component whose prediction missed by more than this many codes changed its motion (a turn,
+// a new speed, a fade): its held velocity becomes the one its positions imply.
+inline constexpr int32_t kRootFar = 24;
 
 // The World's velocity between two exact roots `age` ticks (> 0) apart, in held units (yaw the
 // shorter way round), clamped to +-kMaxRootVelocity. Positions only of the result are unset.
 QuantizedRoot measure_root_velocity(const RootValue& now, const RootValue& before, uint32_t age);
 
-// The held state for the exact codes `exact` (positions) given the canonical prediction
-// `predicted` and the World's velocity `velocity` (measure_root_velocity): per component,
-// predicted as it is when its position is within kRootTolerance of exact; else the position
-// moved by kRootCoarse * round((exact - predicted) / kRootCoarse) (within one code of exact)
-// and the velocity taken from `velocity`.
-QuantizedRoot hold_root(const QuantizedRoot& exact, const QuantizedRoot& predicted,
+// The velocity (1/kRootVelocityScale codes per tick) of `component` (0..3: x, y, z, yaw) that
+// takes the reference's baseline (position and fraction) to `position` (fraction 0) in the
+// reference's age, rounded, clamped to +-kMaxRootVelocity (yaw the shorter way round); 0
+// without a baseline. Both sides compute it from what the receiver holds, so it costs no bits.
+int32_t implied_root_velocity(const RootReference& reference, int32_t position, int component);
+
+// The held state for the exact codes `exact` (positions) against the canonical `reference`
+// (the prediction predict_root(reference)) and the World's velocity `velocity`
+// (measure_root_velocity), per component: as predicted while its position is within
+// kRootTolerance of exact; else the position moved by kRootCoarse * round((exact - predicted)
+// / kRootCoarse) (within kRootCoarse / 2 codes of exact) and, when the prediction missed by
+// more than kRootFar (and there is a baseline), the implied velocity with fraction 0, else the
+// World's velocity with the predicted fraction.
+QuantizedRoot hold_root(const QuantizedRoot& exact, const RootReference& reference,
                         const QuantizedRoot& velocity);
 
 // Appends the coding of `held` against the receiver's `reference` to `out` (nothing when the
