@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "event_marks.h"
 #include "network_panel.h"
 #include "posecast/render/renderer.h"
 #include "posecast/result.h"
@@ -34,6 +35,7 @@ struct OverlayFrame {
   render::DrawStats stats;
   std::span<const render::RenderEntity> entities;
   const NetworkPanel* network = nullptr;  // PoseSource::network_panel(); null for local sources
+  std::span<const ViewerEvent> events;    // PoseSource::recent_events(), oldest first
 };
 
 // Settings the overlay's widgets change.

@@ -60,6 +60,7 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
   frame_us.reserve(options.frames);
   update_us.reserve(options.frames);
   render::DrawStats last{};
+  std::vector<float> ring_vertices;
   target.value().bind();
   std::size_t next_action = 0;
   for (uint32_t frame = 0; frame < options.frames; ++frame) {
@@ -78,7 +79,13 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
     update_us.push_back(micros_since(start));
     const render::FrameView view =
         render::make_frame_view(camera, aspect, renderer.value()->bounds(source.entities()));
-    Result<render::DrawStats> drawn = renderer.value()->draw(view, source.entities(), draw_options);
+    ring_vertices.clear();
+    const float background[3] = {draw_options.background.x, draw_options.background.y, draw_options.background.z};
+    append_event_rings(source.recent_events(), source.event_clock_us(), view.grid_cell * 0.35f, background,
+                       ring_vertices);
+    render::DrawOptions with_rings = draw_options;
+    with_rings.ground_lines = ring_vertices;  // footstep rings (docs/events.md)
+    Result<render::DrawStats> drawn = renderer.value()->draw(view, source.entities(), with_rings);
     if (!drawn) return fail(drawn.error().message);
     last = drawn.value();
     if (overlay) {
@@ -92,6 +99,7 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
       overlay_frame.stats = last;
       overlay_frame.entities = source.entities();
       overlay_frame.network = source.network_panel();
+      overlay_frame.events = source.recent_events();
       render::DrawOptions shown = draw_options;
       bool paused = false;
       overlay->draw(overlay_frame, OverlayControls{&shown, &paused});

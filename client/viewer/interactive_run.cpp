@@ -176,6 +176,7 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
   int64_t play_time_us = 0;
   std::vector<double> frame_us;
   std::vector<double> title_window_us;
+  std::vector<float> ring_vertices;  // footstep rings, rebuilt every frame
   std::signal(SIGINT, request_stop);
   std::signal(SIGTERM, request_stop);
   while (!glfwWindowShouldClose(window) && !g_stop_requested) {
@@ -212,7 +213,14 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
     if (const std::optional<glm::vec3> followed = source.follow_target()) input.camera.target = *followed;
     const render::FrameView view =
         render::make_frame_view(input.camera, aspect, r.bounds(source.entities()));
-    Result<render::DrawStats> drawn = r.draw(view, source.entities(), input.draw);
+    // Footstep rings where the recent animation events happened (docs/events.md).
+    ring_vertices.clear();
+    const float background[3] = {input.draw.background.x, input.draw.background.y, input.draw.background.z};
+    append_event_rings(source.recent_events(), source.event_clock_us(), view.grid_cell * 0.35f, background,
+                       ring_vertices);
+    render::DrawOptions with_rings = input.draw;
+    with_rings.ground_lines = ring_vertices;
+    Result<render::DrawStats> drawn = r.draw(view, source.entities(), with_rings);
     if (!drawn) return fail(drawn.error().message);
     if (input.overlay && input.overlay_visible) {
       OverlayFrame frame;
@@ -225,6 +233,7 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
       frame.stats = drawn.value();
       frame.entities = source.entities();
       frame.network = source.network_panel();
+      frame.events = source.recent_events();
       overlay.value()->draw(frame, OverlayControls{&input.draw, &input.paused});
     }
     glfwSwapBuffers(window);

@@ -124,6 +124,7 @@ Status NetworkPoseSource::update(int64_t /*now_us*/) {
     const int64_t deadline = clock_us() + first_frame_timeout_us_;
     while (true) {
       client_->update(clock_us());
+      collect_events();
       if (client_->connected()) bind_models();
       if (client_->connected() && !client_->entities().empty()) break;
       const client::ConnectionState state = client_->state();
@@ -146,6 +147,7 @@ Status NetworkPoseSource::update(int64_t /*now_us*/) {
   last_update_us_ = clock_us();
   const auto decode_start = std::chrono::steady_clock::now();
   client_->update(last_update_us_);
+  collect_events();
   const double decode_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - decode_start).count();
   if (!client_->connected()) return fail("connection lost");
@@ -153,6 +155,40 @@ Status NetworkPoseSource::update(int64_t /*now_us*/) {
   update_panel(decode_ms);
   build_entities();
   return {};
+}
+
+float NetworkPoseSource::rest_height(const Skeleton& skeleton) {
+  auto it = rest_heights_.find(&skeleton);
+  if (it != rest_heights_.end()) return it->second;
+  float low = 0.0f, high = 0.0f;
+  bool any = false;
+  for (const glm::mat4& m : rest_model_matrices(skeleton)) {
+    low = any ? std::min(low, m[3].y) : m[3].y;
+    high = any ? std::max(high, m[3].y) : m[3].y;
+    any = true;
+  }
+  return rest_heights_[&skeleton] = high - low;
+}
+
+void NetworkPoseSource::collect_events() {
+  const int64_t now = clock_us();
+  for (const client::FiredEvent& fired : client_->fired_events()) {
+    ViewerEvent e;
+    e.fired_us = now;
+    e.tick = fired.event.tick;
+    e.entity = fired.event.entity_id;
+    e.clip = fired.clip != nullptr ? fired.clip->name : "#" + std::to_string(fired.event.clip);
+    e.marker = fired.marker != nullptr ? fired.marker->name : "#" + std::to_string(fired.event.marker);
+    e.x = fired.event.x;
+    e.z = fired.event.z;
+    if (const client::PresentedEntity* shown = client_->find(e.entity); shown != nullptr && shown->skeleton != nullptr) {
+      e.size = 0.12f * rest_height(*shown->skeleton);
+    }
+    events_.push_back(std::move(e));
+  }
+  if (events_.size() > kMaxRecentEvents) {
+    events_.erase(events_.begin(), events_.end() - static_cast<std::ptrdiff_t>(kMaxRecentEvents));
+  }
 }
 
 void NetworkPoseSource::wait_for_next_frame() {

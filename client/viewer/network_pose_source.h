@@ -61,6 +61,8 @@ class NetworkPoseSource final : public PoseSource {
   std::string describe() const override;
   std::string act(ViewerAction action) override;
   const NetworkPanel* network_panel() const override { return &panel_; }
+  std::span<const ViewerEvent> recent_events() const override { return events_; }
+  int64_t event_clock_us() const override { return last_update_us_; }
   std::optional<glm::vec3> follow_target() const override;
 
   const client::NetClient& client() const { return *client_; }
@@ -95,6 +97,12 @@ class NetworkPoseSource final : public PoseSource {
   std::optional<glm::vec3> follow_target_;  // the owned entity's root at the last update
 
   std::vector<render::RenderEntity> entities_;
+  std::vector<ViewerEvent> events_;  // recent_events(), oldest first
+  // Takes the events the client fired at its last update into events_.
+  void collect_events();
+  // The skeleton's rest-pose height (its joints' vertical extent), computed once per skeleton.
+  float rest_height(const Skeleton& skeleton);
+  std::map<const Skeleton*, float> rest_heights_;
 
   NetworkPanel panel_;
   // Entities presented, and of them shown from a render-time recipe, summed over the frames

@@ -14,6 +14,7 @@
 
 #include <glm/vec3.hpp>
 
+#include "event_marks.h"
 #include "network_panel.h"
 #include "posecast/model.h"
 #include "posecast/render/render_entity.h"
@@ -58,6 +59,11 @@ class PoseSource {
 
   // Network figures for the overlay; null for sources without a network.
   virtual const NetworkPanel* network_panel() const { return nullptr; }
+
+  // The animation events fired recently (at most kMaxRecentEvents, oldest first; docs/events.md)
+  // and the clock they were fired on (ViewerEvent::fired_us); none for sources without a network.
+  virtual std::span<const ViewerEvent> recent_events() const { return {}; }
+  virtual int64_t event_clock_us() const { return 0; }
 };
 
 }  // namespace posecast::viewer

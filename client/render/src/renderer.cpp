@@ -273,6 +273,7 @@ Result<DrawStats> Renderer::draw(const FrameView& view, std::span<const RenderEn
   glBindVertexArray(0);
   glBindTexture(GL_TEXTURE_2D, 0);
 
+  if (!options.ground_lines.empty()) draw_lines(options.ground_lines, view_projection, /*depth_test=*/true);
   if (options.skeleton) draw_skeletons(entities, view_projection);
   glUseProgram(0);
   return stats;
@@ -326,18 +327,22 @@ void Renderer::draw_skeletons(std::span<const RenderEntity> entities,
       }
     }
   }
-  if (line_vertices_.empty()) return;
-  const std::size_t bytes = line_vertices_.size() * sizeof(float);
+  draw_lines(line_vertices_, view_projection, /*depth_test=*/false);
+}
+
+void Renderer::draw_lines(std::span<const float> vertices, const glm::mat4& view_projection, bool depth_test) {
+  if (vertices.size() < 12) return;
+  const std::size_t bytes = vertices.size() / 6 * 6 * sizeof(float);
   glBindBuffer(GL_ARRAY_BUFFER, lines_buffer_);
   if (bytes > lines_capacity_) lines_capacity_ = bytes * 2;
   glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(lines_capacity_), nullptr, GL_STREAM_DRAW);
-  glBufferSubData(GL_ARRAY_BUFFER, 0, static_cast<GLsizeiptr>(bytes), line_vertices_.data());
+  glBufferSubData(GL_ARRAY_BUFFER, 0, static_cast<GLsizeiptr>(bytes), vertices.data());
   glBindBuffer(GL_ARRAY_BUFFER, 0);
   glUseProgram(lines_.id());
   glUniformMatrix4fv(lines_view_projection_, 1, GL_FALSE, &view_projection[0][0]);
-  glDisable(GL_DEPTH_TEST);  // bones show through the skin
+  if (!depth_test) glDisable(GL_DEPTH_TEST);  // bones show through the skin
   glBindVertexArray(lines_vertex_array_);
-  glDrawArrays(GL_LINES, 0, static_cast<GLsizei>(line_vertices_.size() / 6));
+  glDrawArrays(GL_LINES, 0, static_cast<GLsizei>(bytes / (6 * sizeof(float)) / 2 * 2));
   glBindVertexArray(0);
   glEnable(GL_DEPTH_TEST);
 }

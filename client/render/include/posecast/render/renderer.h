@@ -50,6 +50,9 @@ struct DrawOptions {
   bool wireframe = false;  // meshes as lines
   glm::vec3 background{0.10f, 0.11f, 0.13f};              // linear
   glm::vec3 light_direction{0.35f, 0.80f, 0.48f};         // towards the light; normalised
+  // Extra line segments in world space, depth-tested (the viewer's footstep rings): x y z r g b
+  // per vertex, two vertices a segment. Must stay valid during draw().
+  std::span<const float> ground_lines;
 };
 
 struct DrawStats {
@@ -96,6 +99,8 @@ class Renderer {
   void draw_grid(const FrameView& view, const glm::mat4& view_projection,
                  const DrawOptions& options);
   void draw_skeletons(std::span<const RenderEntity> entities, const glm::mat4& view_projection);
+  // Segments (x y z r g b per vertex) through the lines program.
+  void draw_lines(std::span<const float> vertices, const glm::mat4& view_projection, bool depth_test);
 
   struct SkinnedUniforms {
     GLint model = -1, view_projection = -1, base_color = -1, texture = -1, has_texture = -1,
