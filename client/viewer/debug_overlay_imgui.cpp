@@ -88,6 +88,15 @@ class ImGuiOverlay final : public DebugOverlay {
       ImGui::Checkbox("grid (G)", &controls.draw->grid);
     }
     if (controls.paused) ImGui::Checkbox("paused (Space)", controls.paused);
+    if (frame.network && ImGui::CollapsingHeader("events", ImGuiTreeNodeFlags_DefaultOpen)) {
+      // The latest animation events first (docs/events.md): tick, entity, clip / marker.
+      if (frame.events.empty()) ImGui::TextDisabled("none yet");
+      constexpr std::size_t kShown = 8;
+      for (std::size_t k = 0; k < frame.events.size() && k < kShown; ++k) {
+        const ViewerEvent& e = frame.events[frame.events.size() - 1 - k];
+        ImGui::Text("tick %u  entity %u  %s / %s", e.tick, e.entity, e.clip.c_str(), e.marker.c_str());
+      }
+    }
     if (frame.network && ImGui::CollapsingHeader("network", ImGuiTreeNodeFlags_DefaultOpen)) {
       const NetworkPanel& n = *frame.network;
       ImGui::TextWrapped("%s", n.control.c_str());
@@ -100,15 +109,6 @@ class ImGuiOverlay final : public DebugOverlay {
       plot_values("interpolation delay", &n.delay_ms, "ms");
       plot_values("buffer depth", &n.buffer_depth, "ticks");
       plot_values("decode + interpolate", &n.decode_ms, "ms");
-    }
-    if (frame.network && ImGui::CollapsingHeader("events", ImGuiTreeNodeFlags_DefaultOpen)) {
-      // The latest animation events first (docs/events.md): tick, entity, clip / marker.
-      if (frame.events.empty()) ImGui::TextDisabled("none yet");
-      constexpr std::size_t kShown = 8;
-      for (std::size_t k = 0; k < frame.events.size() && k < kShown; ++k) {
-        const ViewerEvent& e = frame.events[frame.events.size() - 1 - k];
-        ImGui::Text("tick %u  entity %u  %s / %s", e.tick, e.entity, e.clip.c_str(), e.marker.c_str());
-      }
     }
     if (ImGui::CollapsingHeader("entities", ImGuiTreeNodeFlags_DefaultOpen)) {
       draw_entity_table(frame.entities);

@@ -13,7 +13,7 @@ bool ends_with(const std::string& text, const char* suffix) {
 
 }  // namespace
 
-void append_event_rings(std::span<const ViewerEvent> events, int64_t now_us, float radius,
+void append_event_rings(std::span<const ViewerEvent> events, int64_t now_us, float fallback_radius,
                         const float background[3], std::vector<float>& out) {
   constexpr int kSegments = 24;
   constexpr float kTwoPi = 6.28318530718f;
@@ -28,6 +28,7 @@ void append_event_rings(std::span<const ViewerEvent> events, int64_t now_us, flo
       color[0] = 0.2f, color[1] = 0.85f, color[2] = 1.0f;
     }
     for (int i = 0; i < 3; ++i) color[i] += (background[i] - color[i]) * t;
+    const float radius = e.size > 0.0f ? e.size : fallback_radius;
     const float r = radius * (0.6f + 0.6f * t);
     const float y = radius * 0.02f;  // just above the grid
     for (int k = 0; k < kSegments; ++k) {

@@ -157,6 +157,19 @@ Status NetworkPoseSource::update(int64_t /*now_us*/) {
   return {};
 }
 
+float NetworkPoseSource::rest_height(const Skeleton& skeleton) {
+  auto it = rest_heights_.find(&skeleton);
+  if (it != rest_heights_.end()) return it->second;
+  float low = 0.0f, high = 0.0f;
+  bool any = false;
+  for (const glm::mat4& m : rest_model_matrices(skeleton)) {
+    low = any ? std::min(low, m[3].y) : m[3].y;
+    high = any ? std::max(high, m[3].y) : m[3].y;
+    any = true;
+  }
+  return rest_heights_[&skeleton] = high - low;
+}
+
 void NetworkPoseSource::collect_events() {
   const int64_t now = clock_us();
   for (const client::FiredEvent& fired : client_->fired_events()) {
@@ -168,6 +181,9 @@ void NetworkPoseSource::collect_events() {
     e.marker = fired.marker != nullptr ? fired.marker->name : "#" + std::to_string(fired.event.marker);
     e.x = fired.event.x;
     e.z = fired.event.z;
+    if (const client::PresentedEntity* shown = client_->find(e.entity); shown != nullptr && shown->skeleton != nullptr) {
+      e.size = 0.12f * rest_height(*shown->skeleton);
+    }
     events_.push_back(std::move(e));
   }
   if (events_.size() > kMaxRecentEvents) {

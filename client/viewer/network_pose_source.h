@@ -100,6 +100,9 @@ class NetworkPoseSource final : public PoseSource {
   std::vector<ViewerEvent> events_;  // recent_events(), oldest first
   // Takes the events the client fired at its last update into events_.
   void collect_events();
+  // The skeleton's rest-pose height (its joints' vertical extent), computed once per skeleton.
+  float rest_height(const Skeleton& skeleton);
+  std::map<const Skeleton*, float> rest_heights_;
 
   NetworkPanel panel_;
   // Entities presented, and of them shown from a render-time recipe, summed over the frames
