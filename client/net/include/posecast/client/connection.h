@@ -2,9 +2,9 @@
 // Connection: a client's link to a server (docs/session.md), no presentation. It owns the UDP
 // socket (optionally behind a NetworkSimulator), runs the handshake, binds the Welcome's
 // manifest to local models, acks snapshots and measures the round trip, sends keep-alives,
-// commands and replay controls, and detects timeouts. What the server sends for display
-// (snapshots, spawns, despawns) goes to a Presenter (presenter.h), which the connection also
-// asks for the acks to send. Time is passed in; nothing here reads a clock or blocks.
+// commands, replay controls and hit queries (hit_shots.h), and detects timeouts. What the
+// server sends for display (snapshots, spawns, despawns) goes to a Presenter (presenter.h),
+// which the connection also asks for the acks to send. Time is passed in; no clock, no blocking.
 //
 // Handshake: a hello padded to at least the size of a ServerChallenge (no amplification),
 // resent every hello_resend_us; the challenge response likewise until the Welcome; the

@@ -17,7 +17,7 @@ namespace posecast::client {
 
 // Counters since construction (they survive reconnects, like the other client counters).
 struct HitShotStats {
-  uint64_t hit_queries_fired = 0;       // HitQuery messages handed to the socket
+  uint64_t hit_queries_fired = 0;       // HitQuery messages sent (a failed send: send_failures too)
   uint64_t hit_answers_hit = 0;         // HitResults kept, by outcome
   uint64_t hit_answers_miss = 0;
   uint64_t hit_answers_refused = 0;
