@@ -112,6 +112,7 @@ Status Connection::open_socket() {
 void Connection::reset_session() {
   presenter_.clear();
   commands_.clear();
+  hits_.clear();
   session_status_ = protocol::SessionStatus{};
   session_status_seen_ = false;
   pending_controls_.clear();
@@ -207,6 +208,18 @@ uint32_t Connection::send_replay_control(protocol::ReplayControl control, int64_
   // than two duplicates the server drops by sequence.
   pending_controls_.push_back(PendingControl{control, 2});
   return control.sequence;
+}
+
+uint32_t Connection::fire_hit_query(const HitRay& ray, int64_t view_us, int64_t now_us) {
+  if (state_ != ConnectionState::kConnected) return 0;
+  protocol::HitQuery query;
+  query.sequence = hits_.next_sequence();
+  query.origin_x = ray.origin.x, query.origin_y = ray.origin.y, query.origin_z = ray.origin.z;
+  query.direction_x = ray.direction.x, query.direction_y = ray.direction.y, query.direction_z = ray.direction.z;
+  query.length = ray.length;
+  query.view_us = view_us;
+  send(query, now_us);
+  return query.sequence;
 }
 
 bool Connection::owns(uint32_t entity_id) const {
@@ -314,6 +327,8 @@ void Connection::dispatch(const protocol::Message& message, int64_t now_us, int6
           on_connected_message(m, now_us);
         } else if constexpr (std::is_same_v<T, protocol::Disconnect>) {
           on_disconnect(m);
+        } else if constexpr (std::is_same_v<T, protocol::HitResult>) {
+          on_hit_result(m, now_us);
         } else {
           ++counters_.dropped_unexpected;  // client-bound traffic never carries these
         }
@@ -453,6 +468,15 @@ void Connection::on_disconnect(const protocol::Disconnect& m) {
   state_ = ConnectionState::kDisconnected;
 }
 
+void Connection::on_hit_result(const protocol::HitResult& m, int64_t now_us) {
+  if (state_ != ConnectionState::kConnected) {
+    ++counters_.dropped_unexpected;
+    return;
+  }
+  last_receive_us_ = now_us;
+  hits_.receive(m);  // one it never fired is counted there (hit_answers_unexpected)
+}
+
 void Connection::record_rtt(int64_t sample_us) {
   if (sample_us < 0) return;
   rtt_samples_[rtt_head_] = sample_us;
@@ -462,6 +486,7 @@ void Connection::record_rtt(int64_t sample_us) {
 
 ConnectionStats Connection::stats(int64_t now_us) const {
   ConnectionStats s = counters_;
+  static_cast<HitShotStats&>(s) = hits_.stats();
   if (rtt_count_ > 0) {
     int64_t best = rtt_samples_[0];
     for (std::size_t i = 1; i < rtt_count_; ++i) best = std::min(best, rtt_samples_[i]);

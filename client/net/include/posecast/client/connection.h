@@ -2,9 +2,9 @@
 // Connection: a client's link to a server (docs/session.md), no presentation. It owns the UDP
 // socket (optionally behind a NetworkSimulator), runs the handshake, binds the Welcome's
 // manifest to local models, acks snapshots and measures the round trip, sends keep-alives,
-// commands and replay controls, and detects timeouts. What the server sends for display
-// (snapshots, spawns, despawns) goes to a Presenter (presenter.h), which the connection also
-// asks for the acks to send. Time is passed in; nothing here reads a clock or blocks.
+// commands, replay controls and hit queries (hit_shots.h), and detects timeouts. What the
+// server sends for display (snapshots, spawns, despawns) goes to a Presenter (presenter.h),
+// which the connection also asks for the acks to send. Time is passed in; no clock, no blocking.
 //
 // Handshake: a hello padded to at least the size of a ServerChallenge (no amplification),
 // resent every hello_resend_us; the challenge response likewise until the Welcome; the
@@ -25,8 +25,10 @@
 
 #include "posecast/client/asset_library.h"
 #include "posecast/client/command_sender.h"
+#include "posecast/client/hit_shots.h"
 #include "posecast/client/presenter.h"
 #include "posecast/client/rate_meter.h"
+#include "posecast/hit_geometry.h"
 #include "posecast/net/network_simulator.h"
 #include "posecast/net/udp_transport.h"
 #include "posecast/protocol/messages.h"
@@ -76,8 +78,9 @@ enum class ConnectionState : uint8_t {
 };
 const char* to_string(ConnectionState state);
 
-// The connection's share of a client's statistics (docs/client.md says how each is made).
-struct ConnectionStats {
+// The connection's share of a client's statistics (docs/client.md says how each is made); the
+// hit query counters are HitShotStats'.
+struct ConnectionStats : HitShotStats {
   double rtt_ms = -1.0;            // -1 until measured
   double bytes_in_per_s = 0.0;     // wire bytes (payload + 28 IPv4/UDP header bytes)
   double bytes_out_per_s = 0.0;
@@ -119,6 +122,21 @@ class Connection {
   // sequence number, or 0 when not connected.
   uint32_t send_replay_control(protocol::ReplayControl control, int64_t now_us);
 
+  // Fires a lag-compensated hit query (docs/hit-queries.md): sends a HitQuery for `ray` at
+  // `view_us` once (never resent) and returns its sequence (1, 2, 3, ... per connection), which
+  // the server's HitResult carries back; 0 when not connected. `view_us` is the moment the
+  // shooter saw, on the server's tick clock (server microseconds, sim::tick_start_us): the render
+  // time the client presented the frame the shot was aimed at (Presenter::render_time_us(), the
+  // NetClient's render_time_us() after that frame's update()). The server rewinds each entity
+  // to that time as this client derived it (between the ticks it was sent) and clamps it into
+  // the history it holds (HitResult::clamped). The ray is sent as given, NaN included: the
+  // server judges it (a bad ray, a client without the right, a rate over the server's limit
+  // come back refused).
+  uint32_t fire_hit_query(const HitRay& ray, int64_t view_us, int64_t now_us);
+  // Moves the HitResults received since the last call, in arrival order, to the end of `out`.
+  // At most HitShots::kMaxWaiting wait; older ones are dropped (counted: hit_answers_dropped).
+  void take_hit_results(std::vector<protocol::HitResult>& out) { hits_.take(out); }
+
   // The newest SessionStatus received (docs/session.md): the entities this client owns and,
   // in a replay session, the playback position. Default (nothing owned, live) until one arrives.
   const protocol::SessionStatus& session_status() const { return session_status_; }
@@ -157,6 +175,7 @@ class Connection {
   void on_welcome(const protocol::Welcome& m, int64_t now_us);
   void on_snapshot(const protocol::Snapshot& m, int64_t now_us, int64_t arrival_us);
   void on_disconnect(const protocol::Disconnect& m);
+  void on_hit_result(const protocol::HitResult& m, int64_t now_us);
   // RTT samples from a snapshot: the server's echo of an ack, or the first snapshot coded
   // against a newer baseline.
   void measure_rtt(const protocol::Snapshot& m, const PartResult& result, int64_t arrival_us);
@@ -191,6 +210,7 @@ class Connection {
   protocol::Welcome welcome_;
 
   CommandSender commands_;
+  HitShots hits_;
   protocol::SessionStatus session_status_;
   bool session_status_seen_ = false;
   uint32_t next_replay_sequence_ = 1;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "posecast/client/connection.h"
 #include "posecast/client/presenter.h"
@@ -45,6 +46,19 @@ class NetClient {
   }
   uint32_t send_replay_control(protocol::ReplayControl control, int64_t now_us) {
     return connection_.send_replay_control(control, now_us);
+  }
+
+  // Connection::fire_hit_query: `view_us` is render_time_us() of the frame the shot was aimed
+  // at (the time that frame presented, on the server's tick clock).
+  uint32_t fire_hit_query(const HitRay& ray, int64_t view_us, int64_t now_us) {
+    return connection_.fire_hit_query(ray, view_us, now_us);
+  }
+  // The answers received since the last call, in arrival order (at most
+  // HitShots::kMaxWaiting; older ones dropped and counted).
+  std::vector<protocol::HitResult> take_hit_results() {
+    std::vector<protocol::HitResult> out;
+    connection_.take_hit_results(out);
+    return out;
   }
 
   const protocol::SessionStatus& session_status() const { return connection_.session_status(); }
