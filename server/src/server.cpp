@@ -269,6 +269,7 @@ void Server::tick(int64_t now_us) {
   if (impl.hit_history) impl.hit_history->commit(tick, impl.world_moved);
   impl.retired.clear();
   impl.mirror->sync(tick, impl.world_moved, impl.retired);
+  if (impl.hit_history) impl.hit_history->take_held_roots(impl.mirror->records(), tick);
   impl.replicator->retire(impl.retired, tick);
   impl.replicator->queue_events(impl.world->last_tick_events(), tick);
   impl.apply_entity_ops(now);
