@@ -41,6 +41,9 @@ Status validate(const ServerOptions& o) {
       !std::isfinite(o.hit_max_ray_length)) {
     return Error{"server options: hit_history_us must be in 0..10000000 and hit_max_ray_length finite and > 0"};
   }
+  if (o.hit_right != HitRight::kNone && o.hit_right != HitRight::kOwners && o.hit_right != HitRight::kAll) {
+    return Error{"server options: hit_right is not none, owners or all"};
+  }
   if (o.world_hashes && !o.world_palettes) {
     return Error{"server options: world_hashes needs world_palettes (the hashes are palette hashes)"};
   }
