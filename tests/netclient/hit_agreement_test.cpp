@@ -14,37 +14,11 @@
 #include <random>
 
 #include "loopback_session.h"
+#include "posecast/client/presented_hits.h"
 #include "posecast/hit_geometry.h"
-#include "posecast/local_to_model.h"
 
 namespace posecast::client::testing {
 namespace {
-
-struct ClientAnswer {
-  bool hit = false;
-  uint32_t entity = 0;
-  uint16_t joint = 0;
-  float distance = 0.0f;
-};
-
-// The ray against every presented entity's pose: the query a client would run on what it shows.
-ClientAnswer answer_on_presented(const NetClient& client, const HitRig& rig, const HitRay& ray) {
-  ClientAnswer best;
-  std::vector<glm::mat4> models;
-  std::vector<PosedCapsule> posed(rig.capsules.size());
-  for (const PresentedEntity& e : client.entities()) {
-    models.resize(e.skeleton->node_count());
-    LocalToModelJob job{e.skeleton, e.locals, models};
-    if (!job.Run()) continue;
-    if (!pose_capsules(rig, models, entity_matrix(e.root.x, e.root.y, e.root.z, e.root.yaw), posed)) continue;
-    std::size_t index = 0;
-    float t = 0.0f;
-    if (!ray_capsules(ray, posed, index, t)) continue;
-    if (best.hit && (t > best.distance || (t == best.distance && e.id > best.entity))) continue;
-    best = ClientAnswer{true, e.id, rig.capsules[index].joint, t};
-  }
-  return best;
-}
 
 TEST(HitAgreement, TenThousandRaysAtAWalkingCrowdUnderLatency) {
   SessionSetup setup;
@@ -79,6 +53,7 @@ TEST(HitAgreement, TenThousandRaysAtAWalkingCrowdUnderLatency) {
   const HitRig* rig = session.server().hit_rig(0, 0);
   ASSERT_NE(rig, nullptr);
 
+  PresentedHitQuery presented;  // the ray on the presented pose (its locals and root, the same capsules)
   std::mt19937 rng(35);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   int fired = 0, hits = 0, disagree = 0, hit_miss = 0, other_target = 0, distance_off = 0;
@@ -102,7 +77,7 @@ TEST(HitAgreement, TenThousandRaysAtAWalkingCrowdUnderLatency) {
       const HitRay sent{from, aim - from, 30.0f};
       HitRay ray = sent;
       ASSERT_EQ(check_ray(ray, 1000.0f), RayCheck::kOk);
-      const ClientAnswer seen = answer_on_presented(client, *rig, ray);
+      const PresentedHit seen = presented.run(client.entities(), ray, [&](const PresentedEntity&) { return rig; });
       const server::HitResult served = session.server().hit_query(sent, view, client.client_id());
       ASSERT_EQ(served.refusal, server::HitRefusal::kNone);
       hits += seen.hit ? 1 : 0;
