@@ -9,16 +9,7 @@ namespace posecast::server {
 
 static_assert(kHitRefusalCount == protocol::kHitRefusalCount, "the wire carries every refusal");
 
-const char* to_string(HitRefusal refusal) {
-  switch (refusal) {
-    case HitRefusal::kNone: return "none";
-    case HitRefusal::kBadRay: return "bad_ray";
-    case HitRefusal::kNoRight: return "no_right";
-    case HitRefusal::kRateLimited: return "rate_limited";
-    case HitRefusal::kDisabled: return "disabled";
-  }
-  return "?";
-}
+const char* to_string(HitRefusal refusal) { return protocol::hit_refusal_name(static_cast<uint8_t>(refusal)); }
 
 Status Server::Impl::open_hits() {
   if (options.hit_history_us == 0) return {};
