@@ -97,19 +97,6 @@ class ImGuiOverlay final : public DebugOverlay {
         ImGui::Text("tick %u  entity %u  %s / %s", e.tick, e.entity, e.clip.c_str(), e.marker.c_str());
       }
     }
-    if (frame.network && ImGui::CollapsingHeader("network", ImGuiTreeNodeFlags_DefaultOpen)) {
-      const NetworkPanel& n = *frame.network;
-      ImGui::TextWrapped("%s", n.control.c_str());
-      if (!n.replay.empty()) ImGui::TextWrapped("%s", n.replay.c_str());
-      if (!n.last_action.empty()) ImGui::TextDisabled("%s", n.last_action.c_str());
-      plot_values("in", &n.kbit_in, "kbit/s");
-      plot_values("RTT", &n.rtt_ms, "ms");
-      plot_values("loss", &n.loss_percent, "%");
-      plot_values("jitter", &n.jitter_ms, "ms");
-      plot_values("interpolation delay", &n.delay_ms, "ms");
-      plot_values("buffer depth", &n.buffer_depth, "ticks");
-      plot_values("decode + interpolate", &n.decode_ms, "ms");
-    }
     if (frame.network && ImGui::CollapsingHeader("hit queries", ImGuiTreeNodeFlags_DefaultOpen)) {
       const HitPanel& h = frame.network->hits;
       ImGui::Text("fired %llu: %llu hits, %llu misses, %llu refused", static_cast<unsigned long long>(h.fired),
@@ -126,6 +113,19 @@ class ImGuiOverlay final : public DebugOverlay {
       ImGui::Text("predicted frames %llu, corrections %llu, confirmed %llu",
                   static_cast<unsigned long long>(p.predicted_frames), static_cast<unsigned long long>(p.corrections),
                   static_cast<unsigned long long>(p.confirmed));
+    }
+    if (frame.network && ImGui::CollapsingHeader("network", ImGuiTreeNodeFlags_DefaultOpen)) {
+      const NetworkPanel& n = *frame.network;
+      ImGui::TextWrapped("%s", n.control.c_str());
+      if (!n.replay.empty()) ImGui::TextWrapped("%s", n.replay.c_str());
+      if (!n.last_action.empty()) ImGui::TextDisabled("%s", n.last_action.c_str());
+      plot_values("in", &n.kbit_in, "kbit/s");
+      plot_values("RTT", &n.rtt_ms, "ms");
+      plot_values("loss", &n.loss_percent, "%");
+      plot_values("jitter", &n.jitter_ms, "ms");
+      plot_values("interpolation delay", &n.delay_ms, "ms");
+      plot_values("buffer depth", &n.buffer_depth, "ticks");
+      plot_values("decode + interpolate", &n.decode_ms, "ms");
     }
     if (ImGui::CollapsingHeader("entities", ImGuiTreeNodeFlags_DefaultOpen)) {
       draw_entity_table(frame.entities);

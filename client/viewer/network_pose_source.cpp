@@ -501,6 +501,8 @@ void NetworkPoseSource::collect_hit_results() {
     std::string line = "shot " + std::to_string(result.sequence) + ": " + describe_answer(result);
     if (result.clamped) line += ", view time clamped";
     if (result.outcome == protocol::HitOutcome::kHit) {
+      // A joint hit again restarts its mark (two marks' lines on one capsule would overlap).
+      std::erase_if(marks_, [&](const HitMark& m) { return m.entity == result.entity_id && m.joint == result.joint; });
       marks_.push_back(HitMark{result.entity_id, result.joint, clock_us()});
     }
     const auto shot = std::find_if(shots_.begin(), shots_.end(),
