@@ -4,7 +4,8 @@
 # lapping, crossing, standing and running by turns, an additive wave; server/scenarios/demo.json)
 # on 127.0.0.1:7777 (POSECAST_DEMO_PORT to change it), and a posecast-viewer connected to it
 # that owns one entity (--grant 1: WASD or the arrow keys steer it, C toggles the camera
-# following it, keys 1-4 crossfade it to idle/walk/run/wave). Without a display it says so and
+# following it, keys 1-4 crossfade it to idle/walk/run/wave, Enter or a left click fires a hit
+# query: --hit-right owners gives it the right). Without a display it says so and
 # writes a screenshot under Xvfb to out/demo.png instead.
 # Arguments are passed to posecast-server, e.g. a simulated link:
 #   scripts/demo.sh --sim-latency 50 --sim-jitter 10 --sim-loss 5
@@ -19,7 +20,7 @@ cmake --build build-demo -j"$(nproc)" --target posecast posecast-server posecast
 mkdir -p out
 port=${POSECAST_DEMO_PORT:-7777}
 
-build-demo/server/posecast-server --scenario server/scenarios/demo.json --grant 1 \
+build-demo/server/posecast-server --scenario server/scenarios/demo.json --grant 1 --hit-right owners \
   --listen "127.0.0.1:$port" "$@" >out/demo-server.log 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
@@ -32,12 +33,12 @@ fi
 echo "posecast-server running on 127.0.0.1:$port (log: out/demo-server.log)"
 
 if [[ -n "${DISPLAY:-}" ]]; then
-  echo "viewer keys: WASD/arrows steer your entity, C camera follow, 1-4 idle/walk/run/wave, F frame all, H overlay, Esc quit"
+  echo "viewer keys: WASD/arrows steer your entity, C camera follow, 1-4 idle/walk/run/wave, Enter/click fire, F frame all, H overlay, Esc quit"
   build-demo/client/viewer/posecast-viewer --connect "127.0.0.1:$port"
 else
   echo "no display: rendering a screenshot under Xvfb (the viewer's keys scripted with --act)"
   xvfb-run -a -s "-screen 0 1280x720x24" \
     build-demo/client/viewer/posecast-viewer --connect "127.0.0.1:$port" --frames 120 \
-    --act "20:steer-faster,40:steer-left,80:steer-faster" --overlay --screenshot out/demo.png --stats
+    --act "20:steer-faster,40:steer-left,80:steer-faster,100:fire" --overlay --screenshot out/demo.png --stats
   echo "screenshot: $(pwd)/out/demo.png"
 fi

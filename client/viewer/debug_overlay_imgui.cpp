@@ -97,6 +97,23 @@ class ImGuiOverlay final : public DebugOverlay {
         ImGui::Text("tick %u  entity %u  %s / %s", e.tick, e.entity, e.clip.c_str(), e.marker.c_str());
       }
     }
+    if (frame.network && ImGui::CollapsingHeader("hit queries", ImGuiTreeNodeFlags_DefaultOpen)) {
+      const HitPanel& h = frame.network->hits;
+      ImGui::Text("fired %llu: %llu hits, %llu misses, %llu refused", static_cast<unsigned long long>(h.fired),
+                  static_cast<unsigned long long>(h.hits), static_cast<unsigned long long>(h.misses),
+                  static_cast<unsigned long long>(h.refused));
+      ImGui::Text("%llu of %llu answers as this viewer's frame showed", static_cast<unsigned long long>(h.agreed),
+                  static_cast<unsigned long long>(h.agreed + h.disagreed));
+      ImGui::TextDisabled("%s", h.last.empty() ? "Enter or a left click fires along the view" : h.last.c_str());
+    }
+    // Client-side prediction: only when the client's statistics carry it (prediction_panel.h).
+    if (frame.network && frame.network->prediction &&
+        ImGui::CollapsingHeader("prediction", ImGuiTreeNodeFlags_DefaultOpen)) {
+      const PredictionPanel& p = *frame.network->prediction;
+      ImGui::Text("predicted frames %llu, corrections %llu, confirmed %llu",
+                  static_cast<unsigned long long>(p.predicted_frames), static_cast<unsigned long long>(p.corrections),
+                  static_cast<unsigned long long>(p.confirmed));
+    }
     if (frame.network && ImGui::CollapsingHeader("network", ImGuiTreeNodeFlags_DefaultOpen)) {
       const NetworkPanel& n = *frame.network;
       ImGui::TextWrapped("%s", n.control.c_str());

@@ -66,7 +66,8 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
   for (uint32_t frame = 0; frame < options.frames; ++frame) {
     // Scripted keys (--act): printed like the interactive viewer prints what a key did.
     while (next_action < options.actions.size() && options.actions[next_action].frame <= frame) {
-      std::printf("posecast-viewer: frame %u: %s\n", frame, source.act(options.actions[next_action++].action).c_str());
+      const ViewerAction action = options.actions[next_action++].action;
+      std::printf("posecast-viewer: frame %u: %s\n", frame, perform(source, action, camera).c_str());
     }
     source.wait_for_next_frame();  // a live source's real-time pacing: not the frame's work
     const auto start = std::chrono::steady_clock::now();
@@ -77,14 +78,16 @@ int run_headless(const ViewerOptions& options, PoseSource& source) {
       return fail(status.error().message);
     }
     update_us.push_back(micros_since(start));
+    for (const std::string& notice : source.take_notices()) std::printf("posecast-viewer: frame %u: %s\n", frame, notice.c_str());
     const render::FrameView view =
         render::make_frame_view(camera, aspect, renderer.value()->bounds(source.entities()));
     ring_vertices.clear();
     const float background[3] = {draw_options.background.x, draw_options.background.y, draw_options.background.z};
     append_event_rings(source.recent_events(), source.event_clock_us(), view.grid_cell * 0.35f, background,
                        ring_vertices);
+    source.append_marks(background, ring_vertices);
     render::DrawOptions with_rings = draw_options;
-    with_rings.ground_lines = ring_vertices;  // footstep rings (docs/events.md)
+    with_rings.ground_lines = ring_vertices;  // footstep rings (docs/events.md), joints hit
     Result<render::DrawStats> drawn = renderer.value()->draw(view, source.entities(), with_rings);
     if (!drawn) return fail(drawn.error().message);
     last = drawn.value();

@@ -1,6 +1,7 @@
 #include "interactive_run.h"
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <optional>
@@ -34,6 +35,8 @@ struct InputState {
   bool frame_requested = true;  // frame all entities on the first frame
   bool rotating = false;
   bool panning = false;
+  double press_x = 0.0;  // where the left button went down: a release there is a click (fire)
+  double press_y = 0.0;
   double last_x = 0.0;
   double last_y = 0.0;
   int framebuffer_width = 0;
@@ -69,6 +72,8 @@ std::optional<ViewerAction> session_key(int key) {
     case GLFW_KEY_C: return ViewerAction::kFollowToggle;
     case GLFW_KEY_LEFT_BRACKET: return ViewerAction::kReplaySlower;
     case GLFW_KEY_RIGHT_BRACKET: return ViewerAction::kReplayFaster;
+    case GLFW_KEY_ENTER:
+    case GLFW_KEY_KP_ENTER: return ViewerAction::kFire;
     default: return std::nullopt;
   }
 }
@@ -78,7 +83,7 @@ void on_key(GLFWwindow* window, int key, int /*scancode*/, int action, int /*mod
   InputState& s = state_of(window);
   if (s.overlay && s.overlay_visible && s.overlay->wants_keyboard()) return;
   if (const std::optional<ViewerAction> session = session_key(key); session && s.source) {
-    std::printf("posecast-viewer: %s\n", s.source->act(*session).c_str());
+    std::printf("posecast-viewer: %s\n", perform(*s.source, *session, s.camera).c_str());
     std::fflush(stdout);
     return;
   }
@@ -103,6 +108,13 @@ void on_mouse_button(GLFWwindow* window, int button, int action, int mods) {
   glfwGetCursorPos(window, &s.last_x, &s.last_y);
   if (button == GLFW_MOUSE_BUTTON_LEFT) {
     const bool shift = (mods & GLFW_MOD_SHIFT) != 0;
+    // A left click that did not drag (within 3 pixels) fires along the view.
+    if (!pressed && s.rotating && std::abs(s.last_x - s.press_x) <= 3.0 && std::abs(s.last_y - s.press_y) <= 3.0 &&
+        s.source != nullptr) {
+      std::printf("posecast-viewer: %s\n", perform(*s.source, ViewerAction::kFire, s.camera).c_str());
+      std::fflush(stdout);
+    }
+    if (pressed) s.press_x = s.last_x, s.press_y = s.last_y;
     s.rotating = pressed && !shift;
     s.panning = pressed && shift;
   } else if (button == GLFW_MOUSE_BUTTON_RIGHT || button == GLFW_MOUSE_BUTTON_MIDDLE) {
@@ -196,6 +208,8 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
     if (Status status = source.update(play_time_us); !status) return fail(status.error().message);
     update_history.push(
         std::chrono::duration<float, std::milli>(Clock::now() - update_start).count());
+    for (const std::string& notice : source.take_notices()) std::printf("posecast-viewer: %s\n", notice.c_str());
+    std::fflush(stdout);
     if (Status status = sync_models(r, source, options.skinning); !status) {
       return fail(status.error().message);
     }
@@ -218,6 +232,7 @@ int run_interactive(const ViewerOptions& options, PoseSource& source) {
     const float background[3] = {input.draw.background.x, input.draw.background.y, input.draw.background.z};
     append_event_rings(source.recent_events(), source.event_clock_us(), view.grid_cell * 0.35f, background,
                        ring_vertices);
+    source.append_marks(background, ring_vertices);  // the joints recent shots hit
     render::DrawOptions with_rings = input.draw;
     with_rings.ground_lines = ring_vertices;
     Result<render::DrawStats> drawn = r.draw(view, source.entities(), with_rings);

@@ -17,6 +17,12 @@
 // speeds, and steering (W/S: stand, walk, run; A/D: turn in steps, Move commands), and into
 // ReplayControls when the server serves a recording. follow_target() is the owned entity
 // while following is on (the default; C toggles it).
+//
+// Hit queries: fire() sends a HitQuery at the render time of the frame on screen, along the
+// camera's line of sight (from the owned entity while the camera follows it), and answers the
+// same ray on that frame itself (client::PresentedHitQuery); each answer is printed (a notice),
+// counted in the overlay with whether it matched, and a hit's joint is drawn highlighted for
+// kHitMarkLifetimeUs (append_marks).
 
 #include <asio/io_context.hpp>
 
@@ -26,8 +32,13 @@
 #include <string>
 #include <vector>
 
+#include <deque>
+#include <optional>
+
+#include "hit_marks.h"
 #include "pose_source.h"
 #include "posecast/client/net_client.h"
+#include "posecast/client/presented_hits.h"
 
 namespace posecast::viewer {
 
@@ -64,6 +75,12 @@ class NetworkPoseSource final : public PoseSource {
   std::span<const ViewerEvent> recent_events() const override { return events_; }
   int64_t event_clock_us() const override { return last_update_us_; }
   std::optional<glm::vec3> follow_target() const override;
+  std::string fire(const glm::vec3& eye, const glm::vec3& forward) override;
+  std::vector<std::string> take_notices() override;
+  void append_marks(const float background[3], std::vector<float>& out) override;
+
+  // A shot's ray: the units a fired ray reaches (the server's default longest ray).
+  static constexpr float kFireRange = 1000.0f;
 
   const client::NetClient& client() const { return *client_; }
 
@@ -103,6 +120,23 @@ class NetworkPoseSource final : public PoseSource {
   // The skeleton's rest-pose height (its joints' vertical extent), computed once per skeleton.
   float rest_height(const Skeleton& skeleton);
   std::map<const Skeleton*, float> rest_heights_;
+
+  // Hit queries: the capsules per rig (built on first use; nullopt when the rig has none), the
+  // shots awaiting an answer with this viewer's own answer on the frame fired at, the joints
+  // to highlight, and the answers' lines not yet printed.
+  const HitRig* hit_rig(const client::PresentedEntity& entity);
+  void collect_hit_results();
+  std::string describe_answer(const protocol::HitResult& result) const;
+  struct Shot {
+    uint32_t sequence = 0;
+    client::PresentedHit seen;
+  };
+  static constexpr std::size_t kMaxShotsInFlight = 64;
+  std::map<const Rig*, std::optional<HitRig>> hit_rigs_;
+  client::PresentedHitQuery presented_hits_;
+  std::deque<Shot> shots_;
+  std::vector<HitMark> marks_;
+  std::vector<std::string> notices_;
 
   NetworkPanel panel_;
   // Entities presented, and of them shown from a render-time recipe, summed over the frames

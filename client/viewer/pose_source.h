@@ -11,12 +11,14 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <glm/vec3.hpp>
 
 #include "event_marks.h"
 #include "network_panel.h"
 #include "posecast/model.h"
+#include "posecast/render/orbit_camera.h"
 #include "posecast/render/render_entity.h"
 #include "posecast/result.h"
 #include "viewer_action.h"
@@ -54,6 +56,21 @@ class PoseSource {
     return std::string(to_string(action)) + ": not available without --connect";
   }
 
+  // Fires a hit query along the view: `eye` is the camera's position, `forward` its unit line
+  // of sight (through the screen centre). Returns one line saying what was fired, or why not;
+  // the answer comes later (take_notices). Sources without a server fire nothing.
+  virtual std::string fire(const glm::vec3& /*eye*/, const glm::vec3& /*forward*/) {
+    return "fire: not available without --connect";
+  }
+
+  // Lines to print that no key asked for (the answers to hit queries), oldest first; taken once.
+  virtual std::vector<std::string> take_notices() { return {}; }
+
+  // Appends this frame's extra world-space lines (render::DrawOptions::ground_lines: x y z r g b
+  // per vertex, two a segment), e.g. the joints recent shots hit; `background` is what marks
+  // fade into.
+  virtual void append_marks(const float /*background*/[3], std::vector<float>& /*out*/) {}
+
   // Where the camera should look when it follows an entity (the owned one), or nullopt.
   virtual std::optional<glm::vec3> follow_target() const { return std::nullopt; }
 
@@ -65,5 +82,9 @@ class PoseSource {
   virtual std::span<const ViewerEvent> recent_events() const { return {}; }
   virtual int64_t event_clock_us() const { return 0; }
 };
+
+// Carries out `action` on `source`: kFire along `camera`'s line of sight (through the screen
+// centre), the others through act(). Returns the line to print.
+std::string perform(PoseSource& source, ViewerAction action, const render::OrbitCamera& camera);
 
 }  // namespace posecast::viewer

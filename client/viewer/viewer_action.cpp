@@ -8,7 +8,7 @@
 namespace posecast::viewer {
 namespace {
 
-constexpr std::array<std::pair<ViewerAction, std::string_view>, 18> kNames = {{
+constexpr std::array<std::pair<ViewerAction, std::string_view>, 19> kNames = {{
     {ViewerAction::kIdle, "idle"},
     {ViewerAction::kWalk, "walk"},
     {ViewerAction::kRun, "run"},
@@ -27,6 +27,7 @@ constexpr std::array<std::pair<ViewerAction, std::string_view>, 18> kNames = {{
     {ViewerAction::kSteerLeft, "steer-left"},
     {ViewerAction::kSteerRight, "steer-right"},
     {ViewerAction::kFollowToggle, "follow"},
+    {ViewerAction::kFire, "fire"},
 }};
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
 // ViewerAction: what a key (interactive) or a scripted --act entry (headless) asks the pose
-// source to do. Network sources turn them into ClientCommands for the entity this viewer owns
-// and ReplayControls for a replay server; a local source ignores them.
+// source to do. Network sources turn them into ClientCommands for the entity this viewer owns,
+// ReplayControls for a replay server and HitQuery messages (kFire, which the run loops hand to
+// PoseSource::fire with the camera's view); a local source ignores them.
 
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@ enum class ViewerAction {
   kSteerLeft,      // owned entity: turn more to the left (Move); in a replay: seek back   (A, Left)
   kSteerRight,     // owned entity: turn more to the right; in a replay: seek forward      (D, Right)
   kFollowToggle,   // the camera follows the owned entity, or not   (C)
+  kFire,           // a hit query along the view (PoseSource::fire) (Enter, left click)
 };
 
 // The name used by --act and in messages ("idle", "walk", ..., "replay-toggle").

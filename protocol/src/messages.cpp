@@ -489,6 +489,11 @@ const char* to_string(ReplayAction action) {
   return "unknown";
 }
 
+const char* hit_refusal_name(uint8_t refusal) {
+  static const char* const kNames[kHitRefusalCount] = {"none", "bad_ray", "no_right", "rate_limited", "disabled"};
+  return refusal < kHitRefusalCount ? kNames[refusal] : "?";
+}
+
 Result<std::vector<uint8_t>> encode_message(const Message& message) {
   Encoder encoder;
   return std::visit(encoder, message);

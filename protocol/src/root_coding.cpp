@@ -120,6 +120,22 @@ RootValue dequantize_root(const QuantizedRoot& root) {
                    static_cast<float>(root.z) * kRootStep, static_cast<float>(root.yaw) * kYawStep};
 }
 
+float root_lerp_fraction(int64_t from_us, int64_t to_us, int64_t at_us) {
+  return static_cast<float>(static_cast<double>(at_us - from_us) / static_cast<double>(to_us - from_us));
+}
+
+float wrap_root_angle(float a) {
+  constexpr float kPi = 3.14159265358979f;
+  while (a >= kPi) a -= 2.0f * kPi;
+  while (a < -kPi) a += 2.0f * kPi;
+  return a;
+}
+
+RootValue lerp_root(const RootValue& a, const RootValue& b, float t) {
+  return {a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t, a.z + (b.z - a.z) * t,
+          wrap_root_angle(a.yaw + wrap_root_angle(b.yaw - a.yaw) * t)};
+}
+
 bool root_in_range(const QuantizedRoot& root) {
   for (int i = 0; i < 2 * kComponents; ++i) {
     if (i == kYaw) continue;

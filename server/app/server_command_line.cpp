@@ -66,9 +66,16 @@ constexpr Flag kFlags[] = {
      "disconnect them and exit\n(0..3600, default 10; a second signal ends it at once)"},
     {"--wait-allocation", "wait_allocation", "on|off",
      "refuse clients until the GameServer is Allocated (Agones); alone: on\n(default off)", true},
+    {"--hit-history", "hit_history_ms", "MS",
+     "how far back hit queries rewind: each entity's history, 0..10000 ms\n(default 1000; 0 = off, every query "
+     "refused; docs/hit-queries.md)"},
+    {"--hit-right", "hit_right", "none|owners|all",
+     "which clients may fire hit queries: none, those owning an entity\n(--grant), or all (default none)"},
+    {"--hit-rate", "hit_rate", "N", "hit queries a second one client may fire, 1..10000 (default 20)"},
+    {"--hit-max-ray", "hit_max_ray", "UNITS", "longest hit-query ray accepted, 0.01..1000000 (default 1000)"},
     {"--config", nullptr, "FILE",
      "JSON file with the same settings, keyed by the flag's name with '_'\n(tick_rate, ...; bandwidth_kbit, "
-     "sim_latency_ms, sim_jitter_ms,\nsim_loss_percent); the environment and flags win over it"},
+     "sim_latency_ms, sim_jitter_ms,\nsim_loss_percent, hit_history_ms); the environment and flags win over it"},
 };
 constexpr std::size_t kFlagCount = sizeof kFlags / sizeof kFlags[0];
 

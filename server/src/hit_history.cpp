@@ -91,6 +91,7 @@ void HitHistory::commit(uint32_t tick, bool world_moved) {
     HitHistoryEntry& entry = e.ring[e.newest];
     entry.tick = tick;
     entry.root = s.entry.root;
+    entry.held = false;
     entry.recipe = s.entry.recipe;
     if (entry.recipe.count > 0) {
       // How long the motion has been steady (PoseRecipe::steady_us), as the mirror says it.
@@ -99,6 +100,21 @@ void HitHistory::commit(uint32_t tick, bool world_moved) {
                                 : now_us - sim::tick_start_us(e.changed_tick, tick_rate_hz_);
       entry.recipe.steady_us = std::clamp<int64_t>(since, 0, protocol::kMaxRecipeTimeUs);
     }
+  }
+}
+
+// Both lists are in id order: one merge walk.
+void HitHistory::take_held_roots(std::span<const EntityRecord> records, uint32_t tick) {
+  std::size_t r = 0;
+  for (EntityHitHistory& e : entities_) {
+    while (r < records.size() && records[r].id < e.id) ++r;
+    if (r == records.size()) break;
+    const EntityRecord& record = records[r];
+    if (record.id != e.id || record.current_tick != tick || e.count == 0 || e.at(0).tick != tick) continue;
+    HitHistoryEntry& entry = e.ring[e.newest];
+    const protocol::RootValue held = protocol::dequantize_root(record.current.root);
+    entry.root = sim::RootTransform{held.x, held.y, held.z, held.yaw};
+    entry.held = true;
   }
 }
 

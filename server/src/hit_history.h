@@ -2,8 +2,9 @@
 // HitHistory: a bounded history of every entity's pose description, for lag-compensated hit
 // queries (docs/hit-queries.md). Per entity a ring of its last `capacity` ticks, each the
 // recipe of its pose (server/src/pose_recipe.h: clips, times, weights, fades; count 0 when
-// the pose is not layer 0's motion alone) and its exact root transform: a few hundred bytes a
-// tick instead of a palette, re-evaluated on demand (hit_query.h).
+// the pose is not layer 0's motion alone) and its root transform as clients were shown it (the
+// held root of the root coding): a few hundred bytes a tick instead of a palette, re-evaluated
+// on demand (hit_query.h).
 //
 // It takes the state inside the World's evaluation pass, as a LocalPoseObserver in front of
 // the PoseMirror (the World has one observer): wants_pose is asked for each entity after the
@@ -17,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "entity_record.h"
 #include "pose_formats.h"
 #include "posecast/protocol/messages.h"
 #include "posecast/protocol/quantization.h"
@@ -26,7 +28,11 @@ namespace posecast::server {
 
 struct HitHistoryEntry {
   uint32_t tick = 0;  // session tick
+  // Where clients were shown the entity at `tick`: the held root its record carried
+  // (dequantised, docs/codec.md "Root transforms") when the tick quantised its pose, else the
+  // World's exact root (a tick no client was sent: within 0.92 mm of any held root).
   sim::RootTransform root;
+  bool held = false;  // `root` is the held root
   protocol::PoseRecipe recipe;  // count 0: the pose has no recipe (not evaluable later)
 };
 
@@ -56,6 +62,10 @@ class HitHistory final : public sim::LocalPoseObserver {
   // nothing: the caller's end_world_tick clears the observer) and appends the staged entries.
   // world_moved: the embedder moved the World (every motion changed).
   void commit(uint32_t tick, bool world_moved);
+  // After commit(tick) and the PoseMirror's sync of the same tick: the held roots of the
+  // records (id order) whose pose was quantised at `tick` replace the exact roots of this
+  // tick's entries, so a query rewinds to the root a client was shown, not the World's.
+  void take_held_roots(std::span<const EntityRecord> records, uint32_t tick);
 
   // Entities in id order.
   std::span<const EntityHitHistory> entities() const { return entities_; }

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "posecast/det_math.h"
 #include "posecast/local_to_model.h"
 #include "posecast/pose_interpolation.h"
+#include "posecast/protocol/root_coding.h"
 #include "posecast/sim/playback_time.h"
 #include "posecast/sim/recipe_at_time.h"
 
@@ -19,9 +19,11 @@ int64_t hit_tick_at(int64_t us, uint32_t rate_hz) {
   return k;
 }
 
+// The root between two entries, as a client interpolates the held roots of two snapshots
+// (protocol::lerp_root, the client's own function).
 sim::RootTransform hit_lerp_root(const sim::RootTransform& a, const sim::RootTransform& b, float t) {
-  return {a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t, a.z + (b.z - a.z) * t,
-          det_wrap_angle(a.yaw + det_wrap_angle(b.yaw - a.yaw) * t)};
+  const protocol::RootValue v = protocol::lerp_root({a.x, a.y, a.z, a.yaw}, {b.x, b.y, b.z, b.yaw}, t);
+  return {v.x, v.y, v.z, v.yaw};
 }
 
 }  // namespace
@@ -90,8 +92,11 @@ HitAnswer HitQuery::run(const HitHistory& history, const HitRay& ray, int64_t vi
     const HitHistoryEntry& a = e.at(static_cast<uint32_t>(back));
     const HitHistoryEntry& b = e.at(static_cast<uint32_t>(std::max<int64_t>(back - interval, 0)));
     const int64_t a_us = sim::tick_start_us(a.tick, rate), b_us = sim::tick_start_us(b.tick, rate);
-    const float t = b_us > a_us ? std::min(1.0f, static_cast<float>(view_us - a_us) / static_cast<float>(b_us - a_us)) : 0.0f;
-    const sim::RootTransform root = hit_lerp_root(a.root, b.root, t);
+    // On an entry, or past the newest: that entry's root (a client shows a snapshot's root
+    // on its time, and the view time is clamped to the newest tick).
+    const sim::RootTransform root = b_us <= a_us || view_us == a_us ? a.root
+                                    : view_us >= b_us              ? b.root
+                                      : hit_lerp_root(a.root, b.root, protocol::root_lerp_fraction(a_us, b_us, view_us));
     RigData& data = rigs_[e.format];
     float enter = 0.0f;
     if (!ray_sphere(ray, glm::vec3(root.x, root.y, root.z), data.hit.bound_radius, enter)) continue;

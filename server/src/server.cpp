@@ -41,6 +41,9 @@ Status validate(const ServerOptions& o) {
       !std::isfinite(o.hit_max_ray_length)) {
     return Error{"server options: hit_history_us must be in 0..10000000 and hit_max_ray_length finite and > 0"};
   }
+  if (o.hit_right != HitRight::kNone && o.hit_right != HitRight::kOwners && o.hit_right != HitRight::kAll) {
+    return Error{"server options: hit_right is not none, owners or all"};
+  }
   if (o.world_hashes && !o.world_palettes) {
     return Error{"server options: world_hashes needs world_palettes (the hashes are palette hashes)"};
   }
@@ -269,6 +272,7 @@ void Server::tick(int64_t now_us) {
   if (impl.hit_history) impl.hit_history->commit(tick, impl.world_moved);
   impl.retired.clear();
   impl.mirror->sync(tick, impl.world_moved, impl.retired);
+  if (impl.hit_history) impl.hit_history->take_held_roots(impl.mirror->records(), tick);
   impl.replicator->retire(impl.retired, tick);
   impl.replicator->queue_events(impl.world->last_tick_events(), tick);
   impl.apply_entity_ops(now);

@@ -200,6 +200,39 @@ Status set_number(const std::string& key, const std::string& where, const std::s
   return Error{where + ": unknown setting"};
 }
 
+// Lag-compensated hit queries (docs/hit-queries.md): hit_history_ms (0..10000, 0: off),
+// hit_rate (queries a second per client, 1..10000), hit_max_ray (model units, 0.01..1e6),
+// hit_right (none, owners, all).
+Status set_hit(const std::string& key, const std::string& where, const std::string& value, ServerConfig& c) {
+  if (key == "hit_right") {
+    if (value == "none") {
+      c.server.hit_right = HitRight::kNone;
+    } else if (value == "owners") {
+      c.server.hit_right = HitRight::kOwners;
+    } else if (value == "all") {
+      c.server.hit_right = HitRight::kAll;
+    } else {
+      return Error{where + ": '" + value + "' is not none, owners or all"};
+    }
+    return {};
+  }
+  if (key == "hit_max_ray") {
+    Result<double> length = parse_real(where, value, 0.01, 1e6);
+    if (!length) return length.error();
+    c.server.hit_max_ray_length = static_cast<float>(length.value());
+    return {};
+  }
+  const bool history = key == "hit_history_ms";
+  Result<uint64_t> number = history ? parse_uint(where, value, 0, 10'000) : parse_uint(where, value, 1, 10'000);
+  if (!number) return number.error();
+  if (history) {
+    c.server.hit_history_us = static_cast<int64_t>(number.value()) * 1000;
+  } else {
+    c.server.hit_queries_per_second = static_cast<uint32_t>(number.value());
+  }
+  return {};
+}
+
 using Setter = Status (*)(const std::string& key, const std::string& where, const std::string& value,
                           ServerConfig& config);
 struct Setting {
@@ -220,6 +253,8 @@ constexpr Setting kSettings[] = {
     {"grant", set_number},            {"metrics", set_metrics},
     {"agones", set_switch},           {"wait_allocation", set_switch},
     {"health_period", set_fleet_seconds}, {"drain_grace", set_fleet_seconds},
+    {"hit_history_ms", set_hit},      {"hit_rate", set_hit},
+    {"hit_max_ray", set_hit},         {"hit_right", set_hit},
 };
 
 }  // namespace
@@ -253,7 +288,8 @@ Status apply_config_json(const std::string& text, const std::string& file_name, 
       rendered = value.dump();
     } else if (value.is_number_float() && (it.key() == "duration" || it.key() == "metrics_interval" ||
                                            it.key() == "client_timeout" || it.key() == "health_period" ||
-                                           it.key() == "drain_grace" || is_simulated_link_key(it.key()))) {
+                                           it.key() == "drain_grace" || it.key() == "hit_max_ray" ||
+                                           is_simulated_link_key(it.key()))) {
       rendered = value.dump();
     } else {
       return Error{where + ": has the wrong type"};

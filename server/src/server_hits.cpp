@@ -9,16 +9,7 @@ namespace posecast::server {
 
 static_assert(kHitRefusalCount == protocol::kHitRefusalCount, "the wire carries every refusal");
 
-const char* to_string(HitRefusal refusal) {
-  switch (refusal) {
-    case HitRefusal::kNone: return "none";
-    case HitRefusal::kBadRay: return "bad_ray";
-    case HitRefusal::kNoRight: return "no_right";
-    case HitRefusal::kRateLimited: return "rate_limited";
-    case HitRefusal::kDisabled: return "disabled";
-  }
-  return "?";
-}
+const char* to_string(HitRefusal refusal) { return protocol::hit_refusal_name(static_cast<uint8_t>(refusal)); }
 
 Status Server::Impl::open_hits() {
   if (options.hit_history_us == 0) return {};
@@ -61,13 +52,27 @@ HitResult Server::Impl::answer_hit(HitRay ray, int64_t view_us, uint32_t as_clie
   return result;
 }
 
+// The embedder's word for this client, else the policy. kOwners scans the mirror's records (a
+// query is rate-limited and costs far more than the scan).
+bool Server::Impl::may_fire(uint32_t client, const HitShooter& shooter) const {
+  if (shooter.allowed) return *shooter.allowed;
+  switch (options.hit_right) {
+    case HitRight::kNone: return false;
+    case HitRight::kAll: return true;
+    case HitRight::kOwners:
+      return std::any_of(mirror->records().begin(), mirror->records().end(),
+                         [client](const EntityRecord& e) { return e.owner == client; });
+  }
+  return false;
+}
+
 HitResult Server::Impl::client_hit(uint32_t client, HitRay ray, int64_t view_us, int64_t now_us) {
   HitResult refused;
-  const auto it = shooters.find(client);
-  if (it == shooters.end() || !it->second.allowed) {
+  // Only connected clients fire (the entry goes when the client leaves).
+  HitShooter& shooter = shooters[client];
+  if (!may_fire(client, shooter)) {
     refused.refusal = HitRefusal::kNoRight;
   } else {
-    HitShooter& shooter = it->second;
     if (now_us - shooter.window_start_us >= 1'000'000) shooter.window_start_us = now_us, shooter.fired = 0;
     if (shooter.fired >= options.hit_queries_per_second) refused.refusal = HitRefusal::kRateLimited;
     ++shooter.fired;

@@ -55,7 +55,7 @@ using ApiOp = std::variant<sim::Command, OpSetPosition, OpGrant, OpRevoke, OpInt
 
 // A client's right to fire hit queries and its rate window.
 struct HitShooter {
-  bool allowed = false;
+  std::optional<bool> allowed;  // Server::allow_hit_queries' word; unset: ServerOptions::hit_right
   int64_t window_start_us = 0;
   uint32_t fired = 0;  // queries in the window
 };
@@ -144,6 +144,7 @@ struct Server::Impl final : ConnectionEvents {
   HitResult answer_hit(HitRay ray, int64_t view_us, uint32_t as_client);
   // A client's query: its right and rate first (now_us: the tick's time).
   HitResult client_hit(uint32_t client, HitRay ray, int64_t view_us, int64_t now_us);
+  bool may_fire(uint32_t client, const HitShooter& shooter) const;
   // server_api.cpp
   void apply_api_ops();
   void apply_entity_ops(int64_t now_us);

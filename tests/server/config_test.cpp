@@ -188,6 +188,65 @@ class ScopedVariable {
   const char* name_;
 };
 
+// The hit-query settings (docs/hit-queries.md): defaults as ServerOptions', each flag in both
+// forms and as a config key, and every bad value refused with the flag and the range.
+TEST(ServerConfig, HitQueryFlagsParseAndRefuseBadValues) {
+  auto defaults = parse({});
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  const ServerOptions library;
+  EXPECT_EQ(defaults->server.hit_history_us, library.hit_history_us);
+  EXPECT_EQ(defaults->server.hit_queries_per_second, library.hit_queries_per_second);
+  EXPECT_EQ(defaults->server.hit_max_ray_length, library.hit_max_ray_length);
+  EXPECT_EQ(defaults->server.hit_right, HitRight::kNone);
+
+  auto config = parse({"--hit-history", "250", "--hit-rate=5", "--hit-max-ray", "50.5", "--hit-right=owners"});
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->server.hit_history_us, 250'000);
+  EXPECT_EQ(config->server.hit_queries_per_second, 5u);
+  EXPECT_FLOAT_EQ(config->server.hit_max_ray_length, 50.5f);
+  EXPECT_EQ(config->server.hit_right, HitRight::kOwners);
+  config = parse({"--hit-history=0", "--hit-right", "all", "--hit-rate", "10000", "--hit-max-ray", "1000000"});
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  EXPECT_EQ(config->server.hit_history_us, 0);
+  EXPECT_EQ(config->server.hit_right, HitRight::kAll);
+  EXPECT_EQ(config->server.hit_queries_per_second, 10'000u);
+  EXPECT_FLOAT_EQ(config->server.hit_max_ray_length, 1e6f);
+
+  ServerConfig from_file;
+  ASSERT_TRUE(apply_config_json(R"({"hit_history_ms": 500, "hit_rate": 2, "hit_max_ray": 12.5, "hit_right": "all"})",
+                                "s.json", from_file));
+  EXPECT_EQ(from_file.server.hit_history_us, 500'000);
+  EXPECT_EQ(from_file.server.hit_queries_per_second, 2u);
+  EXPECT_FLOAT_EQ(from_file.server.hit_max_ray_length, 12.5f);
+  EXPECT_EQ(from_file.server.hit_right, HitRight::kAll);
+
+  struct Case {
+    std::vector<std::string> args;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {{"--hit-history", "10001"}, "--hit-history: 10001 is not in 0..10000"},
+      {{"--hit-history", "-1"}, "--hit-history: -1 is not in 0..10000"},
+      {{"--hit-history", "1.5"}, "--hit-history: 1.5 is not in 0..10000"},
+      {{"--hit-rate", "0"}, "--hit-rate: 0 is not in 1..10000"},
+      {{"--hit-rate", "many"}, "--hit-rate: many is not in 1..10000"},
+      {{"--hit-max-ray", "0"}, "--hit-max-ray: 0 is not in 0.01..1e+06"},
+      {{"--hit-max-ray", "nan"}, "--hit-max-ray: nan is not in 0.01..1e+06"},
+      {{"--hit-max-ray", "inf"}, "--hit-max-ray: inf is not in 0.01..1e+06"},
+      {{"--hit-right", "some"}, "--hit-right: 'some' is not none, owners or all"},
+      {{"--hit-right"}, "--hit-right"},
+  };
+  for (const Case& c : cases) {
+    auto bad = parse(c.args);
+    ASSERT_FALSE(bad.ok()) << c.args[0] << " " << (c.args.size() > 1 ? c.args[1] : "");
+    EXPECT_NE(bad.error().message.find(c.expected), std::string::npos) << bad.error().message;
+  }
+  ServerConfig wrong;
+  const Status typed = apply_config_json(R"({"hit_right": 3})", "s.json", wrong);
+  ASSERT_FALSE(typed.ok());
+  EXPECT_NE(typed.error().message.find("s.json: hit_right"), std::string::npos) << typed.error().message;
+}
+
 TEST(ServerConfig, EveryFlagHasItsVariable) {
   const ScopedVariable variables[] = {
       {"POSECAST_MODELS", "gen-rig:8,a.glb"}, {"POSECAST_LISTEN", "0.0.0.0:0"},  {"POSECAST_TICK_RATE", "30"},
@@ -198,6 +257,8 @@ TEST(ServerConfig, EveryFlagHasItsVariable) {
       {"POSECAST_SIM_LATENCY", "50"},        {"POSECAST_SIM_JITTER", "12.5"},  {"POSECAST_SIM_LOSS", "5"},
       {"POSECAST_METRICS", "127.0.0.1:0"},   {"POSECAST_AGONES", "on"},        {"POSECAST_HEALTH_PERIOD", "0.5"},
       {"POSECAST_DRAIN_GRACE", "3"},         {"POSECAST_WAIT_ALLOCATION", "1"},
+      {"POSECAST_HIT_HISTORY", "400"},       {"POSECAST_HIT_RIGHT", "all"},    {"POSECAST_HIT_RATE", "7"},
+      {"POSECAST_HIT_MAX_RAY", "80"},
   };
   auto config = parse({});
   ASSERT_TRUE(config.ok()) << config.error().message;
@@ -225,6 +286,10 @@ TEST(ServerConfig, EveryFlagHasItsVariable) {
   EXPECT_DOUBLE_EQ(config->health_period_s, 0.5);
   EXPECT_DOUBLE_EQ(config->drain_grace_s, 3.0);
   EXPECT_TRUE(config->wait_allocation);
+  EXPECT_EQ(config->server.hit_history_us, 400'000);
+  EXPECT_EQ(config->server.hit_right, HitRight::kAll);
+  EXPECT_EQ(config->server.hit_queries_per_second, 7u);
+  EXPECT_FLOAT_EQ(config->server.hit_max_ray_length, 80.0f);
   // The ones --replay excludes, in a second pass.
   const ScopedVariable live[] = {{"POSECAST_REPLAY", ""}, {"POSECAST_ASSETS", ""},
                                  {"POSECAST_SCENARIO", "s.json"}, {"POSECAST_RECORD", "out.pcrec"},

@@ -180,5 +180,83 @@ TEST_F(HitQueryTest, ClientsFireOverTheWireWithARightAndARate) {
   EXPECT_STREQ(server::message_kind_name(12), "hit_query");
 }
 
+// ServerOptions::hit_right gives the right without an allow_hit_queries call (posecast-server's
+// --hit-right); the embedder's word still overrides it per client, either way.
+class HitRightTest : public HitQueryTest {
+ protected:
+  // One shot through the body from `client`, its `sequence`-th (1, 2, ...): its answer's
+  // refusal (kNone: answered with a hit).
+  server::HitRefusal fire(RawClient& client, uint32_t sequence) {
+    const glm::vec3 from = torso() - glm::vec3(0, 0, 10);
+    protocol::HitQuery q;
+    q.sequence = sequence;
+    q.origin_x = from.x, q.origin_y = from.y, q.origin_z = from.z;
+    q.direction_x = 0, q.direction_y = 0, q.direction_z = 1;
+    q.length = 20;
+    q.view_us = tick_us(last_tick()) - 50'000;
+    client.send(q, address);
+    step();
+    const std::vector<protocol::HitResult> answers = client.all<protocol::HitResult>();  // all so far
+    EXPECT_EQ(answers.size(), sequence);  // one answer per shot
+    if (answers.empty()) return server::HitRefusal::kDisabled;
+    EXPECT_EQ(answers.back().sequence, sequence);
+    if (answers.back().outcome != protocol::HitOutcome::kRefused) {
+      EXPECT_EQ(answers.back().outcome, protocol::HitOutcome::kHit);
+      return server::HitRefusal::kNone;
+    }
+    return static_cast<server::HitRefusal>(answers.back().refusal);
+  }
+};
+
+TEST_F(HitRightTest, OwnersMayFireOthersNotAndTheEmbedderOverrides) {
+  server::ServerOptions options;
+  options.hit_right = server::HitRight::kOwners;
+  start(options);
+  const sim::EntityId target = spawn_idle({0, 0, 0});
+  RawClient& owner = add_client();
+  RawClient& watcher = add_client();
+  const uint32_t owner_id = connect(owner, 21).client_id;
+  const uint32_t watcher_id = connect(watcher, 22).client_id;
+  ASSERT_NE(owner_id, 0u);
+  ASSERT_NE(watcher_id, 0u);
+  step(10);
+  EXPECT_EQ(fire(owner, 1), server::HitRefusal::kNoRight);  // owns nothing yet
+  server->grant_ownership(owner_id, target);
+  step();
+  EXPECT_EQ(fire(owner, 2), server::HitRefusal::kNone);
+  EXPECT_EQ(fire(watcher, 1), server::HitRefusal::kNoRight);
+  server->allow_hit_queries(watcher_id, true);
+  server->allow_hit_queries(owner_id, false);
+  step();
+  EXPECT_EQ(fire(watcher, 2), server::HitRefusal::kNone);
+  EXPECT_EQ(fire(owner, 3), server::HitRefusal::kNoRight);
+  EXPECT_EQ(refused(server::HitRefusal::kNoRight), 3u);
+}
+
+TEST_F(HitRightTest, AllGivesEveryClientTheRight) {
+  server::ServerOptions options;
+  options.hit_right = server::HitRight::kAll;
+  start(options);
+  spawn_idle({0, 0, 0});
+  RawClient& client = add_client();
+  const uint32_t id = connect(client, 23).client_id;
+  ASSERT_NE(id, 0u);
+  step(10);
+  EXPECT_EQ(fire(client, 1), server::HitRefusal::kNone);
+  server->allow_hit_queries(id, false);
+  step();
+  EXPECT_EQ(fire(client, 2), server::HitRefusal::kNoRight);
+}
+
+TEST(ServerOptionsCheck, RefusesAHitRightOutOfRange) {
+  asio::io_context io;
+  server::ServerOptions options;
+  options.listen = net::Endpoint(asio::ip::make_address("127.0.0.1"), 0);
+  options.hit_right = static_cast<server::HitRight>(7);
+  const auto created = server::Server::create(io, options, {generated_rig()});
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(created.error().message.find("hit_right"), std::string::npos) << created.error().message;
+}
+
 }  // namespace
 }  // namespace posecast::test

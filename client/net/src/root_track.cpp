@@ -5,13 +5,9 @@
 namespace posecast::client {
 namespace {
 
-constexpr float kPi = 3.14159265358979f;
+using protocol::lerp_root;
 
-float wrap_angle(float a) {
-  while (a >= kPi) a -= 2.0f * kPi;
-  while (a < -kPi) a += 2.0f * kPi;
-  return a;
-}
+float wrap_angle(float a) { return protocol::wrap_root_angle(a); }
 
 // The held root of `ref`, moved on by its held velocity over `ticks` (fractional) ticks.
 protocol::RootValue dead_reckoned(const protocol::QuantizedRoot& held, double ticks) {
@@ -32,11 +28,6 @@ protocol::RootValue difference(const protocol::RootValue& a, const protocol::Roo
 
 }  // namespace
 
-protocol::RootValue lerp_root(const protocol::RootValue& a, const protocol::RootValue& b, float t) {
-  return {a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t, a.z + (b.z - a.z) * t,
-          wrap_angle(a.yaw + wrap_angle(b.yaw - a.yaw) * t)};
-}
-
 bool RootTrack::present(const SampleWindow& window, int64_t render_us, const PresentSettings& settings,
                         uint32_t tick_rate_hz) {
   const SampleRef& before = window.before;
@@ -51,8 +42,7 @@ bool RootTrack::present(const SampleWindow& window, int64_t render_us, const Pre
     target = protocol::dequantize_root(before.sample->quantized.root);
     mode = PresentMode::kExact;
   } else if (after) {
-    const float t = static_cast<float>(static_cast<double>(render_us - before.time_us) /
-                                       static_cast<double>(after.time_us - before.time_us));
+    const float t = protocol::root_lerp_fraction(before.time_us, after.time_us, render_us);
     target = lerp_root(protocol::dequantize_root(before.sample->quantized.root),
                        protocol::dequantize_root(after.sample->quantized.root), t);
     mode = PresentMode::kInterpolate;

@@ -278,6 +278,9 @@ enum class HitOutcome : uint8_t { kMiss = 0, kHit, kRefused };
 inline constexpr uint8_t kHitOutcomeCount = 3;
 // HitResult::refusal values (server::HitRefusal's): 0 none .. 4 disabled.
 inline constexpr uint8_t kHitRefusalCount = 5;
+// "none", "bad_ray", "no_right", "rate_limited", "disabled" (the metrics' reason labels); "?"
+// beyond.
+const char* hit_refusal_name(uint8_t refusal);
 
 struct HitResult {
   uint32_t sequence = 0;  // the HitQuery's

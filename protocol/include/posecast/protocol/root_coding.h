@@ -87,6 +87,17 @@ RootValue dequantize_root(const QuantizedRoot& root);
 // Whether every code is in range (what decode_root and hold_root produce).
 bool root_in_range(const QuantizedRoot& root);
 
+// Where a frame at `at_us` lies between two roots' times `from_us` < `to_us`, as a float
+// fraction (computed in double, then rounded once). With lerp_root, the one interpolation of
+// held roots: a client's presented root and the server's hit-query rewind (docs/hit-queries.md)
+// derive the same bits from the same held roots.
+float root_lerp_fraction(int64_t from_us, int64_t to_us, int64_t at_us);
+// a + (b - a) * t, yaw along the shorter arc (result wrapped to [-pi, pi)); + - * and
+// comparisons only, same bits everywhere.
+RootValue lerp_root(const RootValue& a, const RootValue& b, float t);
+// `a` wrapped into [-pi, pi) by whole float turns (the wrap lerp_root uses).
+float wrap_root_angle(float a);
+
 // The held root a receiver has for an entity at an earlier tick, `age` ticks (> 0) before the
 // record's (null: none).
 struct RootReference {

@@ -108,8 +108,9 @@ class Server {
   // between the ticks it was sent snapshots on, as it derived it; HitQuery messages do this);
   // 0 (or unknown): between consecutive ticks.
   HitResult hit_query(HitRay ray, int64_t view_us, uint32_t as_client = 0);
-  // Any thread, applied at the next tick: whether `client_id` may fire HitQuery messages (none
-  // may until allowed; refused ones are answered kNoRight and counted).
+  // Any thread, applied at the next tick: whether `client_id` may fire HitQuery messages,
+  // overriding ServerOptions::hit_right for that client (by default none may until allowed;
+  // refused ones are answered kNoRight and counted).
   void allow_hit_queries(uint32_t client_id, bool allowed);
   // The capsules of (model, rig), for tests and tools; nullptr when unknown or hits are off.
   const HitRig* hit_rig(sim::ModelId model, uint16_t rig) const;

@@ -48,7 +48,8 @@ Status apply_server_setting(const std::string& key, const std::string& where, co
 // max_clients, bandwidth_kbit, threads, log_level, scenario, duration, metrics_interval,
 // client_timeout, recipes, spread_phases: booleans or "on"/"off"; grant, replay, assets;
 // sim_latency_ms, sim_jitter_ms, sim_loss_percent: ServerOptions::simulator, both directions;
-// metrics, agones, health_period, drain_grace, wait_allocation: fleet operation).
+// metrics, agones, health_period, drain_grace, wait_allocation: fleet operation;
+// hit_history_ms, hit_rate, hit_max_ray, hit_right: hit queries).
 // Unknown keys are errors. `file_name` prefixes messages.
 Status apply_config_json(const std::string& text, const std::string& file_name, ServerConfig& config);
 

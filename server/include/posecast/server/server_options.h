@@ -11,6 +11,14 @@
 
 namespace posecast::server {
 
+// Which clients may fire hit queries without an explicit Server::allow_hit_queries call (which
+// overrides it for that client, either way).
+enum class HitRight : uint8_t {
+  kNone,    // none: only clients the embedder allows
+  kOwners,  // clients that own at least one entity when they fire (a grant, --grant)
+  kAll,     // every connected client
+};
+
 struct ServerOptions {
   net::Endpoint listen{asio::ip::make_address_v4("127.0.0.1"), 7777};  // port 0: any free port
   uint32_t tick_rate_hz = 60;     // 1..1000
@@ -56,10 +64,12 @@ struct ServerOptions {
   std::optional<std::array<uint8_t, 16>> cookie_key;
   // Lag-compensated hit queries (docs/hit-queries.md): how far back the per-entity history
   // reaches (0: no history, every query refused), the longest ray accepted, and how many
-  // queries a second one client may fire (beyond: refused and counted).
+  // queries a second one client may fire (beyond: refused and counted), and which clients
+  // have the right to fire before the embedder says otherwise.
   int64_t hit_history_us = 1'000'000;
   float hit_max_ray_length = 1000.0f;
   uint32_t hit_queries_per_second = 20;
+  HitRight hit_right = HitRight::kNone;
   // When set, the server's socket sits behind a NetworkSimulator with these conditions.
   std::optional<net::SimulatorConfig> simulator;
 };

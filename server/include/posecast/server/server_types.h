@@ -82,7 +82,7 @@ struct ClientInfo {
 enum class HitRefusal : uint8_t {
   kNone = 0,
   kBadRay,       // NaN or infinite, zero length or direction, longer than hit_max_ray_length
-  kNoRight,      // a client the embedder has not allowed to fire (Server::allow_hit_queries)
+  kNoRight,      // a client without the right (ServerOptions::hit_right, Server::allow_hit_queries)
   kRateLimited,  // a client firing more than hit_queries_per_second
   kDisabled,     // no history (hit_history_us 0) or no tick run yet
 };

@@ -44,7 +44,4 @@ class RootTrack {
   int64_t fade_total_us_ = 0;
 };
 
-// a + (b - a) * t, yaw along the shorter arc (result wrapped to [-pi, pi)).
-protocol::RootValue lerp_root(const protocol::RootValue& a, const protocol::RootValue& b, float t);
-
 }  // namespace posecast::client

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The viewer's hit queries reach the server and come back (docs/viewer.md, "Hit queries").
+# Scripted shots (--act N:fire) of a headless posecast-viewer through the screen centre:
+#   1. against a server with --hit-right all serving one waving rig the camera frames: every
+#      shot is answered with a hit on it, equal to the viewer's own query on the frame it fired
+#      at; the overlay's figures say so; the joint hit is drawn in yellow wire in the last frame,
+#      and a run that fires nothing has no such pixels;
+#   2. against the same scenario with --hit-right owners and no grant: the shot is refused
+#      (no_right) and counted.
+# Run through run_with_display.sh. Usage: viewer_fire_test.sh SERVER VIEWER SCENARIO OUT_DIR
+set -euo pipefail
+server=$1 viewer=$2 scenario=$3 out=$4
+port=$((24000 + $$ % 1000))
+mkdir -p "$out"
+rm -f "$out/fire_a.png" "$out/fire_b.png"
+server_pid=
+cleanup() {
+  if [[ -n $server_pid ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; echo "--- server log:" >&2; cat "$out/fire_server.log" >&2; exit 1; }
+start_server() {
+  cleanup
+  "$server" --scenario "$scenario" --listen "127.0.0.1:$port" --metrics-interval 0 --client-timeout 60 "$@" \
+    >"$out/fire_server.log" 2>&1 &
+  server_pid=$!
+  sleep 0.5
+}
+
+# 1. Three shots; a screenshot a few frames after the last (its mark lasts about 1 s).
+start_server --hit-right all
+"$viewer" --connect "127.0.0.1:$port" --frames 75 --act "10:fire,30:fire,70:fire" --overlay \
+  --screenshot "$out/fire_a.png" --stats | tee "$out/fire_a.log"
+fired=$(grep -c 'fire: shot [0-9]* from the camera' "$out/fire_a.log" || true)
+hits=$(grep -c 'shot [0-9]*: hit entity [0-9]* joint .*, as this viewer.s frame showed' "$out/fire_a.log" || true)
+(( fired == 3 )) || fail "expected 3 shots fired, saw $fired"
+(( hits == 3 )) || fail "expected 3 answers hitting what the viewer showed, saw $hits"
+grep -q 'hit queries: 3 fired, 3 hits, 0 misses, 0 refused, 3 of 3 answers as this viewer.s frame showed' \
+  "$out/fire_a.log" || fail "the viewer's hit figures are not 3 fired, 3 hits, 3 as shown"
+"$viewer" --connect "127.0.0.1:$port" --frames 75 --overlay --screenshot "$out/fire_b.png" >/dev/null
+
+# 2. No right: refused and counted.
+start_server --hit-right owners
+"$viewer" --connect "127.0.0.1:$port" --frames 20 --act "5:fire" --stats | tee "$out/fire_c.log"
+grep -q 'shot 1: refused (no_right)' "$out/fire_c.log" || fail "a shot without the right was not refused no_right"
+grep -q 'hit queries: 1 fired, 0 hits, 0 misses, 1 refused' "$out/fire_c.log" || fail "the refusal was not counted"
+
+python3 - "$out/fire_a.png" "$out/fire_b.png" <<'PY'
+import struct, sys, zlib
+
+def read_png(path):
+    data = open(path, 'rb').read()
+    assert data[:8] == b'\x89PNG\r\n\x1a\n', f'{path}: not a PNG'
+    pos, idat, w, h, ctype = 8, b'', 0, 0, 0
+    while pos < len(data):
+        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b'IHDR':
+            w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
+            assert depth == 8 and ctype in (2, 6), f'{path}: unsupported PNG format'
+        elif kind == b'IDAT':
+            idat += body
+        pos += 12 + n
+    bpp = 4 if ctype == 6 else 3
+    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], (prev[i - bpp] if i >= bpp else 0)
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line)); prev = line
+    return bpp, b''.join(rows)
+
+def yellow(path):
+    # The highlight's yellow (1.0, 0.95, 0.1): nothing else in the scene is bright, green-rich
+    # and blue-poor (the rig is beige, the grid grey, the overlay blue and grey).
+    bpp, px = read_png(path)
+    return sum(1 for i in range(0, len(px), bpp) if px[i] > 170 and px[i + 1] > 150 and px[i + 2] < 90)
+
+shot, quiet = yellow(sys.argv[1]), yellow(sys.argv[2])
+print(f'yellow pixels: {shot} after a hit, {quiet} without a shot')
+if shot < 40: sys.exit('FAIL: the joint hit is not highlighted')
+if quiet > 5: sys.exit('FAIL: yellow pixels without any shot')
+print('PASS')
+PY
