@@ -104,7 +104,7 @@ const char* message_kind_name(std::size_t kind) {
       "client_hello",  "server_challenge", "challenge_response", "welcome",
       "snapshot",      "ack",              "client_command",     "entity_spawn",
       "entity_despawn", "disconnect",      "session_status",     "replay_control",
-      "hit_query",      "hit_result",      "animation_events"};
+      "hit_query",      "hit_result",      "animation_events",   "owner_state"};
   return kind < kMessageKindCount ? kNames[kind] : "?";
 }
 

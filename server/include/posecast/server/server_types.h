@@ -53,7 +53,7 @@ const char* to_string(DropReason reason);
 
 // Datagrams and UDP payload bytes per message kind: index = protocol::Message's alternative
 // (message_kind_name() names it; server.cpp checks the count against the protocol).
-inline constexpr std::size_t kMessageKindCount = 15;
+inline constexpr std::size_t kMessageKindCount = 16;
 struct MessageCounts {
   std::array<uint64_t, kMessageKindCount> datagrams{};
   std::array<uint64_t, kMessageKindCount> bytes{};
