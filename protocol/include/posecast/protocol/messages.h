@@ -39,7 +39,9 @@ namespace posecast::protocol {
 // refused; docs/hit-queries.md); AnimationEvents (server -> client, repeated until
 // acknowledged) and Ack::events_received (docs/events.md); a record's root bytes follow root
 // coding v8 (root_coding.h: implied velocities, one Exp-Golomb order per record).
-inline constexpr uint16_t kProtocolVersion = 8;
+// Version 9: ClientCommand::apply_tick (the tick a predicting client applied the command at)
+// and OwnerState (an owned entity's exact state for reconciliation; docs/client.md).
+inline constexpr uint16_t kProtocolVersion = 9;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
 // decode_message() refuses anything larger before looking at it.
