@@ -159,8 +159,5 @@ struct Server::Impl final : ConnectionEvents {
   protocol::HitResult on_hit_query(ClientConnection& client, const protocol::HitQuery& query, int64_t now_us) override;
 };
 
-// command_translation.cpp: a client's command as an animator command, or why not.
-Result<sim::Command> translate_client_command(const protocol::ClientCommand& command,
-                                              const sim::World& world, uint64_t tick);
 
 }  // namespace posecast::server
