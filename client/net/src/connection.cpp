@@ -214,13 +214,17 @@ int64_t Connection::rtt_us() const {
   return best;
 }
 
-uint32_t Connection::prediction_tick(int64_t now_us) const {
+int64_t Connection::prediction_time_us(int64_t now_us) const {
   const PlayoutClock& playout = presenter_.playout();
   const int64_t rtt = rtt_us();
-  if (rtt < 0 || !playout.started()) return 0;
-  const int64_t arrival = playout.newest_server_time_us(now_us) + rtt + playout.jitter_us() +
-                          presenter_.predictor().settings().margin_us;
-  return presenter_.predictor().stamp_tick(arrival);
+  if (rtt < 0 || !playout.started()) return -1;
+  return playout.newest_server_time_us(now_us) + rtt + playout.jitter_us() +
+         presenter_.predictor().settings().margin_us;
+}
+
+uint32_t Connection::prediction_tick(int64_t now_us) const {
+  const int64_t arrival = prediction_time_us(now_us);
+  return arrival < 0 ? 0 : presenter_.predictor().stamp_tick(arrival);
 }
 
 uint32_t Connection::send_replay_control(protocol::ReplayControl control, int64_t now_us) {

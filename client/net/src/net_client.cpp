@@ -15,7 +15,9 @@ void NetClient::update(int64_t now_us) {
   Predictor& predictor = presenter_.predictor();
   if (!predictor.enabled()) return;
   predictor.retain_owned([this](uint32_t id) { return connection_.owns(id); });
-  if (const uint32_t tick = connection_.prediction_tick(now_us); tick != 0) presenter_.present_predicted(tick, now_us);
+  if (const int64_t present = connection_.prediction_time_us(now_us); present >= 0) {
+    presenter_.present_predicted(present, now_us);
+  }
 }
 
 ClientStats NetClient::stats(int64_t now_us) const {

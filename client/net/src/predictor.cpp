@@ -57,9 +57,14 @@ struct Predictor::Entity {
   };
   std::vector<TickHashes> ring;
   uint32_t shown_tick = 0;
+  // The tick before the newest's pose and root: what is shown lies between the two.
+  std::vector<Transform> previous;
+  protocol::RootValue previous_root;
+  float fraction = 1.0f;  // of the way from `previous` to the newest tick
   // What is shown: the newest tick's pose (observer.locals, root) plus a correction decaying
   // from 1 to 0 over smoothing_us from correction_start_us.
-  std::vector<Transform> shown;
+  std::vector<Transform> current;  // between the two newest ticks, at `fraction`
+  std::vector<Transform> shown;    // current with the correction applied
   std::vector<Transform> delta;
   protocol::RootValue root, shown_root, delta_root;
   int64_t correction_start_us = -1;
@@ -170,7 +175,10 @@ void Predictor::step(Entity& e) {
       pending.refused = true;
     }
   }
+  e.previous.swap(e.observer.locals);  // the tick about to run overwrites observer.locals
+  e.previous_root = e.root;
   e.world->tick();
+  if (e.previous.size() != e.observer.locals.size()) e.previous = e.observer.locals;
   Entity::TickHashes& h = e.ring[tick % e.ring.size()];
   h.tick = tick;
   h.state = hash_bytes(e.world->entity_snapshot(e.id));
@@ -215,11 +223,13 @@ bool Predictor::on_owner_state(const protocol::OwnerState& state, bool owned, in
     if (was_started) {
       ++stats_.prediction_corrections;
       // Blend from what was shown to the new prediction (update_shown decays the difference).
-      if (!before.empty() && before.size() == e.observer.locals.size()) {
+      e.correction_start_us = -1;
+      update_shown(e, now_us);  // the new prediction, uncorrected
+      if (!before.empty() && before.size() == e.shown.size()) {
         e.delta.resize(before.size());
-        difference_locals(before, e.observer.locals, e.delta);
-        e.delta_root = {before_root.x - e.root.x, before_root.y - e.root.y, before_root.z - e.root.z,
-                        wrap_pi(before_root.yaw - e.root.yaw)};
+        difference_locals(before, e.shown, e.delta);
+        e.delta_root = {before_root.x - e.shown_root.x, before_root.y - e.shown_root.y,
+                        before_root.z - e.shown_root.z, wrap_pi(before_root.yaw - e.shown_root.yaw)};
         e.correction_start_us = now_us;
         const double dx = e.delta_root.x;
         const double dz = e.delta_root.z;
@@ -260,9 +270,16 @@ bool Predictor::reconcile(Entity& e, const protocol::OwnerState& state, uint32_t
   return true;
 }
 
-void Predictor::advance(uint32_t present_tick, int64_t now_us) {
+void Predictor::advance(int64_t present_us, int64_t now_us) {
   if (!enabled()) return;
+  const uint32_t present_tick = stamp_tick(present_us);
   present_tick_ = std::max(present_tick_, present_tick);
+  // The present time lies in tick present_tick - 1's interval: shown between that tick's pose
+  // and present_tick's at the fraction of the interval gone.
+  const uint64_t before = present_tick - 1;
+  const int64_t start = sim::tick_start_us(before, tick_rate_hz_);
+  const int64_t length = sim::tick_duration_us(before, tick_rate_hz_);
+  const float fraction = std::clamp(static_cast<float>(present_us - start) / static_cast<float>(length), 0.0f, 1.0f);
   for (auto& owned : entities_) {
     Entity& e = *owned;
     if (!e.started) continue;
@@ -271,6 +288,8 @@ void Predictor::advance(uint32_t present_tick, int64_t now_us) {
       step(e);
       ++stats_.predicted_ticks;
     }
+    // Run further ahead by a command stamped past the present: its newest tick, whole.
+    e.fraction = e.shown_tick == present_tick ? fraction : 1.0f;
     update_shown(e, now_us);
   }
   rebuild_views();
@@ -283,10 +302,17 @@ void Predictor::retain_owned(const std::function<bool(uint32_t)>& owns) {
 }
 
 void Predictor::update_shown(Entity& e, int64_t now_us) {
-  const std::vector<Transform>& target = e.observer.locals;
   const sim::EntityState* state = e.world->find_entity(e.id);
   const Rig* rig = e.world->entity_rig(e.id);
-  if (target.empty() || state == nullptr || rig == nullptr) return;
+  if (e.observer.locals.empty() || state == nullptr || rig == nullptr) return;
+  // The prediction at the present: between the two newest ticks.
+  e.current.resize(e.observer.locals.size());
+  interpolate_locals(e.previous, e.observer.locals, e.fraction, RotationBlend::kSlerp, e.current);
+  const std::vector<Transform>& target = e.current;
+  const protocol::RootValue root{e.previous_root.x + (e.root.x - e.previous_root.x) * e.fraction,
+                                 e.previous_root.y + (e.root.y - e.previous_root.y) * e.fraction,
+                                 e.previous_root.z + (e.root.z - e.previous_root.z) * e.fraction,
+                                 wrap_pi(e.previous_root.yaw + wrap_pi(e.root.yaw - e.previous_root.yaw) * e.fraction)};
   float w = 0.0f;
   if (e.correction_start_us >= 0 && settings_.smoothing_us > 0 && e.delta.size() == target.size()) {
     const int64_t elapsed = now_us - e.correction_start_us;
@@ -301,8 +327,8 @@ void Predictor::update_shown(Entity& e, int64_t now_us) {
   } else {
     e.shown = target;
   }
-  e.shown_root = {e.root.x + e.delta_root.x * w, e.root.y + e.delta_root.y * w, e.root.z + e.delta_root.z * w,
-                  wrap_pi(e.root.yaw + e.delta_root.yaw * w)};
+  e.shown_root = {root.x + e.delta_root.x * w, root.y + e.delta_root.y * w, root.z + e.delta_root.z * w,
+                  wrap_pi(root.yaw + e.delta_root.yaw * w)};
   const Skeleton& skeleton = rig->skeleton;
   e.models.resize(skeleton.node_count());
   e.palette.resize(skeleton.joint_count());

@@ -196,9 +196,9 @@ void Presenter::publish_presented() {
   }
 }
 
-void Presenter::present_predicted(uint32_t present_tick, int64_t now_us) {
+void Presenter::present_predicted(int64_t present_us, int64_t now_us) {
   if (!predictor_.enabled()) return;
-  predictor_.advance(present_tick, now_us);
+  predictor_.advance(present_us, now_us);
   std::size_t shown = 0;
   for (const PredictedView& view : predictor_.views()) shown += show_predicted(view) ? 1 : 0;
   predictor_.count_presented(shown);

@@ -120,10 +120,13 @@ class Connection {
   // (docs/client.md, "Prediction"); a nonzero apply_tick is sent (and predicted) as given.
   uint32_t send_command(const protocol::ClientCommand& command, int64_t now_us);
 
-  // The tick a command sent at `now_us` is stamped with: the server's time now (the playout
-  // clock's newest server time), plus the round trip, the arrival jitter and
-  // PredictionSettings::margin_us, as a tick (Predictor::stamp_tick). The owned entities are
-  // shown at this tick. 0 until the round trip and the playout clock are known.
+  // The server time a command sent at `now_us` is expected to reach the server at: the playout
+  // clock's newest server time plus the round trip, the arrival jitter and
+  // PredictionSettings::margin_us. The owned entities are shown at this time. -1 until the
+  // round trip and the playout clock are known.
+  int64_t prediction_time_us(int64_t now_us) const;
+  // The tick a command sent at `now_us` is stamped with (Predictor::stamp_tick of
+  // prediction_time_us); 0 while that is unknown.
   uint32_t prediction_tick(int64_t now_us) const;
   // The smallest of the last 16 round-trip samples; -1 until one is measured.
   int64_t rtt_us() const;

@@ -104,9 +104,10 @@ class Predictor {
   // last taken for that entity.
   bool on_owner_state(const protocol::OwnerState& state, bool owned, int64_t now_us);
 
-  // Simulates every entity up to `present_tick` inclusive (never backwards) and updates what
-  // each shows at client time `now_us`.
-  void advance(uint32_t present_tick, int64_t now_us);
+  // Simulates every entity up to the tick that starts after server time `present_us` (the
+  // time a command sent now reaches the server: never backwards) and shows each between its
+  // two newest ticks at `present_us` (a correction blended by client time `now_us`).
+  void advance(int64_t present_us, int64_t now_us);
 
   // Drops entities the session no longer lets this client own.
   void retain_owned(const std::function<bool(uint32_t)>& owns);

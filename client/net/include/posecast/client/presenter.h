@@ -165,9 +165,9 @@ class Presenter {
   bool on_owner_state(const protocol::OwnerState& state, bool owned, int64_t now_us) {
     return predictor_.on_owner_state(state, owned, now_us);
   }
-  // After present(): runs the prediction to `present_tick` and shows each owned entity it
-  // predicts from it (show_predicted).
-  void present_predicted(uint32_t present_tick, int64_t now_us);
+  // After present(): runs the prediction to server time `present_us` (Predictor::advance) and
+  // shows each owned entity it predicts from it (show_predicted).
+  void present_predicted(int64_t present_us, int64_t now_us);
   Predictor& predictor() { return predictor_; }
   const Predictor& predictor() const { return predictor_; }
 
