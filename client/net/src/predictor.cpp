@@ -131,11 +131,14 @@ Predictor::Entity& Predictor::entity(uint32_t id, uint16_t generation) {
   return *e;
 }
 
-uint32_t Predictor::stamp_tick(int64_t server_arrival_us) const {
+uint32_t Predictor::tick_after(int64_t server_us) const {
   // The server applies a command that arrives during tick n's interval at tick n + 1.
   // tick_start_us(n) = floor(n * 1e6 / rate): the tick running at time t is floor(t * rate / 1e6).
-  const int64_t arrival_tick = std::max<int64_t>(server_arrival_us, 0) * tick_rate_hz_ / 1'000'000 + 1;
-  uint32_t tick = static_cast<uint32_t>(std::max<int64_t>(arrival_tick, 1));
+  return static_cast<uint32_t>(std::max<int64_t>(server_us, 0) * tick_rate_hz_ / 1'000'000 + 1);
+}
+
+uint32_t Predictor::stamp_tick(int64_t server_arrival_us) const {
+  uint32_t tick = tick_after(server_arrival_us);
   for (const auto& e : entities_) {
     if (e->started) tick = std::max<uint32_t>(tick, static_cast<uint32_t>(e->world->tick_index()));
   }
@@ -272,7 +275,7 @@ bool Predictor::reconcile(Entity& e, const protocol::OwnerState& state, uint32_t
 
 void Predictor::advance(int64_t present_us, int64_t now_us) {
   if (!enabled()) return;
-  const uint32_t present_tick = stamp_tick(present_us);
+  const uint32_t present_tick = tick_after(present_us);
   present_tick_ = std::max(present_tick_, present_tick);
   // The present time lies in tick present_tick - 1's interval: shown between that tick's pose
   // and present_tick's at the fraction of the interval gone.

@@ -126,6 +126,8 @@ class Predictor {
  private:
   struct Entity;
   Entity& entity(uint32_t id, uint16_t generation);
+  // The first tick that starts after server time `server_us`.
+  uint32_t tick_after(int64_t server_us) const;
   Entity* find(uint32_t id);
   const Entity* find(uint32_t id) const;
   // Translates the commands due at the World's next tick, runs it, remembers its hashes.
