@@ -90,7 +90,7 @@ protocol::ClientCommand command_for(const ClientEntity& entity, protocol::Comman
 // Connects a client behind the simulated link and gives it entity 1; returns once the client
 // predicts it.
 struct OwnedSession {
-  explicit OwnedSession(uint64_t seed) : session(latency_setup()) {
+  explicit OwnedSession(uint64_t seed, SessionSetup setup = latency_setup()) : session(std::move(setup)) {
     if (!session.ok()) return;
     client = &session.add_client(latency_client(session, seed));
     session.run_until(1'000'000);
@@ -322,6 +322,52 @@ TEST(Prediction, AServerSideChangeIsCorrectedWithinTheSmoothingTimeWithoutAPop) 
   EXPECT_GT(stats.last_correction_m, 0.1);  // without the blend it would have popped
   EXPECT_GT(same, 30);
   EXPECT_EQ(different, 0);
+}
+
+// A server that takes commands at most 30 ms ahead refuses every stamped one (too early): the
+// prediction applied a walk the server never did, and the server's state corrects it.
+TEST(Prediction, ACommandTheServerRefusesIsCorrectedWithinTheSmoothingTimeWithoutAPop) {
+  SessionSetup setup = latency_setup();
+  setup.server.command_lead_us = 30'000;
+  OwnedSession s(61, setup);
+  ASSERT_TRUE(s.ready());
+  protocol::ClientCommand walk = command_for(*s.entity, protocol::CommandOp::kMove);
+  walk.speed = 2.5f;
+  walk.turn_rate = 0.5f;
+  const int64_t sent = s.session.now();
+  ASSERT_NE(s.client->send_command(walk, sent), 0u);
+  s.run(sent + kFrameUs);
+  EXPECT_EQ(s.predictor().world(s.target)->find_entity(s.target)->locomotion.mode, sim::LocomotionMode::kMove);
+  Steps correcting;
+  protocol::RootValue last_root = s.client->find(s.target)->root;
+  int64_t corrected_at = -1, converged_at = -1;
+  s.run(sent + 1'000'000, [&] {
+    const PresentedEntity* e = s.client->find(s.target);
+    if (e == nullptr) return;
+    const ClientStats st = s.client->stats(s.session.now());
+    if (corrected_at < 0 && st.prediction_corrections > 0) corrected_at = s.session.now();
+    if (corrected_at >= 0 && converged_at < 0) {
+      correcting.root = std::max(correcting.root, std::hypot(e->root.x - last_root.x, e->root.z - last_root.z));
+      if (!e->correcting) converged_at = s.session.now();
+    }
+    last_root = e->root;
+  });
+  const ClientStats stats = s.client->stats(s.session.now());
+  std::printf("refused walk: corrected %.1f ms after sending, converged %.1f ms after the correction; blended away "
+              "%.3f units, largest frame step while correcting %.4f\n",
+              static_cast<double>(corrected_at - sent) / 1000.0, static_cast<double>(converged_at - corrected_at) / 1000.0,
+              stats.last_correction_m, static_cast<double>(correcting.root));
+  EXPECT_GE(s.session.server().metrics().drops[static_cast<std::size_t>(server::DropReason::kCommandTooEarly)], 1u);
+  EXPECT_EQ(s.session.server().metrics().commands_applied, 0u);
+  ASSERT_GE(corrected_at, 0);
+  ASSERT_GE(converged_at, 0);
+  EXPECT_LE(corrected_at - sent, 250'000);
+  EXPECT_LE(converged_at - corrected_at, s.predictor().settings().smoothing_us + kFrameUs);
+  // The walk had moved the prediction; the blend takes it back without a pop (2 cm over the
+  // entity's own motion, which here is none: it stands where the server has it).
+  EXPECT_GT(stats.last_correction_m, 0.05);
+  EXPECT_LE(correcting.root, 0.02f + 2.5f * kFrameUs / 1e6f);
+  EXPECT_EQ(s.predictor().world(s.target)->find_entity(s.target)->locomotion.mode, sim::LocomotionMode::kNone);
 }
 
 TEST(Prediction, BadOwnerStatesAndCommandsStampedFarAheadAreDroppedAndCounted) {

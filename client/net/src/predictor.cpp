@@ -147,6 +147,12 @@ uint32_t Predictor::stamp_tick(int64_t server_arrival_us) const {
 
 void Predictor::on_command(const protocol::ClientCommand& command) {
   if (!enabled()) return;
+  // Only an OwnerState starts a new generation: a command naming another one than the
+  // prediction's is refused by the server as stale, so it is not predicted.
+  if (const Entity* known = find(command.entity_id); known != nullptr && known->generation != command.generation) {
+    ++stats_.prediction_refused;
+    return;
+  }
   Entity& e = entity(command.entity_id, command.generation);
   const uint64_t lead = static_cast<uint64_t>(settings_.max_lead_us) * tick_rate_hz_ / 1'000'000;
   if (command.apply_tick > present_tick_ + lead) {
