@@ -582,11 +582,14 @@ std::vector<uint8_t> World::entity_snapshot(EntityId id) const {
   return out;
 }
 
-Result<EntityId> World::restore_entity(std::span<const uint8_t> bytes) {
+Result<EntityId> World::restore_entity(std::span<const uint8_t> bytes, std::optional<EntityId> only) {
   Impl& impl = *impl_;
   SnapshotParser parser(bytes, impl.tables);
   if (Status s = parser.parse_entity_snapshot(); !s) return s.error();
   Entity& entity = parser.entities.front();
+  if (only && entity.state.id != *only) {
+    return Error{"entity snapshot.id: " + num(entity.state.id) + " is not entity " + num(*only)};
+  }
   Impl::prepare_entity(entity);
   const EntityId id = entity.state.id;
   const std::size_t index = impl.find(id);

@@ -376,7 +376,7 @@ TEST(Prediction, BadOwnerStatesAndCommandsStampedFarAheadAreDroppedAndCounted) {
   Presenter& presenter = s.client->presenter();
   const uint64_t dropped = s.client->stats(s.session.now()).owner_states_dropped;
   const uint32_t tick = static_cast<uint32_t>(s.session.server().world().tick_index()) + 100;
-  // Garbage state bytes, a truncated state, an entity not owned, the same entity not owned.
+  // Garbage state bytes, a truncated state, an entity not owned, the owned one no longer owned.
   const std::vector<uint8_t> garbage(64, 0xEE);
   std::vector<uint8_t> real = s.session.server().world().entity_snapshot(s.target);
   ASSERT_FALSE(real.empty());
@@ -385,7 +385,12 @@ TEST(Prediction, BadOwnerStatesAndCommandsStampedFarAheadAreDroppedAndCounted) {
   EXPECT_FALSE(presenter.on_owner_state({tick + 1, s.target, s.entity->generation, 0, truncated}, true, s.session.now()));
   EXPECT_FALSE(presenter.on_owner_state({tick + 2, s.session.entities()[0], 0, 0, real}, false, s.session.now()));
   EXPECT_FALSE(presenter.on_owner_state({tick + 3, s.target, s.entity->generation, 0, real}, false, s.session.now()));
-  EXPECT_EQ(s.client->stats(s.session.now()).owner_states_dropped, dropped + 4);
+  // Another entity's state under the owned entity's id; an earlier generation arriving late.
+  const std::vector<uint8_t> other = s.session.server().world().entity_snapshot(s.session.entities()[0]);
+  EXPECT_FALSE(presenter.on_owner_state({tick + 4, s.target, s.entity->generation, 0, other}, true, s.session.now()));
+  EXPECT_FALSE(presenter.on_owner_state({tick + 5, s.target, static_cast<uint16_t>(s.entity->generation - 1), 0, real},
+                                        true, s.session.now()));
+  EXPECT_EQ(s.client->stats(s.session.now()).owner_states_dropped, dropped + 6);
   EXPECT_EQ(s.client->stats(s.session.now()).prediction_corrections, 0u);
 
   // A command stamped a minute ahead: not predicted, refused by the server and counted.

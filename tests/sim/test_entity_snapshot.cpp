@@ -80,6 +80,7 @@ TEST(EntitySnapshot, DamagedBytesAreRefusedAndChangeNothing) {
   const Result<EntityId> refused = target.world.restore_entity(foreign);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("model or rig not registered"), std::string::npos) << refused.error().message;
+  EXPECT_FALSE(target.world.restore_entity(bytes, EntityId{3}).ok());  // bytes of another entity
   EXPECT_EQ(target.world.entity_snapshot(0), before);  // every refusal left the entity as it was
   EXPECT_EQ(target.world.entity_count(), 1u);
   // Any flipped bit gives a valid state (a phase or weight moved) or an error, never a crash;

@@ -197,7 +197,13 @@ void Predictor::step(Entity& e) {
 }
 
 bool Predictor::on_owner_state(const protocol::OwnerState& state, bool owned, int64_t now_us) {
-  if (!enabled() || !owned || (state.server_tick == 0xFFFFFFFFu)) {
+  if (!enabled() || !owned) {
+    ++stats_.owner_states_dropped;
+    return false;
+  }
+  // A state of an earlier generation of the entity (16-bit serial arithmetic) arrived late.
+  if (const Entity* known = find(state.entity_id);
+      known != nullptr && static_cast<int16_t>(static_cast<uint16_t>(state.generation - known->generation)) < 0) {
     ++stats_.owner_states_dropped;
     return false;
   }
@@ -256,8 +262,7 @@ bool Predictor::on_owner_state(const protocol::OwnerState& state, bool owned, in
 }
 
 bool Predictor::reconcile(Entity& e, const protocol::OwnerState& state, uint32_t until) {
-  Result<sim::EntityId> restored = e.world->restore_entity(state.state);
-  if (!restored || restored.value() != e.id) return false;
+  if (!e.world->restore_entity(state.state, e.id)) return false;
   e.world->set_tick_index(uint64_t{state.server_tick} + 1);
   e.started = true;
   // Every command not processed by the server is simulated again from tick S + 1: those

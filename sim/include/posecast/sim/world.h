@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -210,8 +211,9 @@ class World {
   // id. The model must be registered here (by content hash); masks and additive references
   // are this World's ids (an entity using them is portable only between Worlds with the same
   // tables). Checked as restore() checks; on error nothing changes and the message says where.
-  // Queued commands and the other entities are untouched.
-  Result<EntityId> restore_entity(std::span<const uint8_t> bytes);
+  // Queued commands and the other entities are untouched. With `only`, bytes of another
+  // entity are refused too.
+  Result<EntityId> restore_entity(std::span<const uint8_t> bytes, std::optional<EntityId> only = std::nullopt);
   // Sets tick_index() without changing any state (a predicting client re-simulating from the
   // server's state at another tick). Clears the last tick's results (events, world hash,
   // tick check); queued commands stay.
