@@ -109,7 +109,9 @@ int main(int argc, char** argv) {
       SessionStatus{121, {}, 0, 3599, 812, 2 * 65536},
       ReplayControl{4, ReplayAction::kSeek, 300, 0, 0},
       HitQuery{5, 0.0f, 1.0f, -4.0f, 0.0f, 0.0f, 1.0f, 20.0f, 1'500'000},
-      HitResult{5, HitOutcome::kHit, 0, 1000000, 3, 3.5f, 1'500'000, false}};
+      HitResult{5, HitOutcome::kHit, 0, 1000000, 3, 3.5f, 1'500'000, false},
+      ClientCommand{6, 2, 3, CommandOp::kPlay, 1, 0, 0, 0, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 140},
+      OwnerState{139, 2, 3, 6, std::vector<uint8_t>(120, 0x5A)}};
   int index = 0;
   for (const Message& m : messages) {
     const auto bytes = encode_message(m);

@@ -138,7 +138,18 @@ class Encoder {
     return finish(w::Payload::ClientCommand,
                   w::CreateClientCommand(fbb_, m.sequence, m.entity_id, m.generation,
                                          static_cast<w::CommandOp>(m.op), m.clip, m.layer,
-                                         m.time_us, m.value, m.x, m.z, m.yaw, m.speed, m.turn_rate)
+                                         m.time_us, m.value, m.x, m.z, m.yaw, m.speed, m.turn_rate,
+                                         m.apply_tick)
+                      .Union());
+  }
+  Result<std::vector<uint8_t>> operator()(const OwnerState& m) {
+    if (m.state.empty() || m.state.size() > kMaxOwnerStateBytes) {
+      return field_error("owner_state", "state: " + std::to_string(m.state.size()) + " bytes is not in 1.." +
+                                            std::to_string(kMaxOwnerStateBytes));
+    }
+    const auto state = fbb_.CreateVector(m.state);
+    return finish(w::Payload::OwnerState,
+                  w::CreateOwnerState(fbb_, m.server_tick, m.entity_id, m.generation, m.applied_sequence, state)
                       .Union());
   }
   Result<std::vector<uint8_t>> operator()(const EntitySpawn& m) {
@@ -389,7 +400,16 @@ Result<Message> decode_envelope(const w::Envelope& envelope) {
       return Message{ClientCommand{t->sequence(), t->entity_id(), t->generation(),
                                    static_cast<CommandOp>(op), t->clip(), t->layer(),
                                    t->time_us(), t->value(), movement[0], movement[1], movement[2],
-                                   movement[3], movement[4]}};
+                                   movement[3], movement[4], t->apply_tick()}};
+    }
+    case w::Payload::OwnerState: {
+      const auto* t = envelope.payload_as_OwnerState();
+      const auto* state = t->state();
+      if (state == nullptr || state->size() == 0 || state->size() > kMaxOwnerStateBytes) {
+        return field_error("owner_state", "state: missing or over " + std::to_string(kMaxOwnerStateBytes) + " bytes");
+      }
+      return Message{OwnerState{t->server_tick(), t->entity_id(), t->generation(), t->applied_sequence(),
+                                std::vector<uint8_t>(state->begin(), state->end())}};
     }
     case w::Payload::EntitySpawn: {
       const auto* t = envelope.payload_as_EntitySpawn();

@@ -95,6 +95,7 @@ const char* to_string(DropReason reason) {
     case DropReason::kBadAck: return "bad_ack";
     case DropReason::kRateLimited: return "rate_limited";
     case DropReason::kRefused: return "refused";
+    case DropReason::kCommandTooEarly: return "command_too_early";
   }
   return "?";
 }
@@ -107,7 +108,7 @@ const char* message_kind_name(std::size_t kind) {
       "client_hello",  "server_challenge", "challenge_response", "welcome",
       "snapshot",      "ack",              "client_command",     "entity_spawn",
       "entity_despawn", "disconnect",      "session_status",     "replay_control",
-      "hit_query",      "hit_result",      "animation_events"};
+      "hit_query",      "hit_result",      "animation_events",   "owner_state"};
   return kind < kMessageKindCount ? kNames[kind] : "?";
 }
 
@@ -205,30 +206,13 @@ void Server::Impl::on_disconnected(const ClientConnection& client, protocol::Dis
   mirror->release_owned_by(client.id);
   replicator->remove(client.id);
   shooters.erase(client.id);
+  forget_client_commands(client.id);
   if (disconnected_callback) disconnected_callback(gone, reason);
 }
 
 bool Server::Impl::on_ack(ClientConnection& client, const protocol::Ack& ack, int64_t now_us) {
   ClientReplica* replica = replicator->find(client.id);
   return replica != nullptr && replicator->handle_ack(*replica, ack, now_us);
-}
-
-std::optional<DropReason> Server::Impl::on_command(ClientConnection& client,
-                                                   const protocol::ClientCommand& command) {
-  const std::size_t index = mirror->find(command.entity_id);
-  const std::vector<EntityRecord>& records = mirror->records();
-  if (index >= records.size() || records[index].owner != client.id) return DropReason::kUnownedCommand;
-  if (records[index].generation != command.generation) {
-    return DropReason::kStaleCommand;  // meant for an earlier entity with this id
-  }
-  Result<sim::Command> translated = translate_client_command(command, *world, world->tick_index());
-  if (!translated) {
-    spdlog::debug("client {} command {}: {}", client.id, command.sequence, translated.error().message);
-    return DropReason::kBadCommand;
-  }
-  world->submit(kClientSubmitterBase + client.id, std::move(translated).value());
-  ++counters.commands_applied;
-  return std::nullopt;
 }
 
 void Server::Impl::on_replay_control(ClientConnection& client, const protocol::ReplayControl& control) {
@@ -263,6 +247,7 @@ void Server::tick(int64_t now_us) {
   const int64_t polled = steady_us();
   impl.apply_api_ops();
   const uint32_t tick = impl.begin_session_tick();
+  impl.apply_client_commands();
   impl.replicator->choose_poses(tick);
   if (impl.hit_history) impl.hit_history->observe_next_tick(impl.mirror->quantizing() ? impl.mirror.get() : nullptr);
   const int64_t world_start = steady_us();
@@ -277,6 +262,7 @@ void Server::tick(int64_t now_us) {
   impl.replicator->queue_events(impl.world->last_tick_events(), tick);
   impl.apply_entity_ops(now);
   impl.replicator->send_snapshots(tick, now, *impl.connections);
+  impl.send_owner_states(tick, now);
   impl.replicator->commit(tick);
   impl.connections->check_timeouts(now);
   impl.channel->pump(now);

@@ -88,6 +88,17 @@ struct Server::Impl final : ConnectionEvents {
   std::unique_ptr<HitQuery> hit_query;
   std::map<uint32_t, HitShooter> shooters;  // by client id
 
+  // Owners' commands (owner_commands.cpp): waiting for their World tick, in arrival order;
+  // and per client the newest sequence processed (applied or refused) by the ticks run.
+  struct WaitingCommand {
+    uint32_t client = 0;
+    uint64_t world_tick = 0;  // applied (or refused) just before this World tick runs
+    protocol::ClientCommand command;
+    std::optional<DropReason> refused;  // refused on arrival: only its sequence is processed
+  };
+  std::vector<WaitingCommand> waiting_commands;
+  std::map<uint32_t, uint32_t> processed_sequences;  // by client id
+
   std::atomic<sim::EntityId> next_api_id{kFirstApiEntityId};
   std::mutex api_mutex;
   std::vector<ApiOp> api_ops;
@@ -155,13 +166,16 @@ struct Server::Impl final : ConnectionEvents {
   void on_disconnected(const ClientConnection& client, protocol::DisconnectReason reason) override;
   bool on_ack(ClientConnection& client, const protocol::Ack& ack, int64_t now_us) override;
   std::optional<DropReason> on_command(ClientConnection& client, const protocol::ClientCommand& command) override;
+  // Translates and submits the waiting commands due at the World's next tick (at that tick's
+  // state, as a predicting client does), in arrival order.
+  void apply_client_commands();
+  // Sends each client due a snapshot this tick an OwnerState per entity it owns.
+  void send_owner_states(uint32_t tick, int64_t now_us);
+  void forget_client_commands(uint32_t client);
   bool accepts_replay_control() const override { return static_cast<bool>(replay_control_callback); }
   void on_replay_control(ClientConnection& client, const protocol::ReplayControl& control) override;
   protocol::HitResult on_hit_query(ClientConnection& client, const protocol::HitQuery& query, int64_t now_us) override;
 };
 
-// command_translation.cpp: a client's command as an animator command, or why not.
-Result<sim::Command> translate_client_command(const protocol::ClientCommand& command,
-                                              const sim::World& world, uint64_t tick);
 
 }  // namespace posecast::server

@@ -216,9 +216,10 @@ bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> curs
   return ok;
 }
 
-bool frozen_chain_rebuilds_pose(const Rig& rig, const Layer& layer, EvalScratch& scratch) {
+bool rebuild_frozen_pose(const Rig& rig, std::span<const FrozenStage> chain, std::vector<Transform>& out,
+                         EvalScratch& scratch) {
   const std::size_t nodes = rig.skeleton.node_count();
-  if (layer.frozen_chain.empty() || layer.frozen.size() != nodes) return false;
+  if (chain.empty()) return false;
   scratch.ensure(nodes);
   std::size_t tracks = 0;
   for (const Clip& clip : rig.clips) tracks = std::max(tracks, clip.tracks.size());
@@ -232,20 +233,28 @@ bool frozen_chain_rebuilds_pose(const Rig& rig, const Layer& layer, EvalScratch&
   step.fade_source = FadeSource::kFrozenPose;
   step.frozen.resize(nodes);
   const Clip* frozen_sampled = nullptr;  // step.frozen is not a scratch buffer
-  if (!evaluate_motion(rig, own_cursors(layer.frozen_chain[0].motion), cursors, step.frozen,
-                       frozen_sampled, scratch)) {
+  if (!evaluate_motion(rig, own_cursors(chain[0].motion), cursors, step.frozen, frozen_sampled, scratch)) {
     return false;
   }
   std::span<Transform> next(scratch.layer.data(), nodes);
-  for (std::size_t k = 1; k < layer.frozen_chain.size(); ++k) {
-    const FrozenStage& stage = layer.frozen_chain[k];
+  for (std::size_t k = 1; k < chain.size(); ++k) {
+    const FrozenStage& stage = chain[k];
     step.target = own_cursors(stage.motion);
     step.fade_elapsed_us = stage.fade_elapsed_us;
     step.fade_duration_us = stage.fade_duration_us;
     if (!evaluate_layer(rig, step, cursors, next, scratch)) return false;
     copy_pose(next, step.frozen);
   }
-  return std::memcmp(step.frozen.data(), layer.frozen.data(), nodes * sizeof(Transform)) == 0;
+  out = std::move(step.frozen);
+  return true;
+}
+
+bool frozen_chain_rebuilds_pose(const Rig& rig, const Layer& layer, EvalScratch& scratch) {
+  const std::size_t nodes = rig.skeleton.node_count();
+  if (layer.frozen_chain.empty() || layer.frozen.size() != nodes) return false;
+  std::vector<Transform> rebuilt;
+  if (!rebuild_frozen_pose(rig, layer.frozen_chain, rebuilt, scratch)) return false;
+  return std::memcmp(rebuilt.data(), layer.frozen.data(), nodes * sizeof(Transform)) == 0;
 }
 
 bool evaluate_local_pose(const WorldTables& tables, EntityState& state, const Rig& rig,

@@ -78,11 +78,17 @@ struct alignas(64) EvalScratch {
 bool evaluate_layer(const Rig& rig, const Layer& layer, std::span<uint32_t> cursors,
                     std::span<Transform> out, EvalScratch& scratch);
 
-// True when `layer.frozen_chain` (non-empty) rebuilds `layer.frozen` bit for bit, as the
-// layer froze it: the base motion (the rest pose when it has no clip), then each later stage's
-// motion mixed over it as a crossfading layer does at the stage's fade state. The stages' own
-// cursor offsets are ignored (cursors never change output). Uses scratch.slot_poses, .motion
-// and .layer; allocates (restore path, not per tick).
+// The pose a frozen chain (Layer::frozen_chain, non-empty) describes, evaluated as the layer
+// evaluated it when it froze: into `out` (node count entries). False when a stage cannot be
+// evaluated. Allocates.
+//
+// The base motion (the rest pose when it has no clip), then each later stage's motion mixed
+// over it as a crossfading layer does at the stage's fade state. The stages' own cursor
+// offsets are ignored (cursors never change output). Uses scratch.slot_poses, .motion and
+// .layer; allocates (restore path, not per tick).
+bool rebuild_frozen_pose(const Rig& rig, std::span<const FrozenStage> chain, std::vector<Transform>& out,
+                         EvalScratch& scratch);
+// True when `layer.frozen_chain` (non-empty) rebuilds `layer.frozen` bit for bit (above).
 bool frozen_chain_rebuilds_pose(const Rig& rig, const Layer& layer, EvalScratch& scratch);
 
 // The entity's local pose: rest, then each layer in order. Uses scratch.slot_poses, .motion and

@@ -21,9 +21,16 @@
 //   motion = u8 count  u8 wrap  [u8 flags]  i32 speed_q16  { u16 clip  f32 weight  i64 phase }[count]
 //            flags (version 3): bit 0 root_motion, bit 1 sync
 //
+// One entity (World::entity_snapshot, version 1): the same entity record with its model named
+// by content hash, and a frozen pose that has a chain stored as the chain alone (u32 nodes 0,
+// then the stages; rebuilt on restore), so that it fits a datagram:
+//
+//   u8 version  u32 id  u64 model_content_hash  u16 rig  u8 layers { layer }  root
+//
 // Additive reference poses are not stored: they are resampled from (clip, time) on restore,
 // which gives the same bits. Sampling cursors are not stored: they never change output.
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -64,7 +71,10 @@ void write_motion(ByteWriter& w, const Motion& m) {
   }
 }
 
-void write_layer(ByteWriter& w, const Layer& l) {
+constexpr uint8_t kEntitySnapshotVersion = 1;
+
+// frozen_as_chain: a frozen pose with a chain is written as nodes 0 and the chain alone.
+void write_layer(ByteWriter& w, const Layer& l, bool frozen_as_chain = false) {
   w.u8(static_cast<uint8_t>(l.mode));
   w.u8(static_cast<uint8_t>(l.fade_source));
   w.f32(l.weight);
@@ -75,8 +85,9 @@ void write_layer(ByteWriter& w, const Layer& l) {
   write_motion(w, l.target);
   if (l.fade_source == FadeSource::kMotion) write_motion(w, l.source);
   if (l.fade_source == FadeSource::kFrozenPose) {
-    w.u32(static_cast<uint32_t>(l.frozen.size()));
-    for (const Transform& t : l.frozen) {
+    const bool chain_only = frozen_as_chain && !l.frozen_chain.empty();
+    w.u32(chain_only ? 0u : static_cast<uint32_t>(l.frozen.size()));
+    for (const Transform& t : chain_only ? std::span<const Transform>() : std::span<const Transform>(l.frozen)) {
       w.f32(t.translation.x);
       w.f32(t.translation.y);
       w.f32(t.translation.z);
@@ -160,6 +171,41 @@ class SnapshotParser {
     if (Status s = parse_entities(); !s) return s;
     if (!in_.ok()) return fail("snapshot", "truncated");
     if (in_.remaining() != 0) return fail("snapshot", num(static_cast<int64_t>(in_.remaining())) + " unexpected trailing bytes");
+    return {};
+  }
+
+  // One entity record (World::entity_snapshot's format) against the current tables: the
+  // model found by content hash, masks and references by the world's ids.
+  Status parse_entity_snapshot() {
+    version_ = kSnapshotVersion;
+    entity_mode_ = true;
+    tables = current_;
+    if (in_.u8() != kEntitySnapshotVersion) return fail("entity snapshot.version", "not supported");
+    Entity entity;
+    EntityState& e = entity.state;
+    e.id = in_.u32();
+    const uint64_t content_hash = in_.u64();
+    e.rig = in_.u16();
+    const uint8_t layers = in_.u8();
+    if (!in_.ok()) return truncated("entity snapshot");
+    e.model = static_cast<ModelId>(tables.models.size());
+    for (std::size_t m = 0; m < tables.models.size(); ++m) {
+      if (tables.models[m]->content_hash == content_hash) {
+        e.model = static_cast<ModelId>(m);
+        break;
+      }
+    }
+    entity.rig = tables.rig(e.model, e.rig);
+    if (entity.rig == nullptr) return fail("entity snapshot", "model or rig not registered in this world");
+    if (layers > kMaxLayers) return fail("entity snapshot.layers", num(layers) + " layers (at most " + num(kMaxLayers) + ")");
+    e.layers.resize(layers);
+    for (uint8_t l = 0; l < layers; ++l) {
+      if (Status s = parse_layer(e.layers[l], e, *entity.rig, "entity snapshot.layers[" + num(l) + "]"); !s) return s;
+    }
+    if (Status s = parse_root(e, "entity snapshot"); !s) return s;
+    if (!in_.ok()) return truncated("entity snapshot");
+    if (in_.remaining() != 0) return fail("entity snapshot", num(static_cast<int64_t>(in_.remaining())) + " unexpected trailing bytes");
+    entities.push_back(std::move(entity));
     return {};
   }
 
@@ -324,6 +370,7 @@ class SnapshotParser {
     if (l.fade_source == FadeSource::kFrozenPose) {
       const uint32_t nodes = in_.u32();
       if (!in_.ok()) return truncated(where + ".frozen");
+      if (entity_mode_ && nodes == 0) return parse_chain_only(l, rig, where + ".frozen_chain");
       if (nodes != rig.skeleton.node_count()) return fail(where + ".frozen", num(nodes) + " nodes for a rig of " + num(static_cast<int64_t>(rig.skeleton.node_count())));
       l.frozen.resize(nodes);
       for (Transform& t : l.frozen) {
@@ -363,9 +410,18 @@ class SnapshotParser {
       if (!fade_ok) return fail(stage, "fade times out of range");
       if (k > 0 && st.motion.count == 0) return fail(stage + ".motion", "only the base may be the rest pose");
     }
-    if (stages > 0 && !frozen_chain_rebuilds_pose(rig, l, scratch_)) {
+    if (stages > 0 && !l.frozen.empty() && !frozen_chain_rebuilds_pose(rig, l, scratch_)) {
       return fail(where, "does not rebuild the frozen pose");
     }
+    return {};
+  }
+
+  // An entity snapshot's frozen pose given as its chain alone: the pose rebuilt from it.
+  Status parse_chain_only(Layer& l, const Rig& rig, const std::string& where) {
+    l.frozen.clear();
+    if (Status s = parse_frozen_chain(l, rig, where); !s) return s;
+    if (l.frozen_chain.empty()) return fail(where, "a frozen pose needs its nodes or a chain");
+    if (!rebuild_frozen_pose(rig, l.frozen_chain, l.frozen, scratch_)) return fail(where, "cannot be evaluated");
     return {};
   }
 
@@ -436,6 +492,7 @@ class SnapshotParser {
 
   std::span<const uint8_t> bytes_;
   uint32_t version_ = 0;
+  bool entity_mode_ = false;  // parse_entity_snapshot
   EvalScratch scratch_;  // frozen chains' evaluation
   ByteReader in_;
   const WorldTables& current_;
@@ -506,6 +563,54 @@ Status World::restore(std::span<const uint8_t> bytes) {
   impl.events.clear();  // and so does last_tick_events()
   impl.resize_scratch();
   return {};
+}
+
+std::vector<uint8_t> World::entity_snapshot(EntityId id) const {
+  const Impl& impl = *impl_;
+  std::vector<uint8_t> out;
+  const std::size_t index = impl.find(id);
+  if (index == impl.entities.size()) return out;
+  const EntityState& e = impl.entities[index].state;
+  ByteWriter w(out);
+  w.u8(kEntitySnapshotVersion);
+  w.u32(e.id);
+  w.u64(impl.tables.models[e.model]->content_hash);
+  w.u16(e.rig);
+  w.u8(static_cast<uint8_t>(e.layers.size()));
+  for (const Layer& layer : e.layers) write_layer(w, layer, /*frozen_as_chain=*/true);
+  write_root(w, e);
+  return out;
+}
+
+Result<EntityId> World::restore_entity(std::span<const uint8_t> bytes, std::optional<EntityId> only) {
+  Impl& impl = *impl_;
+  SnapshotParser parser(bytes, impl.tables);
+  if (Status s = parser.parse_entity_snapshot(); !s) return s.error();
+  Entity& entity = parser.entities.front();
+  if (only && entity.state.id != *only) {
+    return Error{"entity snapshot.id: " + num(entity.state.id) + " is not entity " + num(*only)};
+  }
+  Impl::prepare_entity(entity);
+  const EntityId id = entity.state.id;
+  const std::size_t index = impl.find(id);
+  if (index != impl.entities.size()) {
+    impl.entities[index] = std::move(entity);
+  } else {
+    const auto at = std::lower_bound(impl.entities.begin(), impl.entities.end(), id,
+                                     [](const Entity& e, EntityId v) { return e.state.id < v; });
+    impl.entities.insert(at, std::move(entity));
+    ++impl.membership_version;
+  }
+  return id;
+}
+
+void World::set_tick_index(uint64_t tick) {
+  Impl& impl = *impl_;
+  impl.tick = tick;
+  impl.world_hash = 0;
+  impl.tick_check = TickCheck{};
+  impl.due.clear();
+  impl.events.clear();
 }
 
 }  // namespace posecast::sim

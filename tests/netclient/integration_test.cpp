@@ -858,17 +858,20 @@ TEST_F(IntegrationTest, RoundTripTimeIsTheLinksOwnWithinAPollOfEachSide) {
   EXPECT_LE(rtt_ms, 60.0 + tick_ms + frame_ms);
 }
 
-// The motion-to-photon target: a command from the owning client is visible in its own
-// view within one tick + one send interval + the interpolation delay. The command freezes a
-// walking entity (speed 0); it is visible from the first frame whose palette the next frame
-// repeats (to rounding; before the freeze reaches the render time, every frame moves). Simulated
-// time, so the figure is the pipeline's, not the machine's.
+// The motion-to-photon target of the snapshot stream (prediction off: with it on, the owner
+// sees its command at once, prediction_test.cpp): a command from the owning client is visible
+// in its own view within one tick + one send interval + the interpolation delay. The command
+// freezes a walking entity (speed 0); it is visible from the first frame whose palette the next
+// frame repeats (to rounding; before the freeze reaches the render time, every frame moves).
+// Simulated time, so the figure is the pipeline's, not the machine's.
 TEST_F(IntegrationTest, OwnedCommandIsVisibleWithinOneTickOneSendIntervalAndTheDelay) {
   SessionSetup setup;
   setup.frame_us = 2'000;
   LoopbackSession session(setup);
   ASSERT_TRUE(session.ok());
-  NetClient& client = session.add_client(session.client_options(31));
+  NetClientOptions options = session.client_options(31);
+  options.prediction.enabled = false;
+  NetClient& client = session.add_client(options);
   session.run_until(1'000'000);
   ASSERT_TRUE(client.connected());
   const uint32_t target = session.entities()[0];

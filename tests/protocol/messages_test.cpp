@@ -49,6 +49,8 @@ std::vector<Message> sample_messages() {
       HitQuery{9, 1.5f, 1.0f, -3.0f, 0.0f, 0.0f, 1.0f, 50.0f, 1'234'567},
       HitResult{9, HitOutcome::kHit, 0, 1000002, 17, 3.25f, 1'234'567, false},
       HitResult{10, HitOutcome::kRefused, 3, 0, 0, 0.0f, 0, false},
+      ClientCommand{18, 3, 1, CommandOp::kMove, -1, 0, 0, 0, 0.0f, 0.0f, 0.0f, 80.0f, 0.5f, 4321},
+      OwnerState{4320, 3, 1, 18, std::vector<uint8_t>(180, 0x3C)},
   };
 }
 
@@ -112,6 +114,9 @@ TEST(Messages, EncodeRefusesFieldsThatDoNotFit) {
   Snapshot root_too_long;
   root_too_long.entities.push_back({1, 0, std::vector<uint8_t>(40, 0), 32});
   EXPECT_FALSE(encode_message(Message{root_too_long}).ok());
+  EXPECT_FALSE(encode_message(Message{OwnerState{1, 2, 3, 4, {}}}).ok());
+  EXPECT_FALSE(encode_message(Message{OwnerState{1, 2, 3, 4, std::vector<uint8_t>(kMaxOwnerStateBytes + 1, 0)}}).ok());
+  EXPECT_TRUE(encode_message(Message{OwnerState{1, 2, 3, 4, std::vector<uint8_t>(kMaxOwnerStateBytes, 0)}}).ok());
 }
 
 // A shot's floats travel as sent (NaN included: the server answers it as a bad ray); an answer

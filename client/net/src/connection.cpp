@@ -197,7 +197,34 @@ void Connection::disconnect(int64_t now_us) {
 
 uint32_t Connection::send_command(const protocol::ClientCommand& command, int64_t now_us) {
   if (state_ != ConnectionState::kConnected) return 0;
-  return commands_.submit(command, now_us);
+  Predictor& predictor = presenter_.predictor();
+  protocol::ClientCommand stamped = command;
+  const uint32_t tick = prediction_tick(now_us);
+  const bool predict = predictor.enabled() && tick != 0 && owns(command.entity_id);
+  if (predict && stamped.apply_tick == 0) stamped.apply_tick = tick;
+  stamped.sequence = commands_.submit(stamped, now_us);
+  if (stamped.sequence != 0 && predict) predictor.on_command(stamped);
+  return stamped.sequence;
+}
+
+int64_t Connection::rtt_us() const {
+  if (rtt_count_ == 0) return -1;
+  int64_t best = rtt_samples_[0];
+  for (std::size_t i = 1; i < rtt_count_; ++i) best = std::min(best, rtt_samples_[i]);
+  return best;
+}
+
+int64_t Connection::prediction_time_us(int64_t now_us) const {
+  const PlayoutClock& playout = presenter_.playout();
+  const int64_t rtt = rtt_us();
+  if (rtt < 0 || !playout.started()) return -1;
+  return playout.newest_server_time_us(now_us) + rtt + playout.jitter_us() +
+         presenter_.predictor().settings().margin_us;
+}
+
+uint32_t Connection::prediction_tick(int64_t now_us) const {
+  const int64_t arrival = prediction_time_us(now_us);
+  return arrival < 0 ? 0 : presenter_.predictor().stamp_tick(arrival);
 }
 
 uint32_t Connection::send_replay_control(protocol::ReplayControl control, int64_t now_us) {
@@ -329,6 +356,13 @@ void Connection::dispatch(const protocol::Message& message, int64_t now_us, int6
           on_disconnect(m);
         } else if constexpr (std::is_same_v<T, protocol::HitResult>) {
           on_hit_result(m, now_us);
+        } else if constexpr (std::is_same_v<T, protocol::OwnerState>) {
+          if (state_ != ConnectionState::kConnected) {
+            ++counters_.dropped_unexpected;
+          } else {
+            last_receive_us_ = now_us;
+            presenter_.on_owner_state(m, owns(m.entity_id), now_us);
+          }
         } else {
           ++counters_.dropped_unexpected;  // client-bound traffic never carries these
         }
@@ -487,11 +521,7 @@ void Connection::record_rtt(int64_t sample_us) {
 ConnectionStats Connection::stats(int64_t now_us) const {
   ConnectionStats s = counters_;
   static_cast<HitShotStats&>(s) = hits_.stats();
-  if (rtt_count_ > 0) {
-    int64_t best = rtt_samples_[0];
-    for (std::size_t i = 1; i < rtt_count_; ++i) best = std::min(best, rtt_samples_[i]);
-    s.rtt_ms = static_cast<double>(best) / 1000.0;
-  }
+  if (rtt_count_ > 0) s.rtt_ms = static_cast<double>(rtt_us()) / 1000.0;
   s.bytes_in_per_s = in_rate_.per_second(now_us);
   s.bytes_out_per_s = out_rate_.per_second(now_us);
   return s;

@@ -17,6 +17,7 @@ const char* to_string(PresentMode mode) {
     case PresentMode::kInterpolate: return "interpolate";
     case PresentMode::kExtrapolate: return "extrapolate";
     case PresentMode::kStalled: return "stalled";
+    case PresentMode::kPredicted: return "predicted";
   }
   return "?";
 }

@@ -12,7 +12,7 @@ namespace posecast::client {
 using protocol::kNoTick;
 
 Presenter::Presenter(const PresenterSettings& settings)
-    : settings_(settings), buffer_(settings.buffer), playout_(settings.playout) {}
+    : settings_(settings), predictor_(settings.prediction), buffer_(settings.buffer), playout_(settings.playout) {}
 
 void Presenter::start(uint32_t tick_rate_hz, uint32_t send_rate_hz, AssetBinding binding) {
   binding_ = std::move(binding);
@@ -23,6 +23,7 @@ void Presenter::start(uint32_t tick_rate_hz, uint32_t send_rate_hz, AssetBinding
   presented_.clear();
   events_.start(tick_rate_hz);
   fired_events_.clear();
+  predictor_.start(tick_rate_hz, binding_);
 }
 
 void Presenter::clear() {
@@ -31,6 +32,7 @@ void Presenter::clear() {
   presented_.clear();
   events_.clear();
   fired_events_.clear();
+  predictor_.clear();
   binding_ = AssetBinding{};
 }
 
@@ -192,6 +194,33 @@ void Presenter::publish_presented() {
                                          &track.mesh_model(), entity.root_track.value()});
     ++counters_.recipe_misses[static_cast<std::size_t>(track.recipe_miss())];
   }
+}
+
+void Presenter::present_predicted(int64_t present_us, int64_t now_us) {
+  if (!predictor_.enabled()) return;
+  predictor_.advance(present_us, now_us);
+  std::size_t shown = 0;
+  for (const PredictedView& view : predictor_.views()) shown += show_predicted(view) ? 1 : 0;
+  predictor_.count_presented(shown);
+}
+
+bool Presenter::show_predicted(const PredictedView& view) {
+  auto it = std::lower_bound(presented_.begin(), presented_.end(), view.id,
+                             [](const PresentedEntity& e, uint32_t id) { return e.id < id; });
+  if (it == presented_.end() || it->id != view.id || it->generation != view.generation) return false;
+  if (it->skeleton == nullptr || view.palette.size() != it->skeleton->joint_count() ||
+      view.locals.size() != it->skeleton->node_count()) {
+    return false;
+  }
+  it->mode = PresentMode::kPredicted;
+  it->correcting = view.correcting;
+  it->from_recipe = false;
+  it->recipe_miss = RecipeMiss::kNone;
+  it->locals = view.locals;
+  it->palette = view.palette;
+  it->mesh_model = view.mesh_model;
+  it->root = view.root;
+  return true;
 }
 
 const PresentedEntity* Presenter::find(uint32_t entity_id) const {

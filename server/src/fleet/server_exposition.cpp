@@ -55,8 +55,11 @@ void traffic_figures(PrometheusText& out, const ServerMetrics& m) {
     out.sample("posecast_datagrams_dropped_total", {{"reason", to_string(static_cast<DropReason>(r))}}, m.drops[r]);
   }
   counter(out, "posecast_commands_accepted_total", "Client commands queued into the world.", m.commands_applied);
+  counter(out, "posecast_commands_late_total", "Client commands that arrived after the tick they were stamped for.", m.commands_late);
+  counter(out, "posecast_owner_states_sent_total", "OwnerState messages sent to owning clients.", m.owner_states_sent);
   out.family("posecast_commands_refused_total", Type::kCounter, "Client commands refused, by reason.");
-  for (DropReason r : {DropReason::kUnownedCommand, DropReason::kStaleCommand, DropReason::kBadCommand}) {
+  for (DropReason r : {DropReason::kUnownedCommand, DropReason::kStaleCommand, DropReason::kBadCommand,
+                       DropReason::kCommandTooEarly}) {
     out.sample("posecast_commands_refused_total", {{"reason", to_string(r)}}, m.drops[static_cast<std::size_t>(r)]);
   }
   counter(out, "posecast_snapshots_sent_total", "Snapshots sent (all parts of one count once).", m.snapshots);

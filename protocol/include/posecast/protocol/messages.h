@@ -39,7 +39,9 @@ namespace posecast::protocol {
 // refused; docs/hit-queries.md); AnimationEvents (server -> client, repeated until
 // acknowledged) and Ack::events_received (docs/events.md); a record's root bytes follow root
 // coding v8 (root_coding.h: implied velocities, one Exp-Golomb order per record).
-inline constexpr uint16_t kProtocolVersion = 8;
+// Version 9: ClientCommand::apply_tick (the tick a predicting client applied the command at)
+// and OwnerState (an owned entity's exact state for reconciliation; docs/client.md).
+inline constexpr uint16_t kProtocolVersion = 9;
 // Largest datagram posecast sends (fits the 1280-byte IPv6 minimum MTU with headers to spare).
 inline constexpr std::size_t kMaxPacketBytes = 1200;
 // decode_message() refuses anything larger before looking at it.
@@ -200,6 +202,10 @@ struct ClientCommand {
   // server refuses values out of the World's ranges).
   float x = 0.0f, z = 0.0f, yaw = 0.0f;
   float speed = 0.0f, turn_rate = 0.0f;
+  // The session tick the client applied the command at in its prediction (docs/client.md,
+  // "Prediction"); the server applies it at that tick when it arrives in time, at its arrival
+  // tick when late, and refuses it when further ahead than its lead limit. 0: at arrival.
+  uint32_t apply_tick = 0;
   bool operator==(const ClientCommand&) const = default;
 };
 
@@ -294,10 +300,25 @@ struct HitResult {
   bool operator==(const HitResult&) const = default;
 };
 
+// OwnerState::state holds at most this many bytes (a snapshot part's datagram must fit beside it).
+inline constexpr std::size_t kMaxOwnerStateBytes = 900;
+
+// The exact state of an entity this client owns after session tick `server_tick`
+// (sim::World::entity_snapshot bytes, checked by sim::World::restore_entity, not here) and the
+// newest command sequence of this client that the server had applied or refused by then.
+struct OwnerState {
+  uint32_t server_tick = 0;
+  uint32_t entity_id = 0;
+  uint16_t generation = 0;
+  uint32_t applied_sequence = 0;
+  std::vector<uint8_t> state;  // 1..kMaxOwnerStateBytes
+  bool operator==(const OwnerState&) const = default;
+};
+
 using Message = std::variant<ClientHello, ServerChallenge, ChallengeResponse, Welcome, Snapshot,
                              Ack, ClientCommand, EntitySpawn, EntityDespawn, Disconnect,
                              SessionStatus, ReplayControl, HitQuery, HitResult,
-                             AnimationEvents>;
+                             AnimationEvents, OwnerState>;
 
 // Serialises one message. Fails (naming the field) when a field does not fit the wire: a
 // string over kMaxStringBytes, too many assets, a pose over 65535 bytes, more than 65535

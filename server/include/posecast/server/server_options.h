@@ -59,6 +59,10 @@ struct ServerOptions {
   int64_t challenge_window_us = 10'000'000;  // cookie lifetime: one to two windows
   int64_t baseline_max_age_us = 1'000'000;   // older acked snapshots are not used as baselines
   uint32_t max_datagrams_per_client_per_second = 2000;  // beyond: dropped (kRateLimited)
+  // A predicting client stamps each command with the tick it applied it at (docs/client.md,
+  // "Prediction"); one stamped further ahead of the server's tick than this is refused
+  // (DropReason::kCommandTooEarly).
+  int64_t command_lead_us = 1'000'000;
   uint32_t malformed_limit_per_second = 200;  // a connected client beyond it is disconnected
   // Cookie key; unset: a random key at creation (tests set it to get reproducible tokens).
   std::optional<std::array<uint8_t, 16>> cookie_key;

@@ -47,13 +47,16 @@ enum class DropReason : uint8_t {
   kBadAck,             // an ack naming a tick the server never sent that client
   kRateLimited,        // more than the per-source datagram allowance per second
   kRefused,            // hello or response while new clients are refused (answered with a Disconnect)
+  // A command stamped for a tick further ahead than ServerOptions::command_lead_ticks, or
+  // more commands waiting for their ticks than kMaxWaitingCommands (docs/client.md, "Prediction").
+  kCommandTooEarly,
 };
-inline constexpr std::size_t kDropReasonCount = 14;
+inline constexpr std::size_t kDropReasonCount = 15;
 const char* to_string(DropReason reason);
 
 // Datagrams and UDP payload bytes per message kind: index = protocol::Message's alternative
 // (message_kind_name() names it; server.cpp checks the count against the protocol).
-inline constexpr std::size_t kMessageKindCount = 15;
+inline constexpr std::size_t kMessageKindCount = 16;
 struct MessageCounts {
   std::array<uint64_t, kMessageKindCount> datagrams{};
   std::array<uint64_t, kMessageKindCount> bytes{};
@@ -128,6 +131,10 @@ struct ServerMetrics {
   // client had kMaxPendingEvents unacknowledged, sent (repeats included) and their datagrams.
   uint64_t events_emitted = 0, events_queued = 0, events_dropped = 0, events_sent = 0, event_messages = 0;
   uint64_t commands_applied = 0;   // client commands queued into the world
+  // Client commands stamped with a tick that had already run when they arrived (applied at
+  // the arrival tick; docs/client.md, "Prediction"), and OwnerState messages sent.
+  uint64_t commands_late = 0;
+  uint64_t owner_states_sent = 0;
   uint64_t poses_quantized = 0;
   // Hit queries (API calls and HitQuery messages): answered, of which hits, with their view
   // time clamped into the history; refused by reason (HitRefusal); entities whose bounding

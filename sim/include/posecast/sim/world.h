@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -198,6 +199,25 @@ class World {
   // changes and the message says what is wrong and where ("snapshot: entities[2].layers[0]
   // .target.slots[1].clip: 9 out of range (3 clips)").
   Status restore(std::span<const uint8_t> bytes);
+
+  // --- One entity's state (client prediction: docs/client.md, "Prediction") ---
+  // The entity's full state at this tick boundary as little-endian bytes (sim/src/snapshot.cpp:
+  // the world snapshot's entity record, its model named by content hash so that another World
+  // holding the same model reads it, a frozen pose with a chain stored as the chain): about
+  // 100-300 bytes; a frozen pose without a chain adds 40 bytes a node. Empty when
+  // the entity is unknown. Equal bytes mean equal deterministic state.
+  std::vector<uint8_t> entity_snapshot(EntityId id) const;
+  // Replaces the entity's state with the bytes' (adds the entity when absent) and returns its
+  // id. The model must be registered here (by content hash); masks and additive references
+  // are this World's ids (an entity using them is portable only between Worlds with the same
+  // tables). Checked as restore() checks; on error nothing changes and the message says where.
+  // Queued commands and the other entities are untouched. With `only`, bytes of another
+  // entity are refused too.
+  Result<EntityId> restore_entity(std::span<const uint8_t> bytes, std::optional<EntityId> only = std::nullopt);
+  // Sets tick_index() without changing any state (a predicting client re-simulating from the
+  // server's state at another tick). Clears the last tick's results (events, world hash,
+  // tick check); queued commands stay.
+  void set_tick_index(uint64_t tick);
 
   struct Impl;
 

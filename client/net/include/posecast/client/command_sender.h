@@ -15,7 +15,10 @@ namespace posecast::client {
 
 struct CommandSettings {
   int copies = 3;                       // >= 1
-  int64_t resend_interval_us = 50'000;  // one send interval at 20 Hz
+  // About a frame at 60 Hz: a predicted command must reach the server before the tick it is
+  // stamped with, and the stamp's margin (PredictionSettings::margin_us) covers one resend
+  // this short, not a send interval (docs/client.md, "Prediction").
+  int64_t resend_interval_us = 16'000;
   std::size_t max_pending = 256;
 };
 

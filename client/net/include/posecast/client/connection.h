@@ -114,8 +114,22 @@ class Connection {
   void disconnect(int64_t now_us);
 
   // Queues a command for an entity this client owns (the server refuses others). Returns its
-  // sequence number, or 0 when not connected or too many are in flight.
+  // sequence number, or 0 when not connected or too many are in flight. With prediction on
+  // (PredictionSettings::enabled) and the entity owned, a command whose apply_tick is 0 is
+  // stamped with prediction_tick() and applied to the presenter's prediction at once
+  // (docs/client.md, "Prediction"); a nonzero apply_tick is sent (and predicted) as given.
   uint32_t send_command(const protocol::ClientCommand& command, int64_t now_us);
+
+  // The server time a command sent at `now_us` is expected to reach the server at: the playout
+  // clock's newest server time plus the round trip, the arrival jitter and
+  // PredictionSettings::margin_us. The owned entities are shown at this time. -1 until the
+  // round trip and the playout clock are known.
+  int64_t prediction_time_us(int64_t now_us) const;
+  // The tick a command sent at `now_us` is stamped with (Predictor::stamp_tick of
+  // prediction_time_us); 0 while that is unknown.
+  uint32_t prediction_tick(int64_t now_us) const;
+  // The smallest of the last 16 round-trip samples; -1 until one is measured.
+  int64_t rtt_us() const;
 
   // Sends a replay control (pause, resume, step, seek, speed) to a replay server, now and again
   // with the next two updates (the server drops the duplicates by sequence). Returns its

@@ -27,7 +27,8 @@ namespace posecast::client {
 
 struct NetClientOptions : ConnectionOptions, PresenterSettings {};
 
-struct ClientStats : ConnectionStats, PresenterStats {};
+// PredictionStats: the owned entities' prediction (docs/client.md, "Prediction").
+struct ClientStats : ConnectionStats, PresenterStats, PredictionStats {};
 
 class NetClient {
  public:
@@ -38,7 +39,8 @@ class NetClient {
 
   // Connection::connect.
   Status connect(int64_t now_us) { return connection_.connect(now_us); }
-  // Connection::update, then, while connected, Presenter::present at `now_us`.
+  // Connection::update, then, while connected, Presenter::present at `now_us` and the owned
+  // entities' prediction at Connection::prediction_tick (Presenter::present_predicted).
   void update(int64_t now_us);
   void disconnect(int64_t now_us) { connection_.disconnect(now_us); }
   uint32_t send_command(const protocol::ClientCommand& command, int64_t now_us) {

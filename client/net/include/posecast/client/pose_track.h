@@ -76,7 +76,8 @@ class PresentScratch {
   std::vector<glm::mat4> models_;   // LocalToModel's output, the palette's input
 };
 
-enum class PresentMode : uint8_t { kNone, kHold, kExact, kInterpolate, kExtrapolate, kStalled };
+// kPredicted: an owned entity shown from the client's prediction (predictor.h), not a PoseTrack.
+enum class PresentMode : uint8_t { kNone, kHold, kExact, kInterpolate, kExtrapolate, kStalled, kPredicted };
 const char* to_string(PresentMode mode);
 
 // Why a derived frame (interpolated or extrapolated) with recipes enabled was not shown from a

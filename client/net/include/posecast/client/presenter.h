@@ -28,6 +28,7 @@
 #include "posecast/client/entity_registry.h"
 #include "posecast/client/event_queue.h"
 #include "posecast/client/playout_clock.h"
+#include "posecast/client/predictor.h"
 #include "posecast/client/pose_track.h"
 #include "posecast/client/snapshot_buffer.h"
 #include "posecast/protocol/messages.h"
@@ -38,6 +39,7 @@ struct PresenterSettings {
   SnapshotBufferSettings buffer;
   PlayoutSettings playout;
   PresentSettings present;
+  PredictionSettings prediction;
 };
 
 // The presenter's share of a client's statistics (docs/client.md says how each is made).
@@ -152,6 +154,23 @@ class Presenter {
   const EventQueue& events() const { return events_; }
   const PresentedEntity* find(uint32_t entity_id) const;
 
+  // After present(): shows the owned entity `view.id` (of its generation) from the client's
+  // prediction (predictor.h) instead of the snapshot stream: mode kPredicted, its locals,
+  // palette, mesh matrix and root (the view's spans must outlive the frame). False, nothing
+  // changed, when the entity is not presented or the palette's size is not its skeleton's.
+  bool show_predicted(const PredictedView& view);
+
+  // An OwnerState (docs/client.md, "Prediction"): to the predictor. `owned`: the session says
+  // this client owns the entity (else dropped and counted).
+  bool on_owner_state(const protocol::OwnerState& state, bool owned, int64_t now_us) {
+    return predictor_.on_owner_state(state, owned, now_us);
+  }
+  // After present(): runs the prediction to server time `present_us` (Predictor::advance) and
+  // shows each owned entity it predicts from it (show_predicted).
+  void present_predicted(int64_t present_us, int64_t now_us);
+  Predictor& predictor() { return predictor_; }
+  const Predictor& predictor() const { return predictor_; }
+
   // The palette of an entity at any render time from the buffer alone (interpolation or
   // bounded extrapolation, no correction fade). kNone when there is nothing to show.
   // `palette` must have the entity's joint count.
@@ -179,6 +198,7 @@ class Presenter {
 
   PresenterSettings settings_;
   AssetBinding binding_;
+  Predictor predictor_;
   EntityRegistry registry_;
   SnapshotBuffer buffer_;
   PlayoutClock playout_;

@@ -2,13 +2,14 @@
 // Authority is checked by the caller; this only maps the op and checks what the World would
 // otherwise reject later with less context.
 
+#include "posecast/protocol/command_translation.h"
+
 #include <cmath>
 #include <string>
 
-#include "server_impl.h"
 #include "posecast/sim/root_transform.h"
 
-namespace posecast::server {
+namespace posecast::protocol {
 namespace {
 
 sim::MotionSpec single_clip(uint16_t clip, int64_t start_offset_us, sim::SpeedQ16 speed) {
@@ -24,18 +25,18 @@ bool within(float v, float limit) { return std::isfinite(v) && v >= -limit && v 
 
 // Move, MoveTo, Teleport: values the World would refuse are refused here with a reason (the
 // World refuses them too; the World is never asked).
-Result<sim::Command> translate_movement(const protocol::ClientCommand& command, const std::string& where,
+Result<sim::Command> translate_movement(const ClientCommand& command, const std::string& where,
                                         sim::Command out) {
   const float extent = sim::kWorldHalfExtent;
   switch (command.op) {
-    case protocol::CommandOp::kMove:
+    case CommandOp::kMove:
       if (!(std::isfinite(command.speed) && command.speed >= 0.0f && command.speed <= sim::kMaxMoveSpeed)) {
         return Error{where + ": speed out of 0.." + std::to_string(sim::kMaxMoveSpeed)};
       }
       if (!within(command.turn_rate, sim::kMaxTurnRate)) return Error{where + ": turn rate out of range"};
       out.body = sim::MoveCommand{command.speed, command.turn_rate};
       return out;
-    case protocol::CommandOp::kMoveTo:
+    case CommandOp::kMoveTo:
       if (!(std::isfinite(command.speed) && command.speed > 0.0f && command.speed <= sim::kMaxMoveSpeed)) {
         return Error{where + ": speed out of (0, " + std::to_string(sim::kMaxMoveSpeed) + "]"};
       }
@@ -52,10 +53,10 @@ Result<sim::Command> translate_movement(const protocol::ClientCommand& command, 
 
 }  // namespace
 
-Result<sim::Command> translate_client_command(const protocol::ClientCommand& command,
+Result<sim::Command> translate_client_command(const ClientCommand& command,
                                               const sim::World& world, uint64_t tick) {
   const std::string where = "command " + std::to_string(command.sequence) + " (" +
-                            protocol::to_string(command.op) + ")";
+                            to_string(command.op) + ")";
   if (command.layer >= sim::kMaxLayers) {
     return Error{where + ": layer " + std::to_string(command.layer) + " (at most " +
                  std::to_string(sim::kMaxLayers - 1) + ")"};
@@ -77,34 +78,34 @@ Result<sim::Command> translate_client_command(const protocol::ClientCommand& com
   out.tick = tick;
   out.entity = command.entity_id;
   switch (command.op) {
-    case protocol::CommandOp::kPlay:
+    case CommandOp::kPlay:
       if (!clip_ok(command.clip)) return Error{where + ": clip " + std::to_string(command.clip) + " out of range"};
       out.body = sim::PlayCommand{command.layer,
                                   single_clip(static_cast<uint16_t>(command.clip), command.time_us, sim::kSpeedOne)};
       return out;
-    case protocol::CommandOp::kCrossfade:
+    case CommandOp::kCrossfade:
       if (!clip_ok(command.clip)) return Error{where + ": clip " + std::to_string(command.clip) + " out of range"};
       if (command.time_us < 0 || command.time_us > 60'000'000) return Error{where + ": fade duration out of 0..60 s"};
       out.body = sim::CrossfadeCommand{command.layer, single_clip(static_cast<uint16_t>(command.clip), 0, sim::kSpeedOne),
                                        command.time_us, false};
       return out;
-    case protocol::CommandOp::kSetSpeed:
+    case CommandOp::kSetSpeed:
       if (command.value < -(64 << 16) || command.value > (64 << 16)) return Error{where + ": speed out of -64..64"};
       out.body = sim::SetSpeedCommand{command.layer, command.value};
       return out;
-    case protocol::CommandOp::kSetLayerWeight:
+    case CommandOp::kSetLayerWeight:
       if (command.value < 0 || command.value > (1 << 16)) return Error{where + ": weight out of 0..1"};
       out.body = sim::SetLayerWeightCommand{command.layer, static_cast<float>(command.value) / 65536.0f};
       return out;
-    case protocol::CommandOp::kStop:
+    case CommandOp::kStop:
       // The animator has no "stop": a layer at weight 0 contributes nothing and is skipped.
       out.body = sim::SetLayerWeightCommand{command.layer, 0.0f};
       return out;
-    case protocol::CommandOp::kMove:
-    case protocol::CommandOp::kMoveTo:
-    case protocol::CommandOp::kTeleport:
+    case CommandOp::kMove:
+    case CommandOp::kMoveTo:
+    case CommandOp::kTeleport:
       return translate_movement(command, where, out);
-    case protocol::CommandOp::kSeek: {
+    case CommandOp::kSeek: {
       const int32_t clip = command.clip >= 0 ? command.clip : current_clip;
       if (!clip_ok(clip)) return Error{where + ": no clip to seek in"};
       out.body = sim::PlayCommand{command.layer, single_clip(static_cast<uint16_t>(clip), command.time_us, speed)};
@@ -114,4 +115,4 @@ Result<sim::Command> translate_client_command(const protocol::ClientCommand& com
   return Error{where + ": unknown op"};
 }
 
-}  // namespace posecast::server
+}  // namespace posecast::protocol
