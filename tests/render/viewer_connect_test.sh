@@ -36,37 +36,10 @@ fi
 if (( c_frames == 0 || c_recipes != 0 )); then
   echo "FAIL: --interpolate-poses showed $c_recipes of $c_frames entity-frames from recipes"; exit 1
 fi
-python3 - "$out/connect_a.png" "$out/connect_b.png" "$out/connect_c.png" <<'PY'
-import struct, sys, zlib
-
-def read_png(path):
-    data = open(path, 'rb').read()
-    assert data[:8] == b'\x89PNG\r\n\x1a\n', f'{path}: not a PNG'
-    pos, idat, w, h, ctype = 8, b'', 0, 0, 0
-    while pos < len(data):
-        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b'IHDR':
-            w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
-            assert depth == 8 and ctype in (2, 6), f'{path}: unsupported PNG format'
-        elif kind == b'IDAT':
-            idat += body
-        pos += 12 + n
-    bpp = 4 if ctype == 6 else 3
-    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], (prev[i - bpp] if i >= bpp else 0)
-            if f == 1: line[i] = (line[i] + a) & 255
-            elif f == 2: line[i] = (line[i] + b) & 255
-            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(bytes(line)); prev = line
-    return w, h, bpp, b''.join(rows)
+PNG_PIXELS_DIR="$(dirname "$0")" PYTHONDONTWRITEBYTECODE=1 python3 - "$out/connect_a.png" "$out/connect_b.png" "$out/connect_c.png" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["PNG_PIXELS_DIR"])
+from png_pixels import read_png
 
 (wa, ha, bpp, a), (wb, hb, _, b) = read_png(sys.argv[1]), read_png(sys.argv[2])
 assert (wa, ha) == (wb, hb), 'screenshots differ in size'

@@ -48,42 +48,15 @@ start_server --hit-right owners
 grep -q 'shot 1: refused (no_right)' "$out/fire_c.log" || fail "a shot without the right was not refused no_right"
 grep -q 'hit queries: 1 fired, 0 hits, 0 misses, 1 refused' "$out/fire_c.log" || fail "the refusal was not counted"
 
-python3 - "$out/fire_a.png" "$out/fire_b.png" <<'PY'
-import struct, sys, zlib
-
-def read_png(path):
-    data = open(path, 'rb').read()
-    assert data[:8] == b'\x89PNG\r\n\x1a\n', f'{path}: not a PNG'
-    pos, idat, w, h, ctype = 8, b'', 0, 0, 0
-    while pos < len(data):
-        n, kind = struct.unpack('>I4s', data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b'IHDR':
-            w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
-            assert depth == 8 and ctype in (2, 6), f'{path}: unsupported PNG format'
-        elif kind == b'IDAT':
-            idat += body
-        pos += 12 + n
-    bpp = 4 if ctype == 6 else 3
-    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], (prev[i - bpp] if i >= bpp else 0)
-            if f == 1: line[i] = (line[i] + a) & 255
-            elif f == 2: line[i] = (line[i] + b) & 255
-            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(bytes(line)); prev = line
-    return bpp, b''.join(rows)
+PNG_PIXELS_DIR="$(dirname "$0")" PYTHONDONTWRITEBYTECODE=1 python3 - "$out/fire_a.png" "$out/fire_b.png" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["PNG_PIXELS_DIR"])
+from png_pixels import read_png
 
 def yellow(path):
     # The highlight's yellow (1.0, 0.95, 0.1): nothing else in the scene is bright, green-rich
     # and blue-poor (the rig is beige, the grid grey, the overlay blue and grey).
-    bpp, px = read_png(path)
+    _, _, bpp, px = read_png(path)
     return sum(1 for i in range(0, len(px), bpp) if px[i] > 170 and px[i + 1] > 150 and px[i + 2] < 90)
 
 shot, quiet = yellow(sys.argv[1]), yellow(sys.argv[2])
