@@ -35,11 +35,17 @@ start_server --hit-right all
 "$viewer" --connect "127.0.0.1:$port" --frames 75 --act "10:fire,30:fire,70:fire" --overlay \
   --screenshot "$out/fire_a.png" --stats | tee "$out/fire_a.log"
 fired=$(grep -c 'fire: shot [0-9]* from the camera' "$out/fire_a.log" || true)
-hits=$(grep -c 'shot [0-9]*: hit entity [0-9]* joint .*, as this viewer.s frame showed' "$out/fire_a.log" || true)
+# Every answer hits the joint the viewer's own query found on the frame it fired at. Its
+# distance equals that query's too when the frame was drawn between two snapshots; a frame the
+# client extrapolated (frames hundreds of milliseconds long under the sanitizers) may differ in
+# distance (docs/hit-queries.md, "Agreement with the client"), which the viewer prints as "where this
+# viewer's frame showed" the same entity and joint. HitAgreement checks exact agreement itself.
+hits=$(grep -cE 'shot [0-9]+: hit entity ([0-9]+) joint ([0-9]+) .*(as this viewer.s frame showed|where this viewer.s frame showed entity \1 joint \2)$' \
+  "$out/fire_a.log" || true)
 (( fired == 3 )) || fail "expected 3 shots fired, saw $fired"
-(( hits == 3 )) || fail "expected 3 answers hitting what the viewer showed, saw $hits"
-grep -q 'hit queries: 3 fired, 3 hits, 0 misses, 0 refused, 3 of 3 answers as this viewer.s frame showed' \
-  "$out/fire_a.log" || fail "the viewer's hit figures are not 3 fired, 3 hits, 3 as shown"
+(( hits == 3 )) || fail "expected 3 answers hitting the joint the viewer's frame showed, saw $hits"
+grep -q 'hit queries: 3 fired, 3 hits, 0 misses, 0 refused, [1-3] of 3 answers as this viewer.s frame showed' \
+  "$out/fire_a.log" || fail "the viewer's hit figures are not 3 fired, 3 hits"
 "$viewer" --connect "127.0.0.1:$port" --frames 75 --overlay --screenshot "$out/fire_b.png" >/dev/null
 
 # 2. No right: refused and counted.
