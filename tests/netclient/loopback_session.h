@@ -4,6 +4,7 @@
 // what the server quantised (and, optionally, every entity's exact pose per tick) so tests can
 // compare what clients show against the truth.
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -121,6 +122,10 @@ class LoopbackSession {
       }
     }
   }
+
+  // No client updates before `until_us` (a client frame that takes that long): the server
+  // keeps ticking and sending, and the clients take what arrived at their next update.
+  void stall_clients(int64_t until_us) { next_frame_ = std::max(next_frame_, until_us); }
 
   // The server's palette of the quantised pose of `id` at `tick`, or nullptr.
   const std::vector<glm::mat4>* server_palette(uint32_t tick, uint32_t id) const {

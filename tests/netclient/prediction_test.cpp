@@ -241,6 +241,84 @@ TEST(Prediction, OwnerSeesEachCommandAtOnceAndACleanRunNeedsNoCorrection) {
   for (uint64_t seed = 51; seed < 59; ++seed) clean_run(seed);
 }
 
+// The demo's owned entity (server/scenarios/demo.json, entity 0) on a clean link: walking
+// with turning (locomotion ramping idle/walk by speed, phase-synced) and an additive wave layer
+// on the rest reference at weight 0, all set by the server before the client owns it. No input:
+// no correction over seconds, through client frames that stall (the viewer's first frames take
+// about 0.5 s, during which OwnerStates for ticks beyond its present pile up). Then a
+// server-side change (the demo's set_layer_weight at tick 240) is a legitimate correction.
+TEST(Prediction, TheDemosEntityNeedsNoCorrectionWithoutInputEvenThroughStalledFrames) {
+  SessionSetup setup;
+  setup.model_source = "gen-rig:24";  // the demo's rig
+  setup.entities = 2;
+  setup.frame_us = kFrameUs;
+  setup.server.world_palettes = true;
+  setup.server.world_hashes = true;
+  LoopbackSession session(setup);
+  ASSERT_TRUE(session.ok());
+  const uint32_t target = session.entities()[0];
+  Result<Model> model = rig::load_model_source(setup.model_source);
+  ASSERT_TRUE(model.ok());
+  int wave = -1;
+  for (std::size_t c = 0; c < model->rigs[0].clips.size(); ++c) {
+    if (model->rigs[0].clips[c].name == "wave") wave = static_cast<int>(c);
+  }
+  ASSERT_GE(wave, 0);
+  server::Server& server = session.server();
+  server.submit(sim::Command{0, target, sim::MoveCommand{1.1f, 35.0f * 3.14159265f / 180.0f}});
+  server.submit(sim::Command{0, target, sim::SetLayerModeCommand{1, sim::LayerMode::kAdditive, -1, 0}});
+  sim::MotionSpec wave_motion;
+  wave_motion.clips[0].clip = static_cast<uint16_t>(wave);
+  server.submit(sim::Command{0, target, sim::PlayCommand{1, wave_motion}});
+  server.submit(sim::Command{0, target, sim::SetLayerWeightCommand{1, 0.0f}});
+  NetClient& client = session.add_client(session.client_options(71));  // plain loopback
+  session.run_until(1'000'000);
+  ASSERT_TRUE(client.connected());
+  server.grant_ownership(client.client_id(), target);
+  ServerHashes hashes(session, target);
+  const auto run = [&](int64_t until) { session.run_until(until, [&] { hashes.record(); }); };
+  run(2'000'000);
+  const Predictor& predictor = client.presenter().predictor();
+  ASSERT_NE(predictor.world(target), nullptr);
+  const sim::EntityState* predicted = predictor.world(target)->find_entity(target);
+  ASSERT_NE(predicted, nullptr);
+  ASSERT_EQ(predicted->layers.size(), 2u);
+  EXPECT_EQ(predicted->layers[1].mode, sim::LayerMode::kAdditive);
+  EXPECT_EQ(predicted->locomotion.mode, sim::LocomotionMode::kMove);
+
+  // Four seconds without input, with a 500 ms and a 200 ms client stall.
+  const uint64_t confirmed_before = client.stats(session.now()).prediction_confirmed;
+  run(2'500'000);
+  session.stall_clients(3'000'000);
+  run(4'000'000);
+  session.stall_clients(4'200'000);
+  run(6'000'000);
+  ClientStats stats = client.stats(session.now());
+  int same = 0, different = 0;
+  hashes.compare(predictor, 0, hashes.newest(), same, different);
+  std::printf("demo's entity, no input: OwnerStates %llu (confirmed %llu, corrections %llu, dropped %llu); "
+              "ticks equal to the server's %d, different %d\n",
+              static_cast<unsigned long long>(stats.owner_states),
+              static_cast<unsigned long long>(stats.prediction_confirmed),
+              static_cast<unsigned long long>(stats.prediction_corrections),
+              static_cast<unsigned long long>(stats.owner_states_dropped), same, different);
+  EXPECT_EQ(stats.prediction_corrections, 0u);
+  EXPECT_GT(stats.prediction_confirmed, confirmed_before + 60);  // 4 s of OwnerStates at 20 Hz
+  EXPECT_GT(same, 200);
+  EXPECT_EQ(different, 0);
+
+  // The server changes the wave layer's weight: one correction, then agreement again.
+  const uint32_t change_tick = static_cast<uint32_t>(server.world().tick_index());
+  server.submit(sim::Command{0, target, sim::SetLayerWeightCommand{1, 0.6f}});
+  run(7'000'000);
+  stats = client.stats(session.now());
+  hashes.compare(predictor, change_tick + 30, hashes.newest(), same, different);
+  EXPECT_EQ(stats.prediction_corrections, 1u);
+  EXPECT_EQ(predictor.world(target)->find_entity(target)->layers[1].weight, 0.6f);
+  EXPECT_GT(same, 20);
+  EXPECT_EQ(different, 0);
+}
+
 // Largest per-frame change of the shown root (units) and of any palette translation (model
 // units) over a window of frames.
 struct Steps {

@@ -218,6 +218,7 @@ bool Predictor::on_owner_state(const protocol::OwnerState& state, bool owned, in
     ++processed;
   }
   const uint32_t until = std::max<uint32_t>(present_tick_, state.server_tick);
+  catch_up(e, state.server_tick);
   const Entity::TickHashes& h = e.ring[state.server_tick % e.ring.size()];
   if (e.started && h.tick == state.server_tick && h.state == hash_bytes(state.state)) {
     e.commands.erase(e.commands.begin(), e.commands.begin() + static_cast<std::ptrdiff_t>(processed));
@@ -259,6 +260,15 @@ bool Predictor::on_owner_state(const protocol::OwnerState& state, bool owned, in
   update_shown(e, now_us);
   rebuild_views();
   return true;
+}
+
+void Predictor::catch_up(Entity& e, uint32_t tick) {
+  if (!e.started) return;
+  uint32_t ran = 0;
+  while (e.world->tick_index() <= tick && ran++ < settings_.max_ticks_per_advance) {
+    step(e);
+    ++stats_.predicted_ticks;
+  }
 }
 
 bool Predictor::reconcile(Entity& e, const protocol::OwnerState& state, uint32_t until) {

@@ -132,6 +132,11 @@ class Predictor {
   const Entity* find(uint32_t id) const;
   // Translates the commands due at the World's next tick, runs it, remembers its hashes.
   void step(Entity& e);
+  // Runs a started prediction up to and including `tick` when it has not got there yet (at
+  // most max_ticks_per_advance ticks): an OwnerState for a tick beyond the predicted one (the
+  // client did not update while they arrived, a long frame) is compared with the prediction of
+  // that tick, not taken for a difference.
+  void catch_up(Entity& e, uint32_t tick);
   // Restores the server's state after tick `tick` and simulates again up to `until`.
   bool reconcile(Entity& e, const protocol::OwnerState& state, uint32_t until);
   // What the entity shows at `now_us`: the newest tick's pose, minus a decaying correction.
