@@ -12,18 +12,6 @@
 #include "posecast/sim/playback_time.h"
 
 namespace posecast::client {
-namespace {
-
-float wrap_pi(float a) {
-  constexpr float kPi = 3.14159265358979f;
-  constexpr float kTwoPi = 6.28318530717959f;
-  while (a > kPi) a -= kTwoPi;
-  while (a < -kPi) a += kTwoPi;
-  return a;
-}
-
-}  // namespace
-
 struct Predictor::Entity {
   // Copies the local pose the World evaluates for its one entity (the predicted tick's pose).
   class LocalsCopy final : public sim::LocalPoseObserver {
@@ -245,7 +233,7 @@ bool Predictor::on_owner_state(const protocol::OwnerState& state, bool owned, in
         e.delta.resize(before.size());
         difference_locals(before, e.shown, e.delta);
         e.delta_root = {before_root.x - e.shown_root.x, before_root.y - e.shown_root.y,
-                        before_root.z - e.shown_root.z, wrap_pi(before_root.yaw - e.shown_root.yaw)};
+                        before_root.z - e.shown_root.z, protocol::wrap_root_angle(before_root.yaw - e.shown_root.yaw)};
         e.correction_start_us = now_us;
         const double dx = e.delta_root.x;
         const double dz = e.delta_root.z;
@@ -333,10 +321,7 @@ void Predictor::update_shown(Entity& e, int64_t now_us) {
   e.current.resize(e.observer.locals.size());
   interpolate_locals(e.previous, e.observer.locals, e.fraction, RotationBlend::kSlerp, e.current);
   const std::vector<Transform>& target = e.current;
-  const protocol::RootValue root{e.previous_root.x + (e.root.x - e.previous_root.x) * e.fraction,
-                                 e.previous_root.y + (e.root.y - e.previous_root.y) * e.fraction,
-                                 e.previous_root.z + (e.root.z - e.previous_root.z) * e.fraction,
-                                 wrap_pi(e.previous_root.yaw + wrap_pi(e.root.yaw - e.previous_root.yaw) * e.fraction)};
+  const protocol::RootValue root = protocol::lerp_root(e.previous_root, e.root, e.fraction);
   float w = 0.0f;
   if (e.correction_start_us >= 0 && settings_.smoothing_us > 0 && e.delta.size() == target.size()) {
     const int64_t elapsed = now_us - e.correction_start_us;
@@ -352,19 +337,13 @@ void Predictor::update_shown(Entity& e, int64_t now_us) {
     e.shown = target;
   }
   e.shown_root = {root.x + e.delta_root.x * w, root.y + e.delta_root.y * w, root.z + e.delta_root.z * w,
-                  wrap_pi(root.yaw + e.delta_root.yaw * w)};
+                  protocol::wrap_root_angle(root.yaw + e.delta_root.yaw * w)};
   const Skeleton& skeleton = rig->skeleton;
   e.models.resize(skeleton.node_count());
   e.palette.resize(skeleton.joint_count());
-  LocalToModelJob l2m;
-  l2m.skeleton = &skeleton;
-  l2m.locals = e.shown;
-  l2m.models = e.models;
+  LocalToModelJob l2m{&skeleton, e.shown, e.models};
   l2m.assets_validated = true;
-  PaletteJob palette;
-  palette.skeleton = &skeleton;
-  palette.models = e.models;
-  palette.palette = e.palette;
+  PaletteJob palette{&skeleton, e.models, e.palette};
   palette.assets_validated = true;
   if (!l2m.Run() || !palette.Run()) return;
   e.mesh_model = skeleton.mesh_node >= 0 ? e.models[static_cast<std::size_t>(skeleton.mesh_node)] : glm::mat4(1.0f);
