@@ -26,7 +26,7 @@ std::vector<std::vector<glm::vec3>> sample_feet(const Rig& rig, const Clip& clip
     sample.time_us = clip.duration_us * i / kFootSamplesPerLoop;
     sample.cursor = cursor;
     sample.output = locals;
-    sample.assets_validated = true;  // checked once by foot_ground_speed
+    sample.assets_validated = true;  // checked once by foot_stride
     LocalToModelJob to_model;
     to_model.skeleton = &rig.skeleton;
     to_model.locals = locals;
@@ -39,37 +39,71 @@ std::vector<std::vector<glm::vec3>> sample_feet(const Rig& rig, const Clip& clip
   return out;
 }
 
-}  // namespace
-
-float foot_ground_speed(const Rig& rig, std::size_t clip_index) {
-  const std::vector<uint16_t>& feet = rig.motion_config.foot_nodes;
-  if (feet.empty() || clip_index >= rig.clips.size()) return 0.0f;
-  const Clip& clip = rig.clips[clip_index];
-  if (clip.duration_us <= 0 || !rig.skeleton.validate() || !clip.validate(rig.skeleton)) return 0.0f;
-  const std::vector<std::vector<glm::vec3>> samples = sample_feet(rig, clip, feet);
-  if (samples.empty()) return 0.0f;
-  const std::size_t n = samples.size();
-  double moved_x = 0.0, moved_z = 0.0;
-  int64_t planted_steps = 0;
-  for (std::size_t f = 0; f < feet.size(); ++f) {
+// Per foot, whether it is planted at each sample (kFootContactBand of its height range).
+std::vector<std::vector<bool>> planted_samples(const std::vector<std::vector<glm::vec3>>& samples, std::size_t feet) {
+  std::vector<std::vector<bool>> planted(feet);
+  for (std::size_t f = 0; f < feet; ++f) {
     float low = samples[0][f].y, high = samples[0][f].y;
     for (const auto& row : samples) low = std::fmin(low, row[f].y), high = std::fmax(high, row[f].y);
     const float contact = low + kFootContactBand * (high - low);
-    // Steps between consecutive samples with the foot planted at both ends (not across the
-    // loop's end: a clip that carries its root does not end where it starts).
-    for (std::size_t i = 0; i + 1 < n; ++i) {
-      const glm::vec3& a = samples[i][f];
-      const glm::vec3& b = samples[i + 1][f];
-      if (a.y > contact || b.y > contact) continue;
-      moved_x += static_cast<double>(b.x - a.x);
-      moved_z += static_cast<double>(b.z - a.z);
+    for (const auto& row : samples) planted[f].push_back(row[f].y <= contact);
+  }
+  return planted;
+}
+
+}  // namespace
+
+FootStride foot_stride(const Rig& rig, std::size_t clip_index) {
+  const std::vector<uint16_t>& feet = rig.motion_config.foot_nodes;
+  if (feet.empty() || clip_index >= rig.clips.size()) return {};
+  const Clip& clip = rig.clips[clip_index];
+  if (clip.duration_us <= 0 || !rig.skeleton.validate() || !clip.validate(rig.skeleton)) return {};
+  const std::vector<std::vector<glm::vec3>> samples = sample_feet(rig, clip, feet);
+  if (samples.empty()) return {};
+  const std::vector<std::vector<bool>> planted = planted_samples(samples, feet.size());
+  const std::size_t steps = samples.size() - 1;
+  // The direction the character walks: against the planted feet's summed motion. Steps count
+  // with the foot planted at both ends, not across the loop's end (a clip that carries its
+  // root does not end where it starts).
+  double moved_x = 0.0, moved_z = 0.0;
+  int64_t planted_steps = 0;
+  for (std::size_t f = 0; f < feet.size(); ++f)
+    for (std::size_t i = 0; i < steps; ++i) {
+      if (!planted[f][i] || !planted[f][i + 1]) continue;
+      moved_x += static_cast<double>(samples[i + 1][f].x - samples[i][f].x);
+      moved_z += static_cast<double>(samples[i + 1][f].z - samples[i][f].z);
       ++planted_steps;
     }
+  const double moved = std::sqrt(moved_x * moved_x + moved_z * moved_z);
+  if (planted_steps == 0 || !(moved > 0.0)) return {};
+  FootStride stride;
+  stride.planted_speed = static_cast<float>(
+      moved / (static_cast<double>(planted_steps) * static_cast<double>(clip.duration_us) / 1e6 / static_cast<double>(steps)));
+  stride.forward_x = -moved_x / moved;
+  stride.forward_z = -moved_z / moved;
+  // Per step, how far forward and sideways the planted feet (their mean) move the character; a
+  // step with no foot planted at both ends (a stride's flight) at the mean planted step.
+  const double mean_step = moved / static_cast<double>(planted_steps);
+  const double side_x = stride.forward_z, side_z = -stride.forward_x;
+  stride.advance.assign(samples.size(), 0.0);
+  stride.sideways.assign(samples.size(), 0.0);
+  for (std::size_t i = 0; i < steps; ++i) {
+    double ahead = 0.0, aside = 0.0;
+    int count = 0;
+    for (std::size_t f = 0; f < feet.size(); ++f) {
+      if (!planted[f][i] || !planted[f][i + 1]) continue;
+      const double dx = static_cast<double>(samples[i + 1][f].x - samples[i][f].x);
+      const double dz = static_cast<double>(samples[i + 1][f].z - samples[i][f].z);
+      ahead -= dx * stride.forward_x + dz * stride.forward_z;
+      aside -= dx * side_x + dz * side_z;
+      ++count;
+    }
+    stride.advance[i + 1] = stride.advance[i] + (count > 0 ? ahead / count : mean_step);
+    stride.sideways[i + 1] = stride.sideways[i] + (count > 0 ? aside / count : 0.0);
   }
-  if (planted_steps == 0) return 0.0f;
-  const double seconds = static_cast<double>(planted_steps) * static_cast<double>(clip.duration_us) / 1e6 /
-                         static_cast<double>(n - 1);
-  return static_cast<float>(std::sqrt(moved_x * moved_x + moved_z * moved_z) / seconds);
+  return stride;
 }
+
+float foot_ground_speed(const Rig& rig, std::size_t clip_index) { return foot_stride(rig, clip_index).planted_speed; }
 
 }  // namespace posecast

@@ -15,10 +15,6 @@ namespace {
 
 bool finite(const glm::vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
 
-glm::vec3 transform_point(const glm::mat4& m, const glm::vec3& p) {
-  return glm::vec3(m[0]) * p.x + glm::vec3(m[1]) * p.y + glm::vec3(m[2]) * p.z + glm::vec3(m[3]);
-}
-
 // Distance from p to segment [0, tip].
 float distance_to_bone(const glm::vec3& p, const glm::vec3& tip) {
   const float len2 = glm::dot(tip, tip);
@@ -49,7 +45,7 @@ std::vector<std::vector<glm::vec3>> dominant_vertices(const Rig& rig) {
       }
       const uint16_t joint = mesh.joints[v][best];
       if (joint >= out.size() || !(mesh.weights[v][best] > 0.0f)) continue;
-      out[joint].push_back(transform_point(skeleton.inverse_bind[joint], mesh.positions[v]));
+      out[joint].push_back(affine_point(skeleton.inverse_bind[joint], mesh.positions[v]));
     }
   }
   return out;
@@ -201,7 +197,7 @@ Result<HitRig> build_hit_rig(const Rig& rig, const HitRigOptions& options) {
   for (std::size_t k = 0; k < skeleton.joint_count(); ++k) {
     const int parent = parent_joint(skeleton, joint_of_node, skeleton.joint_nodes[k]);
     if (parent < 0) continue;
-    tips[parent].push_back(transform_point(skeleton.inverse_bind[parent], glm::vec3(bind[k][3])));
+    tips[parent].push_back(affine_point(skeleton.inverse_bind[parent], glm::vec3(bind[k][3])));
   }
   const std::vector<std::vector<glm::vec3>> vertices = dominant_vertices(rig);
   HitRig hit;
@@ -238,7 +234,7 @@ bool pose_capsules(const HitRig& rig, std::span<const glm::mat4> node_models, co
     const JointCapsule& c = rig.capsules[i];
     if (c.node >= node_models.size()) return false;
     const glm::mat4 m = affine_mul(entity, node_models[c.node]);
-    out[i] = PosedCapsule{glm::vec3(m[3]), transform_point(m, c.tip), c.radius};
+    out[i] = PosedCapsule{glm::vec3(m[3]), affine_point(m, c.tip), c.radius};
   }
   return true;
 }

@@ -227,6 +227,9 @@ Result<RigConfig> parse_rig_config(std::string_view json, const std::string& fil
     if (key == "root_motion") {
       if (!value.is_boolean()) return field_error(file, key, "expected true or false");
       config.root_motion = value.get<bool>();
+    } else if (key == "foot_lock") {
+      if (!value.is_boolean()) return field_error(file, key, "expected true or false");
+      config.foot_lock = value.get<bool>();
     } else if (key == "root_motion_joint") {
       if (Status s = parse_string(value, file, key, config.root_motion_joint); !s) return s.error();
     } else if (key == "foot_joints") {
@@ -261,6 +264,7 @@ Result<ResolvedRigConfig> resolve_rig_config(const RigConfig& config, const Skel
                                              const std::vector<Clip>& clips, const std::string& file) {
   ResolvedRigConfig out;
   out.travel_threshold = config.travel_threshold;
+  out.foot_lock = config.foot_lock;
   if (config.root_motion_joint.empty()) {
     out.root_node = config.root_motion ? default_root_node(clips) : -1;
   } else {

@@ -5,30 +5,15 @@
 
 #include "posecast/det_math.h"
 #include "posecast/sampling.h"
+#include "root_joint_space.h"
 
 namespace posecast {
 
 namespace {
 
-// The root joint's parent space in the rest pose: where the root's local keys live.
-struct ParentSpace {
-  glm::mat4 to_model{1.0f};    // parent model matrix
-  glm::mat4 from_model{1.0f};  // its inverse
-  glm::quat rotation{1.0f, 0.0f, 0.0f, 0.0f};  // parent model rotation (scale ignored)
-};
-
-ParentSpace parent_space(const Skeleton& skeleton, int root) {
-  ParentSpace space;
-  const int parent = skeleton.parents[static_cast<std::size_t>(root)];
-  if (parent == kNoParent) return space;
-  space.to_model = rest_model_matrices(skeleton)[static_cast<std::size_t>(parent)];
-  if (!affine_inverse(space.to_model, space.from_model)) space.from_model = glm::mat4(1.0f);
-  glm::quat rotation(1.0f, 0.0f, 0.0f, 0.0f);
-  for (int n = parent; n != kNoParent; n = skeleton.parents[static_cast<std::size_t>(n)])
-    rotation = det_mul(skeleton.rest[static_cast<std::size_t>(n)].rotation, rotation);
-  space.rotation = det_normalize(rotation);
-  return space;
-}
+// Foot locking leaves a clip alone when no key would move by more than this fraction of the
+// travel distance (rest size x travel threshold): its feet already plant at a steady speed.
+constexpr float kFootLockTolerance = 1e-3f;
 
 glm::quat conjugate(const glm::quat& q) { return glm::quat(q.w, -q.x, -q.y, -q.z); }
 
@@ -44,18 +29,6 @@ glm::quat yaw_twist(const glm::quat& q) {
 }
 
 float twist_angle(const glm::quat& twist) { return 2.0f * det_atan2(twist.y, twist.w); }
-
-glm::vec3 transform_point(const glm::mat4& m, const glm::vec3& p) {
-  return glm::vec3(m[0][0] * p.x + m[1][0] * p.y + m[2][0] * p.z + m[3][0],
-                   m[0][1] * p.x + m[1][1] * p.y + m[2][1] * p.z + m[3][1],
-                   m[0][2] * p.x + m[1][2] * p.y + m[2][2] * p.z + m[3][2]);
-}
-
-int find_track(const Clip& clip, int node, TrackTarget target) {
-  for (std::size_t i = 0; i < clip.tracks.size(); ++i)
-    if (clip.tracks[i].node == node && clip.tracks[i].target == target) return static_cast<int>(i);
-  return -1;
-}
 
 // Why the clip's root cannot be extracted, or "" when it can.
 std::string extraction_problem(const Rig& rig, const Clip& clip, int root, int translation, int rotation) {
@@ -106,7 +79,7 @@ RootPath sample_root(const Rig& rig, const Clip& clip, int root, const ParentSpa
     job.assets_validated = true;
     (void)job.Run();  // inputs validated by the caller; sizes set above
     const Transform& local = locals[static_cast<std::size_t>(root)];
-    path.positions.push_back(transform_point(space.to_model, local.translation));
+    path.positions.push_back(affine_point(space.to_model, local.translation));
     path.rotations.push_back(det_mul(space.rotation, local.rotation));
   }
   return path;
@@ -145,8 +118,8 @@ void hold_root(Clip& clip, int translation, int rotation, const ParentSpace& spa
     const Track& track = clip.tracks[static_cast<std::size_t>(translation)];
     for (uint32_t k = 0; k < track.key_count; ++k) {
       float* v = &clip.values[track.values_offset + 3u * k];
-      const glm::vec3 model = transform_point(space.to_model, glm::vec3(v[0], v[1], v[2]));
-      const glm::vec3 local = transform_point(space.from_model, glm::vec3(held.x, model.y, held.z));
+      const glm::vec3 model = affine_point(space.to_model, glm::vec3(v[0], v[1], v[2]));
+      const glm::vec3 local = affine_point(space.from_model, glm::vec3(held.x, model.y, held.z));
       v[0] = local.x, v[1] = local.y, v[2] = local.z;
     }
   }
@@ -178,11 +151,22 @@ float rest_size(const Skeleton& skeleton) {
   return std::max(extent.x, std::max(extent.y, extent.z));
 }
 
-// The in-place track of a clip: no samples, ground speed from the feet.
-RootMotionTrack in_place_track(const Rig& rig, std::size_t c) {
+// The in-place track of a clip: no samples, ground speed from the feet. When `lock` and the
+// clip is the locomotion's walk or run (the clips played at commanded speeds) and its feet
+// cover at least `travel_distance` over a loop, the clip is foot-locked first. A clip whose
+// root cannot be extracted is not locked either (`lock` false): the same reasons stop both.
+RootMotionTrack in_place_track(Rig& rig, std::size_t c, bool lock, float travel_distance) {
   RootMotionTrack track;
   track.duration_us = rig.clips[c].duration_us;
-  track.ground_speed = foot_ground_speed(rig, c);
+  const FootStride stride = foot_stride(rig, c);
+  const auto& roles = rig.motion_config.locomotion_clips;
+  const bool gait = static_cast<int>(c) == roles[static_cast<std::size_t>(LocomotionRole::kWalk)] ||
+                    static_cast<int>(c) == roles[static_cast<std::size_t>(LocomotionRole::kRun)];
+  track.ground_speed = stride.planted_speed;
+  if (lock && gait && rig.motion_config.foot_lock && !stride.advance.empty() &&
+      stride.advance.back() >= static_cast<double>(travel_distance) &&
+      lock_planted_feet(rig, c, stride, kFootLockTolerance * travel_distance))
+    track.ground_speed = static_cast<float>(stride.advance.back() * 1e6 / static_cast<double>(track.duration_us));
   return track;
 }
 
@@ -205,12 +189,12 @@ void extract_root_motion(Rig& rig, const std::string& file, std::vector<std::str
     const int translation = root < 0 ? -1 : find_track(clip, root, TrackTarget::kTranslation);
     const int rotation = root < 0 ? -1 : find_track(clip, root, TrackTarget::kRotation);
     if (translation < 0 && rotation < 0) {
-      rig.root_motion.push_back(in_place_track(rig, c));
+      rig.root_motion.push_back(in_place_track(rig, c, true, travel_distance));
       continue;
     }
     if (const std::string problem = extraction_problem(rig, clip, root, translation, rotation); !problem.empty()) {
       warnings.push_back(file + ": animations[" + std::to_string(c) + "] '" + clip.name + "': " + problem);
-      rig.root_motion.push_back(in_place_track(rig, c));
+      rig.root_motion.push_back(in_place_track(rig, c, false, travel_distance));
       continue;
     }
     const ParentSpace space = parent_space(rig.skeleton, root);
@@ -221,7 +205,7 @@ void extract_root_motion(Rig& rig, const std::string& file, std::vector<std::str
     const float distance = std::sqrt(dx * dx + dz * dz);
     const float turn = std::fabs(track.yaw.back());
     if (!(distance >= travel_distance) && !(turn >= 0.1f)) {
-      rig.root_motion.push_back(in_place_track(rig, c));
+      rig.root_motion.push_back(in_place_track(rig, c, true, travel_distance));
       continue;
     }
     track.travels = true;

@@ -2,7 +2,8 @@
 // character's ground speed, over a walk, run, walk run (4 s each, 60 ticks a second), with
 // speed matching (clip rate = commanded speed / the clip's ground speed; a travelling clip moves
 // the character by its root-motion deltas) beside the same run with a constant velocity and
-// the clips at rate 1. Prints the figures (docs/movement.md, docs/performance.md):
+// the clips at rate 1 as authored (no foot locking: what a character gets without posecast's
+// help). Prints the figures (docs/movement.md, docs/performance.md):
 //   build/tests/motion/motion_tests --gtest_filter='FootSliding.*'
 // This drives the clips directly (no World, no crossfade between segments: the clip changes
 // at the same normalised time); the locomotion in sim/ drives the same functions.
@@ -95,15 +96,20 @@ Sliding measure(const Rig& rig, const std::vector<Segment>& segments, bool speed
   return result;
 }
 
-void report(const char* model, const Rig& rig, const std::vector<Segment>& segments) {
+// `as_authored`: the same model with its clips as authored (no foot locking), for the baseline.
+// `bound`: the largest speed-matched ratio accepted (the measured figure with a little room; the
+// issue's target is 2 %, docs/movement.md says what is left).
+void report(const char* model, const Rig& rig, const Rig& as_authored, const std::vector<Segment>& segments,
+            double bound) {
   const Sliding matched = measure(rig, segments, true);
-  const Sliding constant = measure(rig, segments, false);
+  const Sliding constant = measure(as_authored, segments, false);
   std::printf("foot sliding %s (walk %.3f, run %.3f, walk %.3f units/s): %.2f %% speed-matched, %.2f %% constant "
-              "velocity at rate 1\n",
+              "velocity at rate 1 as authored\n",
               model, static_cast<double>(segments[0].speed), static_cast<double>(segments[1].speed),
               static_cast<double>(segments[2].speed), 100.0 * matched.ratio(), 100.0 * constant.ratio());
   EXPECT_GT(matched.expected_distance, 0.0) << "some foot plants";
   EXPECT_LT(matched.ratio(), constant.ratio()) << model;
+  EXPECT_LT(matched.ratio(), bound) << model;
 }
 
 // Commanded speeds between the clips' own: walk at 0.85 of the walk's ground speed, run at 1.15
@@ -119,13 +125,18 @@ std::vector<Segment> walk_run_walk(const Model& model, const char* walk_name, co
 TEST(FootSliding, GeneratedRig) {
   const Model model = load("gen-rig:24:travel");
   const std::vector<Segment> segments = walk_run_walk(model, "walk", "run");
-  report("gen-rig:24:travel", model.rigs.front(), segments);
+  report("gen-rig:24:travel", model.rigs.front(), model.rigs.front(), segments, 0.025);
 }
 
 TEST(FootSliding, Fox) {
   SKIP_WITHOUT_MOTION_ASSET("Fox.glb");
-  const Model model = load(asset_path("Fox.glb"));
-  report("Fox", model.rigs.front(), walk_run_walk(model, "Walk", "Run"));
+  ImportOptions locked;
+  locked.rig_config_json = R"({"foot_lock": true})";
+  const Result<Model> model = import_gltf_file(asset_path("Fox.glb"), locked);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  const Model authored = load(asset_path("Fox.glb"));
+  report("Fox (foot_lock)", model.value().rigs.front(), authored.rigs.front(),
+         walk_run_walk(model.value(), "Walk", "Run"), 0.028);
 }
 
 }  // namespace

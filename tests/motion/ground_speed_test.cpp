@@ -2,6 +2,8 @@
 // and run give back the speed its travelling clips carry; Fox and CesiumMan get theirs from
 // their own clips (printed; skipped when the sample assets are absent).
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "motion_test_support.h"
@@ -48,6 +50,39 @@ TEST(GroundSpeed, FoxWalkAndRun) {
   EXPECT_GT(walk, 10.0f);
   EXPECT_GT(run, 1.5f * walk);
   EXPECT_EQ(walk, foot_ground_speed(rig, static_cast<std::size_t>(fox.find_clip("Walk"))));
+}
+
+// Foot locking (rig config "foot_lock": true): the walk and run clips' root keys are resampled
+// so the planted feet move back at one steady speed, the stride's, which becomes the ground
+// speed; the idle-like Survey and the vertical motion are untouched.
+TEST(GroundSpeed, FoxFootLockedGaitsPlantAtTheirGroundSpeed) {
+  SKIP_WITHOUT_MOTION_ASSET("Fox.glb");
+  const Model authored = load(asset_path("Fox.glb"));
+  ImportOptions options;
+  options.rig_config_json = R"({"foot_lock": true})";
+  const Result<Model> locked = import_gltf_file(asset_path("Fox.glb"), options);
+  ASSERT_TRUE(locked.ok()) << locked.error().message;
+  const Rig& rig = locked.value().rigs.front();
+  for (const char* name : {"Walk", "Run"}) {
+    const std::size_t c = static_cast<std::size_t>(locked.value().find_clip(name));
+    const FootStride before = foot_stride(authored.rigs.front(), c);
+    const FootStride after = foot_stride(rig, c);
+    ASSERT_FALSE(before.advance.empty() || after.advance.empty()) << name;
+    const float ground = rig.root_motion[c].ground_speed;
+    EXPECT_NEAR(static_cast<double>(ground) * 1e-6 * static_cast<double>(rig.clips[c].duration_us), before.advance.back(),
+                1e-3 * before.advance.back()) << name;
+    // Locked, the feet's advance is steady: within 1 % of the loop's stride of a straight line.
+    double largest = 0.0;
+    const double n = static_cast<double>(after.advance.size() - 1);
+    for (std::size_t i = 0; i < after.advance.size(); ++i)
+      largest = std::max(largest, std::fabs(after.advance[i] - after.advance.back() * static_cast<double>(i) / n));
+    std::printf("Fox %s foot-locked: ground speed %.3f units/s, largest uneven advance %.3f of %.3f\n", name,
+                static_cast<double>(ground), largest, after.advance.back());
+    EXPECT_LT(largest, 0.01 * after.advance.back()) << name;
+    EXPECT_EQ(rig.root_motion[c].travels, false) << name;
+  }
+  const std::size_t survey = static_cast<std::size_t>(locked.value().find_clip("Survey"));
+  EXPECT_EQ(rig.clips[survey].values, authored.rigs.front().clips[survey].values);
 }
 
 TEST(GroundSpeed, CesiumMan) {

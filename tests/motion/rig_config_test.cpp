@@ -65,6 +65,7 @@ TEST(RigConfig, BadDocumentsGiveClearErrors) {
       {R"({"locomotion": []})", "c.json: locomotion: expected an object"},
       {R"({"root_joint": "hips"})", "c.json: root_joint: unknown field"},
       {R"({"root_motion": 1})", "c.json: root_motion: expected true or false"},
+      {R"({"foot_lock": "yes"})", "c.json: foot_lock: expected true or false"},
   };
   for (const auto& [text, message] : cases) {
     Result<RigConfig> config = parse_rig_config(text, "c.json");

@@ -5,6 +5,8 @@
 //   { "root_motion": true,                    // optional; false: every clip stays in place
 //     "root_motion_joint": "hips",            // optional; default: see resolve_rig_config
 //     "foot_joints": ["toe_l", "toe_r"],      // optional; default: found by name
+//     "foot_lock": true,                      // optional, default false: lock the walk and run
+//                                             // clips' planted feet (root_motion_extraction.h)
 //     "travel_threshold": 0.05,               // optional, (0, 1]; kDefaultTravelThreshold
 //     "locomotion": { "idle": "idle", "walk": "walk", "run": "run" },  // optional clip names
 //     "events": { "walk": [ { "name": "step_l", "time": 0.1 },         // optional markers per
@@ -54,6 +56,10 @@ struct RigConfig {
   bool root_motion = true;  // false: no clip is rewritten (no root-motion joint)
   std::string root_motion_joint;
   std::vector<std::string> foot_joints;
+  // True: the locomotion's in-place walk and run clips are foot-locked (lock_planted_feet in
+  // root_motion_extraction.h). Off by default: it rewrites those clips' root keys, so they no
+  // longer evaluate as the file has them.
+  bool foot_lock = false;
   float travel_threshold = kDefaultTravelThreshold;
   std::array<std::string, kLocomotionRoleCount> locomotion_clips;  // by LocomotionRole
   std::vector<ClipMarkersConfig> events;  // in document order
@@ -67,6 +73,7 @@ Result<RigConfig> parse_rig_config(std::string_view json, const std::string& fil
 struct ResolvedRigConfig {
   int root_node = -1;  // -1: no root motion (turned off, or no clip has a translation track)
   std::vector<uint16_t> foot_nodes;  // ascending; may be empty (no ground speed from feet)
+  bool foot_lock = false;
   float travel_threshold = kDefaultTravelThreshold;
   std::array<int, kLocomotionRoleCount> locomotion_clips{-1, -1, -1};  // -1: none found
 };

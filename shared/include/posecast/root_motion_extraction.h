@@ -20,17 +20,50 @@ inline constexpr int kFootSamplesPerLoop = 240;
 
 // Fills rig.root_motion (one track per clip) from rig.motion_config, rewriting the root
 // translation and rotation keys of travelling clips: horizontal position and yaw held at their
-// clip-time-0 values, vertical motion and the other rotation axes kept. Call after the clips
+// clip-time-0 values, vertical motion and the other rotation axes kept. With the config's
+// foot_lock, the locomotion's in-place walk and run clips whose feet cover at least the travel
+// distance over a loop are foot-locked (lock_planted_feet) and their ground speed is the
+// stride's. Call after the clips
 // are bound and before their derived data (Clip::derive_*) is built. A clip stays in place
 // (travels = false, pose untouched, ground speed from the feet) when it does not move its root
 // past the travel threshold, or with a warning ("<file>: animations[c] '<name>': ...") when its
 // root keys are CUBICSPLINE or an ancestor of the root joint is animated.
 void extract_root_motion(Rig& rig, const std::string& file, std::vector<std::string>& warnings);
 
-// The ground speed of clip `clip_index` from its feet (rig.motion_config.foot_nodes), at
-// playback speed 1: over kFootSamplesPerLoop evenly spaced times of one loop, the mean
-// horizontal model-space velocity of the feet while planted (kFootContactBand), its length.
-// 0 when the rig has no feet, the clip has no length, or no foot plants. Deterministic.
+// An in-place clip's stride as its planted feet (rig.motion_config.foot_nodes) measure it, at
+// kFootSamplesPerLoop + 1 evenly spaced times of one loop (kFootContactBand says planted).
+// `forward`: the unit model-space XZ direction the character walks, against the planted feet's
+// summed motion. advance[i]: how far along it the character must have moved since time 0 at
+// sample i for the planted foot to stay still: per step, the mean of the feet planted at both
+// ends; a step with none (a run's flight) at the mean planted step. sideways[i]: the same to
+// the character's side (+X when forward is +Z), a step with no foot planted adding nothing.
+// Empty when the rig has no feet, the clip has no length, or no foot plants and moves.
+// Deterministic.
+struct FootStride {
+  float planted_speed = 0.0f;  // foot_ground_speed
+  double forward_x = 0.0, forward_z = 0.0;
+  std::vector<double> advance;   // kFootSamplesPerLoop + 1 values, advance[0] = 0; or empty
+  std::vector<double> sideways;  // as many, sideways[0] = 0
+};
+FootStride foot_stride(const Rig& rig, std::size_t clip_index);
+
+// The ground speed of clip `clip_index` from its feet, at playback speed 1: the length of the
+// feet's mean horizontal model-space velocity while planted (both ends of a step). 0 when the
+// stride is empty. A foot-locked clip's ground speed is its stride's advance over one loop
+// divided by the loop's length, which its locked feet then move back at.
 float foot_ground_speed(const Rig& rig, std::size_t clip_index);
+
+// Foot locking. A commanded velocity moves the character at a steady speed, but a clip's
+// planted foot moves back unevenly (a quadruped's hind foot pauses, then sweeps), so at any
+// steady speed it slides. This rewrites the keys of the root-motion joint's translation track
+// of in-place clip `clip_index` so the root moves by the stride's uneven part, forward
+// advance(t) - ground_speed * t and sideways the same of the sideways track (periodic, zero at
+// the loop's ends): the planted foot then moves straight back at exactly the ground speed, and a character moved at the commanded speed with the clip
+// at rate speed / ground_speed keeps it still. The track becomes kFootSamplesPerLoop + 1
+// LINEAR keys over the loop (the root's other motion resampled there). Nothing is rewritten
+// (false) when the rig has no root-motion joint, the clip has no LINEAR translation track on
+// it or animates an ancestor of it, or no key would move by more than `tolerance` units.
+// Call before the clip's derived data is built. Deterministic.
+bool lock_planted_feet(Rig& rig, std::size_t clip_index, const FootStride& stride, float tolerance);
 
 }  // namespace posecast

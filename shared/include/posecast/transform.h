@@ -28,6 +28,12 @@ glm::mat4 affine_mul(const glm::mat4& a, const glm::mat4& b);
 // unchanged) when the determinant is zero or not finite. Deterministic.
 bool affine_inverse(const glm::mat4& m, glm::mat4& out);
 
+// m * (p, 1) for an affine m: the point p moved by m. Deterministic (the products summed in
+// column order).
+inline glm::vec3 affine_point(const glm::mat4& m, const glm::vec3& p) {
+  return glm::vec3(m[0]) * p.x + glm::vec3(m[1]) * p.y + glm::vec3(m[2]) * p.z + glm::vec3(m[3]);
+}
+
 // Decomposes an affine matrix into T * R * S (used for nodes given as `matrix`). A negative
 // determinant becomes a negative x scale. Fails when the matrix is not affine (last row not
 // (0,0,0,1) within 1e-5), has a zero scale, or holds NaN/Inf. Import-time only.
