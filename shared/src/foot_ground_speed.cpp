@@ -77,8 +77,9 @@ FootStride foot_stride(const Rig& rig, std::size_t clip_index) {
   const double moved = std::sqrt(moved_x * moved_x + moved_z * moved_z);
   if (planted_steps == 0 || !(moved > 0.0)) return {};
   FootStride stride;
-  stride.planted_speed = static_cast<float>(
-      moved / (static_cast<double>(planted_steps) * static_cast<double>(clip.duration_us) / 1e6 / static_cast<double>(steps)));
+  const double planted_seconds =
+      static_cast<double>(planted_steps) * static_cast<double>(clip.duration_us) / 1e6 / static_cast<double>(steps);
+  stride.planted_speed = static_cast<float>(moved / planted_seconds);
   stride.forward_x = -moved_x / moved;
   stride.forward_z = -moved_z / moved;
   // Per step, how far forward and sideways the planted feet (their mean) move the character; a
@@ -104,6 +105,8 @@ FootStride foot_stride(const Rig& rig, std::size_t clip_index) {
   return stride;
 }
 
-float foot_ground_speed(const Rig& rig, std::size_t clip_index) { return foot_stride(rig, clip_index).planted_speed; }
+float foot_ground_speed(const Rig& rig, std::size_t clip_index) {
+  return foot_stride(rig, clip_index).planted_speed;
+}
 
 }  // namespace posecast

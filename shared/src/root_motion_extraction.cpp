@@ -166,7 +166,8 @@ RootMotionTrack in_place_track(Rig& rig, std::size_t c, bool lock, float travel_
   if (lock && gait && rig.motion_config.foot_lock && !stride.advance.empty() &&
       stride.advance.back() >= static_cast<double>(travel_distance) &&
       lock_planted_feet(rig, c, stride, kFootLockTolerance * travel_distance))
-    track.ground_speed = static_cast<float>(stride.advance.back() * 1e6 / static_cast<double>(track.duration_us));
+    track.ground_speed =
+        static_cast<float>(stride.advance.back() * 1e6 / static_cast<double>(track.duration_us));
   return track;
 }
 

@@ -69,8 +69,8 @@ TEST(GroundSpeed, FoxFootLockedGaitsPlantAtTheirGroundSpeed) {
     const FootStride after = foot_stride(rig, c);
     ASSERT_FALSE(before.advance.empty() || after.advance.empty()) << name;
     const float ground = rig.root_motion[c].ground_speed;
-    EXPECT_NEAR(static_cast<double>(ground) * 1e-6 * static_cast<double>(rig.clips[c].duration_us), before.advance.back(),
-                1e-3 * before.advance.back()) << name;
+    const double loop_distance = static_cast<double>(ground) * 1e-6 * static_cast<double>(rig.clips[c].duration_us);
+    EXPECT_NEAR(loop_distance, before.advance.back(), 1e-3 * before.advance.back()) << name;
     // Locked, the feet's advance is steady: within 1 % of the loop's stride of a straight line.
     double largest = 0.0;
     const double n = static_cast<double>(after.advance.size() - 1);
@@ -83,6 +83,31 @@ TEST(GroundSpeed, FoxFootLockedGaitsPlantAtTheirGroundSpeed) {
   }
   const std::size_t survey = static_cast<std::size_t>(locked.value().find_clip("Survey"));
   EXPECT_EQ(rig.clips[survey].values, authored.rigs.front().clips[survey].values);
+}
+
+// Foot locking rewrites nothing without a root-motion joint, for an empty stride, or when no
+// key would move by more than the tolerance.
+TEST(GroundSpeed, FootLockLeavesWhatItCannotOrNeedNotLock) {
+  SKIP_WITHOUT_MOTION_ASSET("Fox.glb");
+  const Model authored = load(asset_path("Fox.glb"));
+  ImportOptions options;
+  options.rig_config_json = R"({"foot_lock": true, "root_motion": false})";
+  const Result<Model> no_root = import_gltf_file(asset_path("Fox.glb"), options);
+  ASSERT_TRUE(no_root.ok()) << no_root.error().message;
+  for (std::size_t c = 0; c < authored.rigs.front().clips.size(); ++c)
+    EXPECT_EQ(no_root.value().rigs.front().clips[c].values, authored.rigs.front().clips[c].values) << c;
+
+  Rig rig = authored.rigs.front();
+  const std::size_t walk = static_cast<std::size_t>(authored.find_clip("Walk"));
+  const FootStride stride = foot_stride(rig, walk);
+  ASSERT_FALSE(stride.advance.empty());
+  EXPECT_FALSE(lock_planted_feet(rig, walk, FootStride{}, 0.0f));
+  EXPECT_FALSE(lock_planted_feet(rig, walk, stride, 1e9f));
+  EXPECT_FALSE(lock_planted_feet(rig, rig.clips.size(), stride, 0.0f));
+  EXPECT_EQ(rig.clips[walk].values, authored.rigs.front().clips[walk].values);
+  EXPECT_EQ(rig.clips[walk].times, authored.rigs.front().clips[walk].times);
+  EXPECT_TRUE(lock_planted_feet(rig, walk, stride, 0.0f));
+  EXPECT_NE(rig.clips[walk].values, authored.rigs.front().clips[walk].values);
 }
 
 TEST(GroundSpeed, CesiumMan) {
