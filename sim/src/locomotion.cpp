@@ -11,6 +11,12 @@ namespace {
 
 constexpr float kMaxRate = 32767.0f;  // SpeedQ16's range
 
+// Below the walk's ground speed the walk plays alone, slowed, down to this fraction of its
+// rate; only slower than that does the idle blend in (walk at this rate). A walk slowed by 30 %
+// still plants its feet, while every share of the idle in the blend moves them (the idle stands
+// while the blend travels), so the idle's share is kept to the slowest speeds.
+constexpr float kSlowestWalkRate = 0.7f;
+
 // A locomotion clip of `role`, or -1 (none, or no root-motion track for it).
 int role_clip(const Rig& rig, LocomotionRole role) {
   const int clip = rig.motion_config.locomotion_clips[static_cast<std::size_t>(role)];
@@ -70,8 +76,9 @@ Blend blend_for(const Rig& rig, float v) {
     return b;
   }
   if (v < gw) {
-    if (idle_slot >= 0) {
-      w[0] = v / gw;
+    const float slowest_walk = kSlowestWalkRate * gw;
+    if (idle_slot >= 0 && v < slowest_walk) {
+      w[0] = v / slowest_walk;
       w[idle_slot] = 1.0f - w[0];
     } else {
       w[0] = 1.0f;

@@ -21,8 +21,9 @@ Status check_locomotion_rig(const Rig& rig);
 
 // The locomotion blend for `speed` (0..kMaxMoveSpeed) on a rig check_locomotion_rig accepts:
 // slots in the fixed order walk, idle (if the rig has one), run (if it has one and it is faster
-// than walk); weights linear in speed (idle<->walk below the walk's ground speed, walk<->run up
-// to the run's, run alone above) so the blended ground speed is `speed`; `speed` the rate of
+// than walk); the walk alone, slowed, from its ground speed down to kSlowestWalkRate of it
+// (locomotion.cpp), weights linear in speed below that (idle<->walk at that rate), walk<->run
+// up to the run's, run alone above, so the blended ground speed is `speed`; `speed` the rate of
 // slot 0 such that, phase-synced, the blend covers `speed` units a second (the idle alone at
 // rate 1 when standing; walk at rate 0 when the rig has no idle). Start offset 0, loop.
 MotionSpec locomotion_spec(const Rig& rig, float speed);
