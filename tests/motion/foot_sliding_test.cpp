@@ -125,7 +125,7 @@ std::vector<Segment> walk_run_walk(const Model& model, const char* walk_name, co
 TEST(FootSliding, GeneratedRig) {
   const Model model = load("gen-rig:24:travel");
   const std::vector<Segment> segments = walk_run_walk(model, "walk", "run");
-  report("gen-rig:24:travel", model.rigs.front(), model.rigs.front(), segments, 0.025);
+  report("gen-rig:24:travel", model.rigs.front(), model.rigs.front(), segments, 0.015);
 }
 
 TEST(FootSliding, Fox) {

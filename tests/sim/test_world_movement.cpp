@@ -315,7 +315,7 @@ TEST(WorldMovement, FootSlidingThroughLocomotion) {
   ASSERT_GT(expected, 0.0);
   std::printf("gen-rig:24:travel through World locomotion: planted-foot sliding %.2f %% of the commanded speed\n",
               100.0 * planted / expected);
-  EXPECT_LT(planted / expected, 0.03);  // the figure is the output; this bounds regressions
+  EXPECT_LT(planted / expected, 0.015);  // the figure is the output; this bounds regressions
 }
 
 // A scenario's path is a move_to and queued move_tos the World walks in order; a point

@@ -38,6 +38,8 @@ std::vector<Vec3> gait_root_travel(Gait gait, int key_intervals) {
   const RigLayout core = build_rig_layout(kCoreJointCount);
   const int left_thigh = core.find("thigh_l"), right_thigh = core.find("thigh_r");
   constexpr int kSteps = 64;  // integration steps per key interval
+  // Phase 0 is the left heel strike: the right leg was in stance until then.
+  int stance = right_thigh;
   std::vector<Vec3> travel{Vec3{}};
   Vec3 total;
   for (int k = 0; k < key_intervals; ++k) {
@@ -45,8 +47,18 @@ std::vector<Vec3> gait_root_travel(Gait gait, int key_intervals) {
       const double step = static_cast<double>(k * kSteps + s);
       const double p0 = step / static_cast<double>(key_intervals * kSteps);
       const double p1 = (step + 1.0) / static_cast<double>(key_intervals * kSteps);
-      const int thigh = (p0 + p1) * 0.5 < 0.5 ? left_thigh : right_thigh;
-      const Vec3 moved = toe_position(core, thigh, gait, p1) - toe_position(core, thigh, gait, p0);
+      // The leg whose stance the phase names takes over only once its toe is the lower: after
+      // a heel strike the trailing toe stays down (and the striking one above it) for part of
+      // a stride, and following the new stance leg at once would drag the trailing toe along
+      // the ground. In a run's flight neither toe is down: the stance leg keeps the hips going.
+      const int named = (p0 + p1) * 0.5 < 0.5 ? left_thigh : right_thigh;
+      const Vec3 named0 = toe_position(core, named, gait, p0), named1 = toe_position(core, named, gait, p1);
+      const Vec3 held0 = toe_position(core, stance, gait, p0), held1 = toe_position(core, stance, gait, p1);
+      Vec3 moved = held1 - held0;
+      if (named != stance && named0.y + named1.y <= held0.y + held1.y) {
+        stance = named;
+        moved = named1 - named0;
+      }
       total = total - Vec3{moved.x, 0.0, moved.z};
     }
     travel.push_back(total);
