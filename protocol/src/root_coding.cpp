@@ -58,7 +58,7 @@ int32_t moved(int32_t base, int64_t delta, int i) {
 
 bool position_code(float v, int32_t& out) {
   if (!std::isfinite(v)) return false;
-  const double code = std::floor(static_cast<double>(v) * double{kRootStepsPerUnit} + 0.5);
+  const double code = std::floor(static_cast<double>(v) * static_cast<double>(kRootStepsPerUnit) + 0.5);
   if (code > kMaxExactCode || code < -kMaxExactCode) return false;
   out = static_cast<int32_t>(code);
   return true;
@@ -174,7 +174,7 @@ QuantizedRoot predict_root(const RootReference& reference) {
 QuantizedRoot measure_root_velocity(const RootValue& now, const RootValue& before, uint32_t age) {
   QuantizedRoot out;
   if (age == 0) return out;
-  const double scale = double{kRootStepsPerUnit} * kRootVelocityScale / age;
+  const double scale = static_cast<double>(kRootStepsPerUnit) * kRootVelocityScale / age;
   const auto velocity = [&](double d, double per_unit) {
     const double v = std::floor(d * per_unit + 0.5);
     return static_cast<int32_t>(v > kMaxRootVelocity ? kMaxRootVelocity : (v < -kMaxRootVelocity ? -kMaxRootVelocity : v));

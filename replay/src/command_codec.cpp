@@ -323,10 +323,12 @@ template <std::size_t... I>
 std::optional<CommandBody> read_body_of_kind(uint8_t kind, ByteReader& r,
                                              std::index_sequence<I...>) {
   std::optional<CommandBody> body;
-  ((static_cast<uint8_t>(CommandFormat<std::variant_alternative_t<I, CommandBody>>::kind) == kind
-        ? (body = read_body<std::variant_alternative_t<I, CommandBody>>(r), true)
-        : false) ||
-   ...);
+  // The first kind that matches reads the body; || stops there.
+  static_cast<void>(
+      ((static_cast<uint8_t>(CommandFormat<std::variant_alternative_t<I, CommandBody>>::kind) == kind
+            ? (body = read_body<std::variant_alternative_t<I, CommandBody>>(r), true)
+            : false) ||
+       ...));
   return body;
 }
 

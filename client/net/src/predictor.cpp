@@ -235,8 +235,8 @@ bool Predictor::on_owner_state(const protocol::OwnerState& state, bool owned, in
         e.delta_root = {before_root.x - e.shown_root.x, before_root.y - e.shown_root.y,
                         before_root.z - e.shown_root.z, protocol::wrap_root_angle(before_root.yaw - e.shown_root.yaw)};
         e.correction_start_us = now_us;
-        const double dx = e.delta_root.x;
-        const double dz = e.delta_root.z;
+        const double dx = static_cast<double>(e.delta_root.x);
+        const double dz = static_cast<double>(e.delta_root.z);
         stats_.last_correction_m = std::sqrt(dx * dx + dz * dz);
       }
     }

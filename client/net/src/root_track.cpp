@@ -13,7 +13,7 @@ float wrap_angle(float a) { return protocol::wrap_root_angle(a); }
 protocol::RootValue dead_reckoned(const protocol::QuantizedRoot& held, double ticks) {
   protocol::RootValue v = protocol::dequantize_root(held);
   const double per_tick = 1.0 / protocol::kRootVelocityScale;
-  const double position = per_tick * double{protocol::kRootStep} * ticks;
+  const double position = per_tick * static_cast<double>(protocol::kRootStep) * ticks;
   const double yaw = per_tick * (2.0 * 3.141592653589793 / protocol::kRootYawCodesPerTurn) * ticks;
   v.x += static_cast<float>(held.vx * position);
   v.y += static_cast<float>(held.vy * position);

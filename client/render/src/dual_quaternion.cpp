@@ -64,7 +64,7 @@ bool to_dual_quaternion(const glm::mat4& m, DualQuaternion& out) {
   z /= length;
   w /= length;
   // dual = 0.5 * (t, 0) * real: vector part w t + t x v, scalar part -t . v.
-  const double tx = m[3][0], ty = m[3][1], tz = m[3][2];
+  const double tx = static_cast<double>(m[3][0]), ty = static_cast<double>(m[3][1]), tz = static_cast<double>(m[3][2]);
   const double dx = 0.5 * (tx * w + ty * z - tz * y);
   const double dy = 0.5 * (-tx * z + ty * w + tz * x);
   const double dz = 0.5 * (tx * y - ty * x + tz * w);
