@@ -435,6 +435,31 @@ bool motion_has_markers(const Rig& rig, const Motion& motion) {
   return false;
 }
 
+// Where one motion's advance reports its events: the list (null: none are collected) and what
+// collect_motion_events needs besides the motion.
+struct EventSink {
+  std::vector<AnimationEvent>* events;
+  const EntityState& state;
+  uint8_t layer;
+  uint64_t tick;
+};
+
+// advance_motion, then the markers that advance crossed at `shown` (collect_motion_events).
+// The phases before the advance are copied only when a clip of the motion has markers: a
+// Motion is 104 bytes, and most motions have none. Always inlined: it runs for every motion of
+// every entity each tick, and a call costs about a tenth of the whole advance.
+[[gnu::always_inline]] inline void advance_and_collect(const Rig& rig, Motion& motion, int64_t dt_us,
+                                                     RootMotionSum* moved, float alpha, float shown,
+                                                     const EventSink& sink) {
+  if (sink.events == nullptr || !motion_has_markers(rig, motion)) {
+    advance_motion(rig, motion, dt_us, moved, alpha);
+    return;
+  }
+  const Motion before = motion;
+  advance_motion(rig, motion, dt_us, moved, alpha);
+  collect_motion_events(rig, before, motion, dt_us, shown, sink.state, sink.layer, sink.tick, *sink.events);
+}
+
 }  // namespace
 
 void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us, std::vector<AnimationEvent>* events,
@@ -445,30 +470,16 @@ void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us, std::vect
   bool base = true;
   uint8_t index = 0;
   for (Layer& layer : state.layers) {
-    const uint8_t layer_index = index++;
+    const EventSink sink{events, state, index++, tick};
     const float fade = fade_alpha(layer);
     const float alpha = base ? fade : 0.0f;
     RootMotionSum* moved = base ? &delta : nullptr;
     base = false;
-    // Markers: the phases before the advance, kept only when a clip playing here has any.
-    const bool target_marks = events != nullptr && motion_has_markers(rig, layer.target);
-    const bool source_marks = events != nullptr && layer.fade_source == FadeSource::kMotion &&
-                              motion_has_markers(rig, layer.source);
-    Motion target_before, source_before;
-    if (target_marks) target_before = layer.target;
-    if (source_marks) source_before = layer.source;
-    advance_motion(rig, layer.target, dt_us, moved, alpha);
-    if (target_marks) {
-      const float shown = layer.fade_source == FadeSource::kNone ? 1.0f : fade;
-      collect_motion_events(rig, target_before, layer.target, dt_us, layer.weight * shown, state, layer_index,
-                            tick, *events);
-    }
+    const float shown = layer.fade_source == FadeSource::kNone ? 1.0f : fade;
+    advance_and_collect(rig, layer.target, dt_us, moved, alpha, layer.weight * shown, sink);
     if (layer.fade_source == FadeSource::kNone) continue;
     if (layer.fade_source == FadeSource::kMotion) {
-      advance_motion(rig, layer.source, dt_us, moved, 1.0f - alpha);
-      if (source_marks)
-        collect_motion_events(rig, source_before, layer.source, dt_us, layer.weight * (1.0f - fade), state,
-                              layer_index, tick, *events);
+      advance_and_collect(rig, layer.source, dt_us, moved, 1.0f - alpha, layer.weight * (1.0f - fade), sink);
     }
     layer.fade_elapsed_us += dt_us;
     if (layer.fade_elapsed_us >= layer.fade_duration_us) {

@@ -55,34 +55,38 @@ void add_slot_root_motion(const RootMotionTrack& track, bool stands, int64_t fro
 
 void advance_motion(const Rig& rig, Motion& motion, int64_t dt_us, RootMotionSum* sum,
                     float weight) {
-  if (motion.count == 0) return;
-  const bool moves = sum != nullptr && motion.root_motion != 0 && weight > 0.0f &&
-                     rig.root_motion.size() == rig.clips.size();
-  float total = motion.slots[0].weight;
-  if (moves) {
-    for (uint8_t i = 1; i < motion.count; ++i) total += motion.slots[i].weight;
-  }
-  const bool looping = motion.wrap == WrapMode::kLoop;
+  const uint8_t count = motion.count;
+  if (count == 0) return;
+  int64_t before[kMaxBlendClips];
+  int64_t durations[kMaxBlendClips];
   const ClipSlot& lead = motion.slots[0];
-  const int64_t lead_duration = rig.clips[lead.clip].duration_us;
-  for (uint8_t i = 0; i < motion.count; ++i) {
+  for (uint8_t i = 0; i < count; ++i) {
     ClipSlot& slot = motion.slots[i];
-    const int64_t duration = rig.clips[slot.clip].duration_us;
-    const int64_t before = slot.phase;
+    durations[i] = rig.clips[slot.clip].duration_us;
+    before[i] = slot.phase;
     if (motion.sync != 0 && i > 0) {
       // slots[0] already advanced: follow its normalised phase.
-      slot.phase = wrap_phase(rescale_phase(lead.phase, cycle_length(lead_duration, motion.wrap),
-                                            cycle_length(duration, motion.wrap)),
-                              duration, motion.wrap);
+      slot.phase = wrap_phase(rescale_phase(lead.phase, cycle_length(durations[0], motion.wrap),
+                                            cycle_length(durations[i], motion.wrap)),
+                              durations[i], motion.wrap);
     } else {
-      slot.phase = advance_phase(slot.phase, dt_us, motion.speed, duration, motion.wrap);
+      slot.phase = advance_phase(slot.phase, dt_us, motion.speed, durations[i], motion.wrap);
     }
-    if (!moves || !(total > 0.0f) || !(slot.weight > 0.0f)) continue;
-    const bool stands =
-        slot.clip == rig.motion_config.locomotion_clips[static_cast<std::size_t>(LocomotionRole::kIdle)];
-    add_slot_root_motion(rig.root_motion[slot.clip], stands,
-                         sample_time_us(before, duration, motion.wrap),
-                         sample_time_us(slot.phase, duration, motion.wrap), motion.speed, looping,
+  }
+  if (sum == nullptr || motion.root_motion == 0 || !(weight > 0.0f) ||
+      rig.root_motion.size() != rig.clips.size())
+    return;
+  float total = motion.slots[0].weight;
+  for (uint8_t i = 1; i < count; ++i) total += motion.slots[i].weight;
+  if (!(total > 0.0f)) return;
+  const bool looping = motion.wrap == WrapMode::kLoop;
+  const int idle = rig.motion_config.locomotion_clips[static_cast<std::size_t>(LocomotionRole::kIdle)];
+  for (uint8_t i = 0; i < count; ++i) {
+    const ClipSlot& slot = motion.slots[i];
+    if (!(slot.weight > 0.0f)) continue;
+    add_slot_root_motion(rig.root_motion[slot.clip], slot.clip == idle,
+                         sample_time_us(before[i], durations[i], motion.wrap),
+                         sample_time_us(slot.phase, durations[i], motion.wrap), motion.speed, looping,
                          weight * (slot.weight / total), *sum);
   }
 }

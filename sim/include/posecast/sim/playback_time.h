@@ -55,6 +55,11 @@ inline int64_t wrap_phase(int64_t phase, int64_t duration_us, WrapMode mode) {
   const int64_t cycle = cycle_length(duration_us, mode);
   if (cycle == 0) return 0;
   if (mode == WrapMode::kClamp) return phase < 0 ? 0 : (phase > cycle ? cycle : phase);
+  // A tick moves a phase by less than a cycle nearly always: one comparison and at most one
+  // subtraction or addition then give the modulo's result without a 64-bit division.
+  if (phase >= 0 && phase < cycle) return phase;
+  if (phase >= cycle && phase - cycle < cycle) return phase - cycle;
+  if (phase < 0 && phase + cycle >= 0) return phase + cycle;
   int64_t r = phase % cycle;
   if (r < 0) r += cycle;
   return r;
