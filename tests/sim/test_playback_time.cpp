@@ -80,6 +80,27 @@ TEST(WrapPhase, ClampHoldsBothEnds) {
   EXPECT_EQ(sample_time_us(1000 * kOne, duration, WrapMode::kClamp), 1000);
 }
 
+// wrap_phase answers a phase within one cycle of [0, cycle) without a division: at and around
+// every boundary of those shortcuts it equals the floored modulo.
+TEST(WrapPhase, ShortcutsAgreeWithTheFlooredModuloAtEveryBoundary) {
+  const auto floored = [](int64_t phase, int64_t cycle) {
+    const int64_t r = phase % cycle;
+    return r < 0 ? r + cycle : r;
+  };
+  for (const int64_t duration : {int64_t{1}, int64_t{7}, int64_t{1000000}, kMaxClipDurationUs}) {
+    for (const WrapMode mode : {WrapMode::kLoop, WrapMode::kPingPong}) {
+      const int64_t cycle = cycle_length(duration, mode);
+      for (const int64_t base : {-3 * cycle, -2 * cycle, -cycle, int64_t{0}, cycle, 2 * cycle, 3 * cycle}) {
+        for (const int64_t offset : {int64_t{-1}, int64_t{0}, int64_t{1}}) {
+          const int64_t phase = base + offset;
+          EXPECT_EQ(wrap_phase(phase, duration, mode), floored(phase, cycle))
+              << "duration " << duration << " mode " << to_string(mode) << " phase " << phase;
+        }
+      }
+    }
+  }
+}
+
 TEST(WrapPhase, ZeroLengthClipStaysAtZero) {
   EXPECT_EQ(advance_phase(0, 16667, kSpeedOne, 0, WrapMode::kLoop), 0);
   EXPECT_EQ(advance_phase(0, 16667, -kSpeedOne, 0, WrapMode::kPingPong), 0);
