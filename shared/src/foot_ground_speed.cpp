@@ -7,18 +7,17 @@
 #include "posecast/local_to_model.h"
 #include "posecast/root_motion_extraction.h"
 #include "posecast/sampling.h"
+#include "clip_loop_samples.h"
 
 namespace posecast {
 
-namespace {
+namespace detail {
 
-// Model-space positions of `feet` at kFootSamplesPerLoop + 1 evenly spaced times, the loop's
-// start and end included: [sample][foot].
-std::vector<std::vector<glm::vec3>> sample_feet(const Rig& rig, const Clip& clip, const std::vector<uint16_t>& feet) {
+LoopPoses sample_loop_poses(const Rig& rig, const Clip& clip) {
   std::vector<Transform> locals(rig.skeleton.node_count());
   std::vector<glm::mat4> models(rig.skeleton.node_count());
   std::vector<uint32_t> cursor(clip.tracks.size(), 0u);
-  std::vector<std::vector<glm::vec3>> out;
+  LoopPoses out;
   for (int i = 0; i <= kFootSamplesPerLoop; ++i) {
     SampleJob sample;
     sample.skeleton = &rig.skeleton;
@@ -26,20 +25,28 @@ std::vector<std::vector<glm::vec3>> sample_feet(const Rig& rig, const Clip& clip
     sample.time_us = clip.duration_us * i / kFootSamplesPerLoop;
     sample.cursor = cursor;
     sample.output = locals;
-    sample.assets_validated = true;  // checked once by foot_stride
+    sample.assets_validated = true;  // checked once by the caller
     LocalToModelJob to_model;
     to_model.skeleton = &rig.skeleton;
     to_model.locals = locals;
     to_model.models = models;
     to_model.assets_validated = true;
     if (!sample.Run() || !to_model.Run()) return {};
+    out.locals.push_back(locals);
+    out.models.push_back(models);
+  }
+  return out;
+}
+
+std::vector<std::vector<glm::vec3>> foot_positions(const LoopPoses& poses, const std::vector<uint16_t>& feet) {
+  std::vector<std::vector<glm::vec3>> out;
+  for (const std::vector<glm::mat4>& models : poses.models) {
     std::vector<glm::vec3>& row = out.emplace_back();
     for (uint16_t f : feet) row.push_back(glm::vec3(models[f][3]));
   }
   return out;
 }
 
-// Per foot, whether it is planted at each sample (kFootContactBand of its height range).
 std::vector<std::vector<bool>> planted_samples(const std::vector<std::vector<glm::vec3>>& samples, std::size_t feet) {
   std::vector<std::vector<bool>> planted(feet);
   for (std::size_t f = 0; f < feet; ++f) {
@@ -51,16 +58,17 @@ std::vector<std::vector<bool>> planted_samples(const std::vector<std::vector<glm
   return planted;
 }
 
-}  // namespace
+}  // namespace detail
 
 FootStride foot_stride(const Rig& rig, std::size_t clip_index) {
   const std::vector<uint16_t>& feet = rig.motion_config.foot_nodes;
   if (feet.empty() || clip_index >= rig.clips.size()) return {};
   const Clip& clip = rig.clips[clip_index];
   if (clip.duration_us <= 0 || !rig.skeleton.validate() || !clip.validate(rig.skeleton)) return {};
-  const std::vector<std::vector<glm::vec3>> samples = sample_feet(rig, clip, feet);
+  const std::vector<std::vector<glm::vec3>> samples =
+      detail::foot_positions(detail::sample_loop_poses(rig, clip), feet);
   if (samples.empty()) return {};
-  const std::vector<std::vector<bool>> planted = planted_samples(samples, feet.size());
+  const std::vector<std::vector<bool>> planted = detail::planted_samples(samples, feet.size());
   const std::size_t steps = samples.size() - 1;
   // The direction the character walks: against the planted feet's summed motion. Steps count
   // with the foot planted at both ends, not across the loop's end (a clip that carries its

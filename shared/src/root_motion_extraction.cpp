@@ -165,9 +165,11 @@ RootMotionTrack in_place_track(Rig& rig, std::size_t c, bool lock, float travel_
   track.ground_speed = stride.planted_speed;
   if (lock && gait && rig.motion_config.foot_lock && !stride.advance.empty() &&
       stride.advance.back() >= static_cast<double>(travel_distance) &&
-      lock_planted_feet(rig, c, stride, kFootLockTolerance * travel_distance))
+      lock_planted_feet(rig, c, stride, kFootLockTolerance * travel_distance)) {
     track.ground_speed =
         static_cast<float>(stride.advance.back() * 1e6 / static_cast<double>(track.duration_us));
+    lock_planted_legs(rig, c, track.ground_speed);
+  }
   return track;
 }
 

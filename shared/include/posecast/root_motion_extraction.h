@@ -66,4 +66,17 @@ float foot_ground_speed(const Rig& rig, std::size_t clip_index);
 // Call before the clip's derived data is built. Deterministic.
 bool lock_planted_feet(Rig& rig, std::size_t clip_index, const FootStride& stride, float tolerance);
 
+// Leg locking, after lock_planted_feet: the hips' surge keeps the planted feet's mean still, but
+// two feet down at once (a quadruped's hind pair) still slide against each other. This holds
+// each planted foot (rig.motion_config.foot_nodes, kFootContactBand) where it touched down
+// while the character advances +Z at `ground_speed` (units per second of clip time): per
+// sample of the loop, a two-bone bend of the foot's upper and lower leg moves its ankle by the
+// foot's drift, the ankle keeping its model-space rotation; in the air the correction fades
+// linearly from the lift-off's to none at the next touch-down. The upper leg, lower leg and
+// ankle rotation tracks become kFootSamplesPerLoop + 1 LINEAR keys. A foot is left alone when
+// those three joints lack a LINEAR rotation track or the foot never lifts. Returns whether any
+// leg was rewritten. Call before the clip's derived data is built. Deterministic (square roots
+// only).
+bool lock_planted_legs(Rig& rig, std::size_t clip_index, float ground_speed);
+
 }  // namespace posecast
