@@ -37,15 +37,6 @@ int64_t rescale_phase(int64_t phase, int64_t from_cycle, int64_t to_cycle) {
   return static_cast<int64_t>(static_cast<Int128>(phase) * to_cycle / from_cycle);
 }
 
-float fade_alpha(const Layer& layer) {
-  if (layer.fade_source == FadeSource::kNone || layer.fade_duration_us <= 0) return 1.0f;
-  if (layer.fade_elapsed_us >= layer.fade_duration_us) return 1.0f;
-  // Computed fresh from two integers each tick (never accumulated): one correctly rounded
-  // double division, then one rounding to float.
-  return static_cast<float>(static_cast<double>(layer.fade_elapsed_us) /
-                            static_cast<double>(layer.fade_duration_us));
-}
-
 bool shows_base_layer_only(const EntityState& state) {
   const auto active = [](const Layer& l) {
     return (l.target.count > 0 || l.fade_source != FadeSource::kNone) && l.weight != 0.0f;

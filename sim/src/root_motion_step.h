@@ -3,11 +3,15 @@
 // carries (docs/movement.md, "The World"). Pure functions of the motion and the shared rig:
 // safe on the evaluation threads, allocation-free, deterministic (+ - * / and det_math only).
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 
 #include "posecast/model.h"
+#include "posecast/det_math.h"
 #include "posecast/root_motion.h"
 #include "posecast/sim/animation_state.h"
+#include "posecast/sim/root_transform.h"
 
 namespace posecast::sim {
 
@@ -28,14 +32,37 @@ struct RootMotionSum {
 // root_motion is on, adds to it the motion's root motion over this advance: each slot's
 // (root_motion_between for a travelling clip, straight forward at ground_speed * clip-time
 // advance for an in-place one; nothing for the rig's in-place idle, whose foot-derived speed
-// is noise) times `weight` * its share of the motion's slot weights.
+// is noise) times `weight` * its share of the motion's slot weights. Precondition: rig.root_motion
+// is empty (nothing moves) or holds one track per clip (validate_model checks it).
 void advance_motion(const Rig& rig, Motion& motion, int64_t dt_us, RootMotionSum* sum,
                     float weight);
+
+// The advance of an entity whose only layer plays without a crossfade (the common case):
+// advance_motion of layer 0's target with its root motion at weight 1, then
+// apply_root_motion. Precondition: state.layers.size() == 1, no fade.
+void advance_plain_motion(EntityState& state, const Rig& rig, int64_t dt_us);
 
 // Moves state.root by `sum` along the heading root.yaw - state.sway (the sway applied last
 // tick), keeps |x|, |z| within kWorldHalfExtent, turns the heading by sum.turn and sets the
 // facing to the heading plus the new sway (stored back into state.sway), wrapped. The same bits
 // as rotate_by_yaw(heading, ...) (its sine and cosine are cached in the state).
-void apply_root_motion(EntityState& state, const RootMotionSum& sum);
+// Inline, its rare paths out of line: it runs for every entity each tick and is a few
+// operations while the heading holds and nothing turns.
+void cache_heading(EntityState& state, float heading);  // det_sin_cos into the state's cache
+void turn_heading(EntityState& state, float heading, const RootMotionSum& sum);
+[[gnu::always_inline]] inline void apply_root_motion(EntityState& state, const RootMotionSum& sum) {
+  RootTransform& root = state.root;
+  const float heading = root.yaw - state.sway;
+  if (sum.x != 0.0f || sum.z != 0.0f) {
+    // rotate_by_yaw(heading, sum.x, sum.z), its det_sin_cos cached while the heading holds.
+    if (std::bit_cast<uint32_t>(heading) != state.heading_bits) cache_heading(state, heading);
+    float wx = 0.0f, wz = 0.0f;
+    rotate_by_sin_cos(state.heading_sin, state.heading_cos, sum.x, sum.z, wx, wz);
+    root.x = std::clamp(root.x + wx, -kWorldHalfExtent, kWorldHalfExtent);
+    root.z = std::clamp(root.z + wz, -kWorldHalfExtent, kWorldHalfExtent);
+  }
+  if (state.sway == 0.0f && sum.turn == 0.0f && sum.sway == 0.0f) return;  // no turning clip
+  turn_heading(state, heading, sum);
+}
 
 }  // namespace posecast::sim

@@ -195,7 +195,7 @@ class SnapshotParser {
         break;
       }
     }
-    entity.rig = tables.rig(e.model, e.rig);
+    entity.bind_rig(tables.rig(e.model, e.rig));
     if (entity.rig == nullptr) return fail("entity snapshot", "model or rig not registered in this world");
     if (layers > kMaxLayers) return fail("entity snapshot.layers", num(layers) + " layers (at most " + num(kMaxLayers) + ")");
     e.layers.resize(layers);
@@ -438,7 +438,7 @@ class SnapshotParser {
       const uint8_t layers = in_.u8();
       if (!in_.ok()) return truncated(where);
       if (!entities.empty() && e.id <= entities.back().state.id) return fail(where + ".id", num(e.id) + " is not above the previous id");
-      entity.rig = tables.rig(e.model, e.rig);
+      entity.bind_rig(tables.rig(e.model, e.rig));
       if (entity.rig == nullptr) return fail(where, "unknown model " + num(e.model) + " / rig " + num(e.rig));
       if (layers > kMaxLayers) return fail(where + ".layers", num(layers) + " layers (at most " + num(kMaxLayers) + ")");
       e.layers.resize(layers);

@@ -120,6 +120,12 @@ bool needs_pose(const World::Impl& impl, std::size_t index, EntityId id) {
 // depend on the entity's own state and the shared assets only; the scratch buffers are
 // overwritten before they are read), so any claiming order gives the same bits: the
 // thread-count tests compare 1 and 2 threads tick by tick.
+// Where an entity's advance reports the markers it crosses: none for a rig without markers,
+// which spares it the search.
+std::vector<AnimationEvent>* event_list(const Entity& entity, std::vector<AnimationEvent>& events) {
+  return entity.rig_has_markers ? &events : nullptr;
+}
+
 void evaluate_range(void* context, unsigned worker, unsigned workers) {
   PassContext& pass = *static_cast<PassContext*>(context);
   World::Impl& impl = *pass.impl;
@@ -151,7 +157,7 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
         Entity& entity = impl.entities[next];
         if (!palettes && !needs_pose(impl, next, entity.state.id)) {
           entity.failed = false;
-          advance_entity(entity.state, *entity.rig, pass.dt_us, &scratch.events, impl.tick);  // not evaluated
+          advance_entity(entity.state, *entity.rig, pass.dt_us, event_list(entity, scratch.events), impl.tick);  // not evaluated
           continue;
         }
         if (size > 0 && entity.rig != rig) break;
@@ -179,7 +185,7 @@ void evaluate_range(void* context, unsigned worker, unsigned workers) {
               indices[k], entity.state.id,
               std::span<const Transform>(scratch.poses[k].data(), rig->skeleton.node_count()), worker);
         }
-        advance_entity(entity.state, *entity.rig, pass.dt_us, &scratch.events, impl.tick);
+        advance_entity(entity.state, *entity.rig, pass.dt_us, event_list(entity, scratch.events), impl.tick);
         if (fault != nullptr) apply_state_fault(*fault, impl.tick, entity);
         if (checks) add_tick_check(entity, impl.tick, hash, scratch.check);
       }
@@ -199,6 +205,10 @@ Status validate_model(const Model& model) {
     if (Status s = rig.skeleton.validate(); !s) return Error{where + ": " + s.error().message};
     if (rig.skeleton.node_count() == 0) return Error{where + ": skeleton has no node"};
     if (rig.clips.size() > std::numeric_limits<uint16_t>::max()) return Error{where + ": too many clips"};
+    if (!rig.root_motion.empty() && rig.root_motion.size() != rig.clips.size()) {
+      return Error{where + ": " + std::to_string(rig.root_motion.size()) + " root-motion tracks for " +
+                   std::to_string(rig.clips.size()) + " clips"};
+    }
     for (std::size_t c = 0; c < rig.clips.size(); ++c) {
       const Clip& clip = rig.clips[c];
       const std::string clip_where = where + ".clips[" + std::to_string(c) + "] '" + clip.name + "'";
@@ -393,7 +403,7 @@ void World::fast_forward_tick() {
   // tick()'s evaluate_range without the evaluation: the same advance per entity.
   impl.events.clear();
   for (Entity& entity : impl.entities) {
-    advance_entity(entity.state, *entity.rig, dt_us, &impl.events, impl.tick);
+    advance_entity(entity.state, *entity.rig, dt_us, event_list(entity, impl.events), impl.tick);
     entity.palette_due = false;
   }
   impl.world_hash = 0;

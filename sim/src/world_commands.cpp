@@ -400,7 +400,7 @@ Status World::Impl::apply(const Command& command) {
   entity.state.model = spawn->model;
   entity.state.rig = spawn->rig;
   entity.state.root = RootTransform{spawn->at.x, 0.0f, spawn->at.z, det_wrap_angle(spawn->at.yaw)};
-  entity.rig = rig;
+  entity.bind_rig(rig);
   prepare_entity(entity);
   const auto at = std::lower_bound(entities.begin(), entities.end(), id,
                                    [](const Entity& e, EntityId v) { return e.state.id < v; });

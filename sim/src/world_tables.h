@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the World's shared, immutable-once-registered tables and its entities.
 
+#include <algorithm>
 #include <glm/mat4x4.hpp>
 
 #include <cstdint>
@@ -38,7 +39,9 @@ struct WorldTables {
 
 struct Entity {
   EntityState state;
-  const Rig* rig = nullptr;          // owned by WorldTables::models
+  const Rig* rig = nullptr;          // owned by WorldTables::models; set by bind_rig
+  // A clip of *rig has markers: only then does the entity's advance look for crossed ones.
+  bool rig_has_markers = false;
   // Joint count entries: the last tick's output, a matrix per cache line (see the allocator).
   std::vector<glm::mat4, CacheLineAllocator<glm::mat4>> palette;
   uint64_t palette_hash = 0;
@@ -46,6 +49,12 @@ struct Entity {
   bool failed = false;               // the last tick could not compute the palette
   // Spawned or targeted by a command this tick: its palette joins the tick check.
   bool palette_due = false;
+
+  void bind_rig(const Rig* bound) {
+    rig = bound;
+    rig_has_markers = bound != nullptr && std::any_of(bound->clips.begin(), bound->clips.end(),
+                                                      [](const Clip& c) { return !c.markers.empty(); });
+  }
 };
 
 // Assigns every active clip slot (layers in order; target, then a live source) its range of

@@ -138,6 +138,32 @@ TEST(WorldMovement, InPlaceClipMovesAtItsGroundSpeed) {
   EXPECT_EQ(w.root(1).x, 0.0f);
 }
 
+// An entity with one plain layer takes the advance's short path; one with a second layer the
+// general loop. Layer 0 alone moves the root, so both land on the same bits, through loop wraps,
+// at any speed and backwards.
+TEST(WorldMovement, OneLayerAdvanceMatchesTheGeneralOne) {
+  MoveWorld w("gen-rig:24");
+  const uint16_t walk = w.clip(LocomotionRole::kWalk);
+  const uint16_t run = w.clip(LocomotionRole::kRun);
+  for (const SpeedQ16 speed : {kSpeedOne * 13 / 10, -kSpeedOne * 7 / 10, kSpeedOne * 5}) {
+    const EntityId plain = static_cast<EntityId>(2 * (speed & 0xFF) + 10), layered = plain + 1;
+    w.spawn(plain);
+    w.spawn(layered);
+    w.submit(w.world.tick_index(), plain, PlayCommand{0, clip_motion(walk, speed, 123456)});
+    w.submit(w.world.tick_index(), layered, PlayCommand{0, clip_motion(walk, speed, 123456)});
+    w.submit(w.world.tick_index(), layered, PlayCommand{1, clip_motion(run)});
+  }
+  w.run(300);
+  for (const SpeedQ16 speed : {kSpeedOne * 13 / 10, -kSpeedOne * 7 / 10, kSpeedOne * 5}) {
+    const EntityId plain = static_cast<EntityId>(2 * (speed & 0xFF) + 10), layered = plain + 1;
+    const EntityState& a = *w.world.find_entity(plain);
+    const EntityState& b = *w.world.find_entity(layered);
+    EXPECT_TRUE(same_root(a.root, b.root)) << speed;
+    EXPECT_NE(a.root.z, 0.0f) << speed;
+    EXPECT_EQ(a.layers[0].target.slots[0].phase, b.layers[0].target.slots[0].phase) << speed;
+  }
+}
+
 // Move blends idle, walk and run by speed, phase-synced, and covers the commanded speed.
 TEST(WorldMovement, MoveCoversTheCommandedSpeedAtAnySpeed) {
   MoveWorld w;

@@ -134,7 +134,15 @@ struct EntityState {
 };
 
 // Crossfade weight of the target at this tick: elapsed / duration as a float, 1 with no fade.
-float fade_alpha(const Layer& layer);
+// Inline: every layer's advance asks, and most have no fade.
+inline float fade_alpha(const Layer& layer) {
+  if (layer.fade_source == FadeSource::kNone || layer.fade_duration_us <= 0) return 1.0f;
+  if (layer.fade_elapsed_us >= layer.fade_duration_us) return 1.0f;
+  // Computed fresh from two integers each tick (never accumulated): one correctly rounded
+  // double division, then one rounding to float.
+  return static_cast<float>(static_cast<double>(layer.fade_elapsed_us) /
+                            static_cast<double>(layer.fade_duration_us));
+}
 
 // True when the entity's pose is exactly layer 0's motion (a clip or a plain blend of clips):
 // layer 0 is the only active layer (playing, or fading, at a nonzero weight), an override at
