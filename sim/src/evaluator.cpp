@@ -462,19 +462,11 @@ struct EventSink {
 
 }  // namespace
 
-void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us, std::vector<AnimationEvent>* events,
-                    uint64_t tick) {
+void advance_entity_layers(EntityState& state, const Rig& rig, int64_t dt_us, std::vector<AnimationEvent>* events,
+                           uint64_t tick) {
   // Layer 0's root motion over this advance, weighted as this tick evaluated the layer: the
   // target by the fade's alpha, a fading-out motion by 1 - alpha (a frozen pose moves nothing).
   RootMotionSum delta;
-  if (state.layers.size() == 1 && state.layers[0].fade_source == FadeSource::kNone && events == nullptr) {
-    // Most entities: one layer, no crossfade, no markers to look for. The loop below does the
-    // same (alpha 1, nothing to collect) with a third of the advance's instructions in
-    // bookkeeping.
-    advance_plain_motion(state, rig, dt_us);
-    if (state.locomotion.mode != LocomotionMode::kNone) step_locomotion(state, rig, dt_us);
-    return;
-  }
   bool base = true;
   uint8_t index = 0;
   for (Layer& layer : state.layers) {

@@ -11,6 +11,8 @@
 #include "posecast/palette_batch.h"
 #include "posecast/sim/animation_event.h"
 #include "posecast/sim/tick_check.h"
+#include "locomotion.h"
+#include "root_motion_step.h"
 #include "world_tables.h"
 
 namespace posecast::sim {
@@ -114,8 +116,19 @@ void evaluate_batch(const WorldTables& tables, Entity* const* entities, std::siz
 // moves its root by layer 0's root motion over that advance (root_motion_step.h), then steers
 // it (locomotion.h). Appends to `events` (when not null) every marker the advance crossed on a
 // clip at kEventWeightThreshold or more, stamped with `tick` (docs/events.md).
-void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us,
-                    std::vector<AnimationEvent>* events = nullptr, uint64_t tick = 0);
+// Inline: most entities take its short path (one layer, no crossfade, no markers to look
+// for), which the World's pass then calls without a call in between.
+void advance_entity_layers(EntityState& state, const Rig& rig, int64_t dt_us, std::vector<AnimationEvent>* events,
+                           uint64_t tick);  // the general path
+inline void advance_entity(EntityState& state, const Rig& rig, int64_t dt_us,
+                           std::vector<AnimationEvent>* events = nullptr, uint64_t tick = 0) {
+  if (state.layers.size() == 1 && state.layers[0].fade_source == FadeSource::kNone && events == nullptr) {
+    advance_plain_motion(state, rig, dt_us);  // what the general path does here, alpha 1
+    if (state.locomotion.mode != LocomotionMode::kNone) step_locomotion(state, rig, dt_us);
+    return;
+  }
+  advance_entity_layers(state, rig, dt_us, events, tick);
+}
 
 // The markers of `clip` that a playhead crosses moving from wrapped phase `from` by `delta`
 // (phase units, unwrapped; negative: backwards) under `wrap`: forwards [from, from + delta),

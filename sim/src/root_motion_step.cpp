@@ -63,7 +63,7 @@ struct Gathering {
   int idle = -1;  // the rig's idle clip: in place, it stands (its foot-derived speed is noise)
 };
 
-Gathering gathering_for(const Rig& rig, const Motion& motion, RootMotionSum* sum, float weight) {
+[[gnu::always_inline]] inline Gathering gathering_for(const Rig& rig, const Motion& motion, RootMotionSum* sum, float weight) {
   Gathering g;
   if (sum == nullptr || motion.root_motion == 0 || !(weight > 0.0f) || rig.root_motion.empty()) return g;
   float total = motion.slots[0].weight;
@@ -92,7 +92,7 @@ Gathering gathering_for(const Rig& rig, const Motion& motion, RootMotionSum* sum
 // there is: a phase moves by dt x speed > 0 and wraps by one subtraction (wrap_phase past a
 // whole cycle), its sample time is its whole microseconds. The same bits as the general path,
 // in a loop of its own so that its values stay in registers.
-void advance_forward_loop(const Rig& rig, Motion& motion, int64_t dt_us, const Gathering& g) {
+[[gnu::always_inline]] inline void advance_forward_loop(const Rig& rig, Motion& motion, int64_t dt_us, const Gathering& g) {
   const Clip* const clips = rig.clips.data();
   const int64_t step = dt_us * motion.speed;
   const SpeedQ16 speed = motion.speed;
