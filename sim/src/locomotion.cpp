@@ -190,7 +190,7 @@ void next_target(EntityState& state) {
     return;
   }
   const Waypoint next = state.waypoints.front();
-  state.waypoints.erase(state.waypoints.begin());  // no allocation
+  state.waypoints.pop_front();  // no allocation
   loco.target_x = next.x;
   loco.target_z = next.z;
   change_speed(state, next.speed);

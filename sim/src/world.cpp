@@ -74,8 +74,7 @@ void add_root(Hasher& h, const RootTransform& root) {
 // while its state and palette are in the cache: its state hash, and its palette hash when its
 // id slot is the tick's or a command targeted it. `hashed`: the pass hashed every palette.
 void add_tick_check(Entity& entity, uint64_t tick, bool hashed, TickCheck& check) {
-  entity.state_hash = hash_entity_state(entity.state);
-  check.state.add(entity.state.id, entity.state_hash);
+  check.state.add(entity.state.id, hash_entity_state(entity.state));
   if (!entity.palette_due && !palette_slot_due(entity.state.id, tick)) return;
   entity.palette_due = false;
   check.palettes.add(entity.state.id, hashed ? entity.palette_hash : hash_palette(entity.palette));
@@ -455,7 +454,9 @@ const TickCheck& World::tick_check() const { return impl_->tick_check; }
 
 bool World::computes_tick_checks() const { return impl_->options.tick_checks; }
 
-uint64_t World::state_hash_at(std::size_t index) const { return impl_->entities[index].state_hash; }
+uint64_t World::state_hash_at(std::size_t index) const {
+  return impl_->options.tick_checks ? hash_entity_state(impl_->entities[index].state) : 0;
+}
 
 std::span<const glm::mat4> World::palette_at(std::size_t index) const {
   return impl_->entities[index].palette;

@@ -127,7 +127,7 @@ struct EntityState {
   Locomotion locomotion;           // steering from move / move_to (root_transform.h)
   // move_to targets queued after locomotion's current one (MoveToCommand::queue), walked in
   // order; at most kMaxWaypoints.
-  std::vector<Waypoint> waypoints;
+  WaypointQueue waypoints;
 
   // Bytes this state occupies, heap included (capacities, not sizes).
   std::size_t byte_size() const;

@@ -4,8 +4,11 @@
 // turns +Z towards +X), distances in model units. Plain data: part of EntityState, snapshots
 // and hashes; every change to it is deterministic (float + - * /, det_math only).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace posecast::sim {
 
@@ -47,6 +50,51 @@ struct Waypoint {
   float x = 0.0f;
   float z = 0.0f;
   float speed = 0.0f;
+  bool operator==(const Waypoint&) const = default;
+};
+
+// The queued waypoints of an entity, in order: a value (copies copy the queue) in one word,
+// where a std::vector takes three. Nearly every entity has none, and every tick streams every
+// entity's state through the cache. Allocates on its first push; clear() keeps the capacity.
+class WaypointQueue {
+ public:
+  WaypointQueue() = default;
+  WaypointQueue(const WaypointQueue& other)
+      : items_(other.items_ ? std::make_unique<std::vector<Waypoint>>(*other.items_) : nullptr) {}
+  WaypointQueue(WaypointQueue&&) noexcept = default;
+  WaypointQueue& operator=(const WaypointQueue& other) {
+    if (this != &other) items_ = other.items_ ? std::make_unique<std::vector<Waypoint>>(*other.items_) : nullptr;
+    return *this;
+  }
+  WaypointQueue& operator=(WaypointQueue&&) noexcept = default;
+
+  std::size_t size() const { return items_ ? items_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  std::size_t capacity() const { return items_ ? items_->capacity() : 0; }
+  const Waypoint* begin() const { return items_ ? items_->data() : nullptr; }
+  const Waypoint* end() const { return begin() + size(); }
+  Waypoint* begin() { return items_ ? items_->data() : nullptr; }
+  Waypoint* end() { return begin() + size(); }
+  const Waypoint& front() const { return items_->front(); }  // precondition: !empty()
+
+  void push_back(const Waypoint& w) { storage().push_back(w); }
+  void pop_front() { items_->erase(items_->begin()); }  // precondition: !empty(); no allocation
+  void resize(std::size_t n) {
+    if (n > 0 || items_) storage().resize(n);
+  }
+  void clear() {
+    if (items_) items_->clear();
+  }
+  bool operator==(const WaypointQueue& other) const {
+    return std::equal(begin(), end(), other.begin(), other.end());
+  }
+
+ private:
+  std::vector<Waypoint>& storage() {
+    if (!items_) items_ = std::make_unique<std::vector<Waypoint>>();
+    return *items_;
+  }
+  std::unique_ptr<std::vector<Waypoint>> items_;
 };
 
 }  // namespace posecast::sim

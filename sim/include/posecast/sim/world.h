@@ -171,7 +171,8 @@ class World {
   // first tick, after fast_forward_tick() and after restore()).
   const TickCheck& tick_check() const;
   bool computes_tick_checks() const;
-  // The state hash of the entity at `index` after the last tick() (tick_checks; else 0).
+  // The state hash of the entity at `index` (hash_entity_state of its state now: after the last
+  // tick(), the one its tick check summed; 0 when the World computes no tick checks).
   uint64_t state_hash_at(std::size_t index) const;
 
   // Read-only state of one entity (nullptr when unknown), for tools and tests.
