@@ -8,9 +8,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <memory>
 
+#include "posecast/gltf_import.h"
 #include "posecast/local_to_model.h"
 #include "posecast/rig/model_source.h"
 #include "posecast/root_motion.h"
@@ -29,8 +31,9 @@ std::shared_ptr<const Model> load(const std::string& source) {
 
 // A world of one generated rig ("gen-rig:24:travel" unless told).
 struct MoveWorld {
-  explicit MoveWorld(const std::string& source = "gen-rig:24:travel") {
-    Result<ModelId> id = world.add_model(load(source));
+  explicit MoveWorld(const std::string& source = "gen-rig:24:travel") : MoveWorld(load(source)) {}
+  explicit MoveWorld(std::shared_ptr<const Model> model) {
+    Result<ModelId> id = world.add_model(std::move(model));
     EXPECT_TRUE(id.ok());
   }
   const Rig& rig() const { return world.model(0)->rigs[0]; }
@@ -288,17 +291,16 @@ TEST(WorldMovement, FastForwardSnapshotAndHashCarryTheTransform) {
 // Foot sliding through the World's locomotion (docs/movement.md, "Foot sliding"): a walk, run,
 // walk run (4 s each: 0.85 x the walk's ground speed, 1.15 x the run's), the planted feet's
 // world-space horizontal speed as a fraction of the commanded speed. A foot is planted while
-// its height is within 10 % of its height range (per segment) above its lowest. Printed:
-//   build/tests/sim/sim_movement_tests --gtest_filter='*FootSliding*'
-TEST(WorldMovement, FootSlidingThroughLocomotion) {
-  MoveWorld w;
+// its height is within 10 % of its height range (per segment) above its lowest; each segment's
+// first half second (the crossfade into locomotion, the ramp between speeds) is left out.
+double locomotion_sliding(MoveWorld& w) {
   const Rig& rig = w.rig();
   const float walk = w.ground_speed(LocomotionRole::kWalk);
   const float run = w.ground_speed(LocomotionRole::kRun);
   const float speeds[] = {0.85f * walk, 1.15f * run, 0.85f * walk};
   w.spawn(1);
   const std::vector<uint16_t>& feet = rig.motion_config.foot_nodes;
-  ASSERT_FALSE(feet.empty());
+  EXPECT_FALSE(feet.empty());
   struct Sample { float speed; std::vector<glm::vec3> feet; };
   std::vector<Sample> samples;
   std::vector<Transform> locals(rig.skeleton.node_count());
@@ -307,8 +309,8 @@ TEST(WorldMovement, FootSlidingThroughLocomotion) {
     w.submit(w.world.tick_index(), 1, MoveCommand{speeds[segment], 0.0f});
     for (int t = 0; t < 240; ++t) {
       w.run(1);
-      ASSERT_TRUE(w.world.evaluate_local_pose(1, locals));
-      ASSERT_TRUE((LocalToModelJob{&rig.skeleton, locals, models}.Run()));
+      EXPECT_TRUE(w.world.evaluate_local_pose(1, locals));
+      EXPECT_TRUE((LocalToModelJob{&rig.skeleton, locals, models}.Run()));
       const RootTransform& root = w.root(1);
       Sample s{speeds[segment], {}};
       for (uint16_t foot : feet) {
@@ -321,27 +323,47 @@ TEST(WorldMovement, FootSlidingThroughLocomotion) {
     }
   }
   double planted = 0.0, expected = 0.0;
-  // Per segment and foot (each gait lifts its feet to its own height), skipping each
-  // segment's first half second (the crossfade into locomotion, the ramp between speeds).
   for (std::size_t f = 0; f < feet.size(); ++f) {
-    for (std::size_t seg = 0; seg < 3; ++seg) {
-    const std::size_t first = seg * 240 + 30, end = (seg + 1) * 240;
-    float low = 1e30f, high = -1e30f;
-    for (std::size_t i = first; i < end; ++i) low = std::min(low, samples[i].feet[f].y), high = std::max(high, samples[i].feet[f].y);
-    const float band = low + 0.1f * (high - low);
-    for (std::size_t i = first + 1; i < end; ++i) {
-      if (samples[i].feet[f].y > band || samples[i - 1].feet[f].y > band) continue;
-      const glm::vec3 d = samples[i].feet[f] - samples[i - 1].feet[f];
-      const double dx = d.x, dz = d.z;
-      planted += std::sqrt(dx * dx + dz * dz);
-      expected += static_cast<double>(samples[i].speed) / 60.0;
-    }
+    for (std::size_t seg = 0; seg < 3; ++seg) {  // each gait lifts its feet to its own height
+      const std::size_t first = seg * 240 + 30, end = (seg + 1) * 240;
+      float low = 1e30f, high = -1e30f;
+      for (std::size_t i = first; i < end; ++i) low = std::min(low, samples[i].feet[f].y), high = std::max(high, samples[i].feet[f].y);
+      const float band = low + 0.1f * (high - low);
+      for (std::size_t i = first + 1; i < end; ++i) {
+        if (samples[i].feet[f].y > band || samples[i - 1].feet[f].y > band) continue;
+        const glm::vec3 d = samples[i].feet[f] - samples[i - 1].feet[f];
+        const double dx = d.x, dz = d.z;
+        planted += std::sqrt(dx * dx + dz * dz);
+        expected += static_cast<double>(samples[i].speed) / 60.0;
+      }
     }
   }
-  ASSERT_GT(expected, 0.0);
+  EXPECT_GT(expected, 0.0);
+  return expected > 0.0 ? planted / expected : 0.0;
+}
+
+// Printed: build/tests/sim/sim_movement_tests --gtest_filter='*FootSliding*'
+TEST(WorldMovement, FootSlidingThroughLocomotion) {
+  MoveWorld w;
+  const double sliding = locomotion_sliding(w);
   std::printf("gen-rig:24:travel through World locomotion: planted-foot sliding %.2f %% of the commanded speed\n",
-              100.0 * planted / expected);
-  EXPECT_LT(planted / expected, 0.015);  // the figure is the output; this bounds regressions
+              100.0 * sliding);
+  EXPECT_LT(sliding, 0.015);  // the figure is the output; this bounds regressions
+}
+
+// Fox with its walk and run foot-locked (hips and legs, "foot_lock": true), through the World.
+TEST(WorldMovement, FoxFootSlidingThroughLocomotion) {
+  const std::string fox = std::string(POSECAST_ASSETS_DIR) + "/Fox.glb";
+  if (!std::filesystem::exists(fox)) GTEST_SKIP() << "sample asset Fox.glb not found in " POSECAST_ASSETS_DIR;
+  ImportOptions options;
+  options.rig_config_json = R"({"foot_lock": true})";
+  Result<Model> model = import_gltf_file(fox, options);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  MoveWorld w(std::make_shared<const Model>(std::move(model).value()));
+  const double sliding = locomotion_sliding(w);
+  std::printf("Fox (foot_lock) through World locomotion: planted-foot sliding %.2f %% of the commanded speed\n",
+              100.0 * sliding);
+  EXPECT_LT(sliding, 0.005);  // the figure is the output; this bounds regressions
 }
 
 // A scenario's path is a move_to and queued move_tos the World walks in order; a point
