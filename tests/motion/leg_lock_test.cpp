@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "motion_test_support.h"
+#include "posecast/hash.h"
 #include "posecast/root_motion_extraction.h"
 
 namespace posecast {
@@ -97,6 +98,25 @@ TEST(LegLock, FoxPlantedFeetHoldWhileTheCharacterAdvances) {
             << name << " track " << t;
     }
   }
+}
+
+// The locked clips' keys are a deterministic function of the file: their bytes are pinned, so a
+// build whose load-time math rounds differently (compiler, flags, machine) fails here. A change
+// meant to alter them updates the pin, saying so in its commit.
+TEST(LegLock, FoxLockedKeysKeepTheirBits) {
+  SKIP_WITHOUT_MOTION_ASSET("Fox.glb");
+  ImportOptions options;
+  options.rig_config_json = R"({"foot_lock": true})";
+  const Result<Model> locked = import_gltf_file(asset_path("Fox.glb"), options);
+  ASSERT_TRUE(locked.ok()) << locked.error().message;
+  std::vector<uint8_t> bytes;
+  for (const Clip& clip : locked.value().rigs.front().clips) {
+    const auto* times = reinterpret_cast<const uint8_t*>(clip.times.data());
+    const auto* values = reinterpret_cast<const uint8_t*>(clip.values.data());
+    bytes.insert(bytes.end(), times, times + clip.times.size() * sizeof(float));
+    bytes.insert(bytes.end(), values, values + clip.values.size() * sizeof(float));
+  }
+  EXPECT_EQ(hash_hex(hash_bytes(bytes)), "9788789833daeec7");
 }
 
 // Legs are left alone without feet, speed or clip, and the clips of other roles untouched.
