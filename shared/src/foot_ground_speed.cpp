@@ -13,11 +13,10 @@ namespace posecast {
 
 namespace detail {
 
-LoopPoses sample_loop_poses(const Rig& rig, const Clip& clip) {
+bool for_each_loop_pose(const Rig& rig, const Clip& clip, const LoopPoseVisitor& visit) {
   std::vector<Transform> locals(rig.skeleton.node_count());
   std::vector<glm::mat4> models(rig.skeleton.node_count());
   std::vector<uint32_t> cursor(clip.tracks.size(), 0u);
-  LoopPoses out;
   for (int i = 0; i <= kFootSamplesPerLoop; ++i) {
     SampleJob sample;
     sample.skeleton = &rig.skeleton;
@@ -31,11 +30,28 @@ LoopPoses sample_loop_poses(const Rig& rig, const Clip& clip) {
     to_model.locals = locals;
     to_model.models = models;
     to_model.assets_validated = true;
-    if (!sample.Run() || !to_model.Run()) return {};
-    out.locals.push_back(locals);
-    out.models.push_back(models);
+    if (!sample.Run() || !to_model.Run()) return false;
+    visit(locals, models);
   }
-  return out;
+  return true;
+}
+
+LoopPoses sample_loop_poses(const Rig& rig, const Clip& clip) {
+  LoopPoses out;
+  const bool ok = for_each_loop_pose(rig, clip, [&](std::span<const Transform> locals, std::span<const glm::mat4> models) {
+    out.locals.emplace_back(locals.begin(), locals.end());
+    out.models.emplace_back(models.begin(), models.end());
+  });
+  return ok ? out : LoopPoses{};
+}
+
+std::vector<std::vector<glm::vec3>> foot_positions(const Rig& rig, const Clip& clip, const std::vector<uint16_t>& feet) {
+  std::vector<std::vector<glm::vec3>> out;
+  const bool ok = for_each_loop_pose(rig, clip, [&](std::span<const Transform>, std::span<const glm::mat4> models) {
+    std::vector<glm::vec3>& row = out.emplace_back();
+    for (uint16_t f : feet) row.push_back(glm::vec3(models[f][3]));
+  });
+  return ok ? out : std::vector<std::vector<glm::vec3>>{};
 }
 
 std::vector<std::vector<glm::vec3>> foot_positions(const LoopPoses& poses, const std::vector<uint16_t>& feet) {
@@ -66,7 +82,7 @@ FootStride foot_stride(const Rig& rig, std::size_t clip_index) {
   const Clip& clip = rig.clips[clip_index];
   if (clip.duration_us <= 0 || !rig.skeleton.validate() || !clip.validate(rig.skeleton)) return {};
   const std::vector<std::vector<glm::vec3>> samples =
-      detail::foot_positions(detail::sample_loop_poses(rig, clip), feet);
+      detail::foot_positions(rig, clip, feet);
   if (samples.empty()) return {};
   const std::vector<std::vector<bool>> planted = detail::planted_samples(samples, feet.size());
   const std::size_t steps = samples.size() - 1;

@@ -44,7 +44,14 @@ hits=$(grep -cE 'shot [0-9]+: hit entity ([0-9]+) joint ([0-9]+) .*(as this view
   "$out/fire_a.log" || true)
 (( fired == 3 )) || fail "expected 3 shots fired, saw $fired"
 (( hits == 3 )) || fail "expected 3 answers hitting the joint the viewer's frame showed, saw $hits"
-grep -q 'hit queries: 3 fired, 3 hits, 0 misses, 0 refused, [1-3] of 3 answers as this viewer.s frame showed' \
+# At least one answer equal to the viewer's own query, bit for bit, in a normal build. A
+# sanitizer build draws frames hundreds of milliseconds long, its client extrapolates, and its
+# early shots can ask for a view time past the server's newest tick (answered clamped): there
+# every answer may differ in distance (the joint check above still holds; HitAgreement checks
+# exact agreement deterministically).
+exact='[1-3]'
+if ldd "$viewer" 2>/dev/null | grep -q 'libasan'; then exact='[0-3]'; fi
+grep -qE "hit queries: 3 fired, 3 hits, 0 misses, 0 refused, $exact of 3 answers as this viewer.s frame showed" \
   "$out/fire_a.log" || fail "the viewer's hit figures are not 3 fired, 3 hits"
 "$viewer" --connect "127.0.0.1:$port" --frames 75 --overlay --screenshot "$out/fire_b.png" >/dev/null
 
