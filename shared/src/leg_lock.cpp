@@ -94,7 +94,9 @@ std::optional<glm::dquat> rotation_between(const glm::dvec3& from, const glm::dv
   return glm::normalize(glm::dquat(w, axis.x, axis.y, axis.z));
 }
 
-glm::dquat to_double(const glm::quat& q) { return glm::dquat(q.w, q.x, q.y, q.z); }
+glm::dquat to_double(const glm::quat& q) {
+  return glm::dquat(static_cast<double>(q.w), static_cast<double>(q.x), static_cast<double>(q.y), static_cast<double>(q.z));
+}
 
 // Node `node`'s model-space rotation in a sampled pose: its ancestors' local rotations composed
 // (scales taken as uniform, as the rest of root-motion extraction does).
