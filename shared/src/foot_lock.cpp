@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "posecast/root_motion_extraction.h"
-#include "posecast/sampling.h"
+#include "clip_loop_samples.h"
 #include "root_joint_space.h"
 
 namespace posecast {
@@ -20,23 +20,13 @@ bool animates_an_ancestor(const Rig& rig, const Clip& clip, int root) {
   return false;
 }
 
-// The root's local translation at each of the stride's sample times.
+// The root's local translation at each of the stride's sample times (empty when a sample fails).
 std::vector<glm::vec3> sample_root_translation(const Rig& rig, const Clip& clip, int root) {
-  std::vector<Transform> locals(rig.skeleton.node_count());
-  std::vector<uint32_t> cursor(clip.tracks.size(), 0u);
   std::vector<glm::vec3> out;
-  for (int i = 0; i <= kFootSamplesPerLoop; ++i) {
-    SampleJob job;
-    job.skeleton = &rig.skeleton;
-    job.clip = &clip;
-    job.time_us = clip.duration_us * i / kFootSamplesPerLoop;
-    job.cursor = cursor;
-    job.output = locals;
-    job.assets_validated = true;  // the caller validated the rig and clip
-    if (!job.Run()) return {};
+  const bool ok = detail::for_each_loop_pose(rig, clip, [&](std::span<const Transform> locals, std::span<const glm::mat4>) {
     out.push_back(locals[static_cast<std::size_t>(root)].translation);
-  }
-  return out;
+  });
+  return ok ? out : std::vector<glm::vec3>{};
 }
 
 // A stride track's uneven part at sample i: the track less its steady part.

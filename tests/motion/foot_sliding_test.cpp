@@ -130,13 +130,10 @@ TEST(FootSliding, GeneratedRig) {
 
 TEST(FootSliding, Fox) {
   SKIP_WITHOUT_MOTION_ASSET("Fox.glb");
-  ImportOptions locked;
-  locked.rig_config_json = R"({"foot_lock": true})";
-  const Result<Model> model = import_gltf_file(asset_path("Fox.glb"), locked);
-  ASSERT_TRUE(model.ok()) << model.error().message;
+  const Model model = motion_test::load_foot_locked_fox();
   const Model authored = load(asset_path("Fox.glb"));
-  report("Fox (foot_lock)", model.value().rigs.front(), authored.rigs.front(),
-         walk_run_walk(model.value(), "Walk", "Run"), 0.005);
+  report("Fox (foot_lock)", model.rigs.front(), authored.rigs.front(),
+         walk_run_walk(model, "Walk", "Run"), 0.005);
 }
 
 }  // namespace

@@ -53,14 +53,11 @@ PathComparison compare(const std::vector<glm::vec3>& path, const std::vector<glm
 
 TEST(LegLock, FoxPlantedFeetHoldWhileTheCharacterAdvances) {
   SKIP_WITHOUT_MOTION_ASSET("Fox.glb");
-  ImportOptions options;
-  options.rig_config_json = R"({"foot_lock": true})";
-  const Result<Model> locked = import_gltf_file(asset_path("Fox.glb"), options);
-  ASSERT_TRUE(locked.ok()) << locked.error().message;
-  const Rig& legs = locked.value().rigs.front();
+  const Model locked = motion_test::load_foot_locked_fox();
+  const Rig& legs = locked.rigs.front();
   const Model authored = load(asset_path("Fox.glb"));
   for (const char* name : {"Walk", "Run"}) {
-    const int clip = locked.value().find_clip(name);
+    const int clip = locked.find_clip(name);
     const std::size_t c = static_cast<std::size_t>(clip);
     // The same clip with the hips alone locked: what the legs start from.
     Rig hips = authored.rigs.front();
@@ -105,12 +102,9 @@ TEST(LegLock, FoxPlantedFeetHoldWhileTheCharacterAdvances) {
 // meant to alter them updates the pin, saying so in its commit.
 TEST(LegLock, FoxLockedKeysKeepTheirBits) {
   SKIP_WITHOUT_MOTION_ASSET("Fox.glb");
-  ImportOptions options;
-  options.rig_config_json = R"({"foot_lock": true})";
-  const Result<Model> locked = import_gltf_file(asset_path("Fox.glb"), options);
-  ASSERT_TRUE(locked.ok()) << locked.error().message;
+  const Model locked = motion_test::load_foot_locked_fox();
   std::vector<uint8_t> bytes;
-  for (const Clip& clip : locked.value().rigs.front().clips) {
+  for (const Clip& clip : locked.rigs.front().clips) {
     const auto* times = reinterpret_cast<const uint8_t*>(clip.times.data());
     const auto* values = reinterpret_cast<const uint8_t*>(clip.values.data());
     bytes.insert(bytes.end(), times, times + clip.times.size() * sizeof(float));

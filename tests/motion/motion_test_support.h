@@ -47,6 +47,15 @@ inline Model load(const std::string& source) {
   return std::move(model).value();
 }
 
+// Fox.glb with its walk and run foot-locked (rig config "foot_lock": true).
+inline Model load_foot_locked_fox() {
+  ImportOptions options;
+  options.rig_config_json = R"({"foot_lock": true})";
+  Result<Model> model = import_gltf_file(asset_path("Fox.glb"), options);
+  EXPECT_TRUE(model.ok()) << model.error().message;
+  return std::move(model).value();
+}
+
 // Model-space matrix of `node` in clip `clip` at `time_us`.
 inline glm::mat4 model_matrix(const Rig& rig, int clip, int64_t time_us, int node) {
   SamplingCursor cursor;
